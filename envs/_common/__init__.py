@@ -1,0 +1,1 @@
+"""Pieces shared by every environment: the turn-based AEC base class and render helpers."""

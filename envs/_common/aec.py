@@ -1,0 +1,205 @@
+"""A PettingZoo AEC base class for turn-based games backed by a pure rules core.
+
+Everything that is the same for every turn-based game lives here once: seeding, the
+agent/seat bookkeeping, reward accumulation, PettingZoo's ``_was_dead_step`` after the end,
+validation of the action's type and legality, cached spaces and masks, and render dispatch.
+A game supplies a handful of hooks (``_new_game``, ``_current_seat``, ``_legal_mask``,
+``_explain_illegal``, ``_apply``, ``_outcome``, ``_observation``) and its spaces.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from numpy.typing import NDArray
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+
+def check_int_action(action: Any, num_actions: int) -> int:
+    """Return ``action`` as a Python int; ``TypeError`` if not an integer, ``ValueError`` if out of range."""
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+            action = action.item()
+        else:
+            raise TypeError(
+                f"action must be an integer in 0..{num_actions - 1}, got {action!r} of type {type(action).__name__}"
+            )
+    action = int(action)
+    if not 0 <= action < num_actions:
+        raise ValueError(f"action {action} is out of range 0..{num_actions - 1}")
+    return action
+
+
+def check_choice(name: str, value: Any, valid: tuple | list | range) -> None:
+    """Raise ``ValueError`` listing the valid values when ``value`` is not one of them."""
+    if isinstance(value, bool) or value not in valid:
+        shown = f"{valid[0]}..{valid[-1]}" if isinstance(valid, range) else ", ".join(map(repr, valid))
+        raise ValueError(f"{name} must be one of {shown}; got {value!r}")
+
+
+def default_wrappers(env: AECEnv, illegal_reward: float = -1.0) -> AECEnv:
+    """PettingZoo's standard wrappers for classic games (illegal move -> game over, -1 for the mover)."""
+    env = wrappers.TerminateIllegalWrapper(env, illegal_reward=illegal_reward)
+    env = wrappers.AssertOutOfBoundsWrapper(env)
+    return wrappers.OrderEnforcingWrapper(env)
+
+
+class TurnBasedAECEnv(AECEnv):
+    """Base AEC env: one agent acts at a time, chosen by the rules core.
+
+    Subclasses set ``metadata``, ``possible_agents``, ``num_actions`` and build
+    ``self.observation_spaces`` / ``self.action_spaces`` in ``__init__`` before calling
+    ``super().__init__``.
+    """
+
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array", "human"], "is_parallelizable": True}
+    num_actions: int
+    #: Safety cap on actions per game; reaching it truncates (no rewards).
+    max_plies: int = 10_000
+
+    def __init__(self, render_mode: str | None = None) -> None:
+        super().__init__()
+        valid_modes = [None, *self.metadata["render_modes"]]
+        check_choice("render_mode", render_mode, valid_modes)
+        self.render_mode = render_mode
+        self.np_random, _ = seeding.np_random(None)
+        self._window: Any = None
+        self._mask: NDArray[np.int8] | None = None
+        self._no_mask = np.zeros(self.num_actions, dtype=np.int8)
+        self.agents = []
+
+    # ---- hooks ------------------------------------------------------------------------------
+    def _new_game(self, options: dict[str, Any] | None) -> None:
+        raise NotImplementedError
+
+    def _current_seat(self) -> int:
+        raise NotImplementedError
+
+    def _legal_mask(self) -> NDArray[np.int8]:
+        raise NotImplementedError
+
+    def _explain_illegal(self, action: int) -> str:
+        """Say why a masked-out action is illegal (message for the ``ValueError``)."""
+        return f"illegal action {action}"
+
+    def _apply(self, action: int) -> None:
+        raise NotImplementedError
+
+    def _outcome(self) -> NDArray[np.float32] | None:
+        """Per-seat rewards when the game has just ended, else ``None``."""
+        raise NotImplementedError
+
+    def _plies(self) -> int:
+        raise NotImplementedError
+
+    def _observation(self, seat: int) -> NDArray:
+        raise NotImplementedError
+
+    def _seat_of(self, agent: str) -> int:
+        return self.possible_agents.index(agent)
+
+    def _agent_of(self, seat: int) -> str:
+        return self.possible_agents[seat]
+
+    def _end_infos(self) -> dict[str, dict[str, Any]]:
+        """Extra info per agent when the game ends."""
+        return {}
+
+    # ---- PettingZoo API ---------------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        if seed is not None:
+            self.np_random, _ = seeding.np_random(seed)
+        self.agents = list(self.possible_agents)
+        self.rewards = {agent: 0.0 for agent in self.agents}
+        self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
+        self.terminations = {agent: False for agent in self.agents}
+        self.truncations = {agent: False for agent in self.agents}
+        self.infos = {agent: {} for agent in self.agents}
+        self._new_game(options)
+        self._mask = self._legal_mask()
+        self.agent_selection = self._agent_of(self._current_seat())
+        if self.render_mode == "human":
+            self.render()
+
+    def observe(self, agent: str) -> dict[str, NDArray]:
+        seat = self._seat_of(agent)
+        if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
+            mask = self._mask.copy()
+        else:
+            mask = self._no_mask.copy()
+        return {"observation": self._observation(seat), "action_mask": mask}
+
+    def legal_action_mask(self) -> NDArray[np.int8]:
+        """The int8 mask of the agent to act (a copy)."""
+        return self._mask.copy()
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        action = check_int_action(action, self.num_actions)
+        if not self._mask[action]:
+            raise ValueError(self._explain_illegal(action))
+        self._cumulative_rewards[agent] = 0.0
+        self._apply(action)
+        self._mask = self._legal_mask()
+        self.rewards = {name: 0.0 for name in self.agents}
+        outcome = self._outcome()
+        if outcome is not None:
+            for seat, reward in enumerate(outcome):
+                self.rewards[self._agent_of(seat)] = float(reward)
+            self.terminations = {name: True for name in self.agents}
+            for name, extra in self._end_infos().items():
+                self.infos[name] = {**self.infos[name], **extra}
+        elif self._plies() >= self.max_plies:
+            self.truncations = {name: True for name in self.agents}
+        self.agent_selection = self._agent_of(self._current_seat())
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    # ---- rendering --------------------------------------------------------------------------
+    def _render_ansi(self) -> str:
+        raise NotImplementedError
+
+    def _render_rgb(self) -> NDArray[np.uint8]:
+        raise NotImplementedError
+
+    def render(self) -> str | NDArray[np.uint8] | None:
+        if self.render_mode is None:
+            import gymnasium
+
+            gymnasium.logger.warn("render() called without a render_mode; pass render_mode= to the constructor")
+            return None
+        if self.render_mode == "ansi":
+            return self._render_ansi()
+        frame = self._render_rgb()
+        if self.render_mode == "rgb_array":
+            return frame
+        from envs._common.render import HumanWindow
+
+        if self._window is None:
+            self._window = HumanWindow(self.metadata["name"], frame.shape[1], frame.shape[0])
+        self._window.show(frame, self.metadata.get("render_fps", 4))
+        return None
+
+    def close(self) -> None:
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_window"] = None  # a window cannot be pickled; it reopens on the next render
+        return state

@@ -1,0 +1,1 @@
+"""Fire & Ice: rules core (``rules``), AEC env (``env``), renderers (``render``)."""

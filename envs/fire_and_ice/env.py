@@ -1,0 +1,211 @@
+"""
+# Fire & Ice
+
+| Import | `from envs import fire_and_ice_v0` |
+|---|---|
+| Agents | `agents = ["fire", "ice"]` (`"fire"` acts first) |
+| Action Shape | `Discrete(2402)` |
+| Action Values | `49 * from_hole + to_hole` (0..2400), `2401` = PASS |
+| Observation Shape | `{"observation": (7, 7, 9) int8, "action_mask": (2402,) int8}` |
+| Observation Values | channels 0-6 in {0, 1}; channels 7-8 in 0..25 |
+| Rewards | +1 win, -1 loss, on the step that ends the game |
+
+Two players on seven triangular islands of seven holes; holes and islands both form a Fano
+plane.  On your turn you move one of your pegs to an empty hole on the same island, or to the
+same position on another island, and then put one of your opponent's pegs into the hole you
+left.  Three of your pegs on a line of an island control it; control three islands on an
+island-line and you win, even when the peg your opponent placed completes it for you.
+The full rules, with every ambiguity resolved, are in `spec/fire_and_ice.md`.
+
+### Observation Space
+`observation[island, position, channel]` with islands A..G on axis 0 and positions 1..7 on axis 1,
+for the observing agent X:
+
+| channel | meaning |
+|---|---|
+| 0 | X's pegs |
+| 1 | the opponent's pegs |
+| 2 | empty holes |
+| 3 | islands X controls (all 7 holes of the island set) |
+| 4 | islands the opponent controls |
+| 5 | all ones when it is X's turn |
+| 6 | all ones when X is Fire |
+| 7 | pegs left in X's supply (same value everywhere, 0..25) |
+| 8 | pegs left in the opponent's supply (0..25) |
+
+`action_mask` marks exactly the legal actions of the agent to act (all zeros for the other one).
+
+### Action Space
+`action = 49 * from_hole + to_hole` with `hole = 7 * island + (position - 1)`; `2401` = PASS,
+legal only when the mover has no move.  Conversions: `rules.action_to_notation`,
+`rules.notation_to_action`.
+
+>>> from envs.fire_and_ice import rules
+>>> rules.notation_to_action("D4-A4"), rules.action_to_notation(1179)
+(1179, 'D4-A4')
+
+### Rewards
+Winner +1, loser -1, given on the step that ends the game; 0 otherwise.  The game cannot draw.
+With `env()`, an illegal action ends the game with -1 for the mover (PettingZoo's
+`TerminateIllegalWrapper`); `raw_env().step` raises `ValueError` instead.
+
+### Arguments
+| Parameter | Type | Default | Description |
+|---|---|---|---|
+| `render_mode` | `str \\| None` | `None` | `"ansi"`, `"rgb_array"` or `"human"` |
+| `handicap` | `int` | `0` | 0..6 pegs of the weaker player placed before play, on distinct islands, never on D4 |
+| `handicap_player` | `str` | `"ice"` | `"ice"` or `"fire"`: who gets the handicap pegs |
+| `handicap_holes` | `list[str \\| int] \\| None` | `None` | fixed holes for the handicap pegs (e.g. `["A1", "C7"]`); otherwise drawn from the seeded generator at each reset |
+
+### Version History
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from numpy.typing import NDArray
+
+from envs._common.aec import TurnBasedAECEnv, check_choice, default_wrappers
+from envs.fire_and_ice import render, rules
+
+NUM_CHANNELS = 9
+_SUPPLY_CHANNELS = (7, 8)
+
+
+def observation_tensor(state: rules.State, colour: int, control: NDArray[np.int8] | None = None) -> NDArray[np.int8]:
+    """The (7, 7, 9) int8 observation of ``state`` for ``colour`` (see the module docstring)."""
+    if control is None:
+        control = rules.island_control(state.board)
+    board = state.board.reshape(rules.NUM_ISLANDS, rules.NUM_POSITIONS)
+    opponent = 1 - colour
+    obs = np.empty((rules.NUM_ISLANDS, rules.NUM_POSITIONS, NUM_CHANNELS), dtype=np.int8)
+    obs[:, :, 0] = board == colour + 1
+    obs[:, :, 1] = board == opponent + 1
+    obs[:, :, 2] = board == rules.EMPTY
+    obs[:, :, 3] = (control == colour)[:, None]
+    obs[:, :, 4] = (control == opponent)[:, None]
+    obs[:, :, 5] = state.to_move == colour and state.winner < 0
+    obs[:, :, 6] = colour == rules.FIRE
+    obs[:, :, 7] = state.supply[colour]
+    obs[:, :, 8] = state.supply[opponent]
+    return obs
+
+
+def observation_space() -> spaces.Box:
+    high = np.ones((rules.NUM_ISLANDS, rules.NUM_POSITIONS, NUM_CHANNELS), dtype=np.int8)
+    high[:, :, list(_SUPPLY_CHANNELS)] = rules.PEGS_PER_PLAYER
+    return spaces.Box(low=0, high=high, dtype=np.int8)
+
+
+class raw_env(TurnBasedAECEnv):
+    """Fire & Ice AEC environment (see the module docstring)."""
+
+    metadata = {
+        "name": "fire_and_ice_v0",
+        "render_modes": ["ansi", "rgb_array", "human"],
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+    num_actions = rules.NUM_ACTIONS
+    # A standard game ends within 48 moves; the cap only guards pathological handicap games.
+    max_plies = 400
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        handicap: int = 0,
+        handicap_player: str = "ice",
+        handicap_holes: list[str | int] | None = None,
+    ) -> None:
+        check_choice("handicap", handicap, range(0, rules.NUM_ISLANDS))
+        check_choice("handicap_player", handicap_player, rules.COLOUR_NAMES)
+        self.handicap = handicap
+        self.handicap_player = handicap_player
+        self.handicap_holes = None
+        if handicap_holes is not None:
+            holes = [rules.hole_from_name(h) if isinstance(h, str) else int(h) for h in handicap_holes]
+            # Validate now so a bad list fails at construction, not at the first reset.
+            rules.initial_state(handicap, rules.COLOUR_NAMES.index(handicap_player), handicap_holes=holes)
+            self.handicap_holes = holes
+        self.possible_agents = list(rules.COLOUR_NAMES)
+        obs_space = spaces.Dict(
+            {
+                "observation": observation_space(),
+                "action_mask": spaces.Box(0, 1, (rules.NUM_ACTIONS,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(rules.NUM_ACTIONS) for agent in self.possible_agents}
+        super().__init__(render_mode)
+        self.state = rules.initial_state()
+        self._control: NDArray[np.int8] | None = None
+
+    # ---- hooks ------------------------------------------------------------------------------
+    def _new_game(self, options: dict[str, Any] | None) -> None:
+        self.state = rules.initial_state(
+            self.handicap,
+            rules.COLOUR_NAMES.index(self.handicap_player),
+            rng=self.np_random,
+            handicap_holes=self.handicap_holes,
+        )
+        self._control = None
+
+    def _current_seat(self) -> int:
+        return self.state.to_move
+
+    def _legal_mask(self) -> NDArray[np.int8]:
+        return rules.legal_action_mask(self.state)
+
+    def _explain_illegal(self, action: int) -> str:
+        try:
+            rules.check_action(self.state, action)
+        except ValueError as error:
+            return str(error)
+        return f"illegal action {action}"  # pragma: no cover
+
+    def _apply(self, action: int) -> None:
+        rules.apply_inplace(self.state, action)
+        self._control = None
+
+    def _outcome(self) -> NDArray[np.float32] | None:
+        return rules.returns(self.state) if self.state.winner >= 0 else None
+
+    def _plies(self) -> int:
+        return self.state.plies
+
+    def _end_infos(self) -> dict[str, dict[str, Any]]:
+        winner = rules.COLOUR_NAMES[self.state.winner]
+        return {agent: {"winner": winner, "moves": self.state.moves_made} for agent in self.agents}
+
+    def _observation(self, seat: int) -> NDArray[np.int8]:
+        if self._control is None:
+            self._control = rules.island_control(self.state.board)
+        return observation_tensor(self.state, seat, self._control)
+
+    # ---- rendering --------------------------------------------------------------------------
+    def _status(self) -> str:
+        state = self.state
+        if state.winner >= 0:
+            return f"{rules.COLOUR_NAMES[state.winner].capitalize()} wins after {state.moves_made} moves"
+        last = "" if state.last_action < 0 else f", last {rules.action_to_notation(state.last_action)}"
+        return (
+            f"{rules.COLOUR_NAMES[state.to_move].capitalize()} to move (move {state.moves_made + 1}{last}); "
+            f"supply F {state.supply[0]} I {state.supply[1]}"
+        )
+
+    def _render_ansi(self) -> str:
+        return render.render_ansi(self.state.board, self._status())
+
+    def _render_rgb(self) -> NDArray[np.uint8]:
+        last = self.state.last_action
+        highlight = last % rules.NUM_HOLES if 0 <= last < rules.PASS else -1
+        return render.render_rgb(self.state.board, self._status(), highlight)
+
+
+def env(**kwargs: Any) -> Any:
+    """Fire & Ice with PettingZoo's standard wrappers (an illegal move loses with -1)."""
+    return default_wrappers(raw_env(**kwargs))
