@@ -99,6 +99,10 @@ class TurnBasedAECEnv(AECEnv):
     def _observation(self, seat: int) -> NDArray:
         raise NotImplementedError
 
+    def action_to_notation(self, action: int) -> str:
+        """Human-readable form of an action (e.g. ``"D4-A4"``)."""
+        return str(action)
+
     def _seat_of(self, agent: str) -> int:
         return self.possible_agents.index(agent)
 

@@ -74,20 +74,19 @@ from envs.fire_and_ice import render, rules
 
 NUM_CHANNELS = 9
 _SUPPLY_CHANNELS = (7, 8)
+# Board values matched by channels 0-2 (own, opponent, empty) and controllers matched by 3-4.
+_PEG_CHANNEL_VALUES = np.array([[rules.FIRE + 1, rules.ICE + 1, rules.EMPTY], [rules.ICE + 1, rules.FIRE + 1, rules.EMPTY]], dtype=np.int8)
+_CONTROL_CHANNEL_VALUES = np.array([[rules.FIRE, rules.ICE], [rules.ICE, rules.FIRE]], dtype=np.int8)
 
 
 def observation_tensor(state: rules.State, colour: int, control: NDArray[np.int8] | None = None) -> NDArray[np.int8]:
     """The (7, 7, 9) int8 observation of ``state`` for ``colour`` (see the module docstring)."""
     if control is None:
         control = rules.island_control(state.board)
-    board = state.board.reshape(rules.NUM_ISLANDS, rules.NUM_POSITIONS)
     opponent = 1 - colour
     obs = np.empty((rules.NUM_ISLANDS, rules.NUM_POSITIONS, NUM_CHANNELS), dtype=np.int8)
-    obs[:, :, 0] = board == colour + 1
-    obs[:, :, 1] = board == opponent + 1
-    obs[:, :, 2] = board == rules.EMPTY
-    obs[:, :, 3] = (control == colour)[:, None]
-    obs[:, :, 4] = (control == opponent)[:, None]
+    np.equal(state.board.reshape(rules.NUM_ISLANDS, rules.NUM_POSITIONS, 1), _PEG_CHANNEL_VALUES[colour], out=obs[:, :, :3], casting="unsafe")
+    np.equal(control[:, None, None], _CONTROL_CHANNEL_VALUES[colour], out=obs[:, :, 3:5], casting="unsafe")
     obs[:, :, 5] = state.to_move == colour and state.winner < 0
     obs[:, :, 6] = colour == rules.FIRE
     obs[:, :, 7] = state.supply[colour]
@@ -143,6 +142,12 @@ class raw_env(TurnBasedAECEnv):
         super().__init__(render_mode)
         self.state = rules.initial_state()
         self._control: NDArray[np.int8] | None = None
+
+    def action_to_notation(self, action: int) -> str:
+        return rules.action_to_notation(action)
+
+    def notation_to_action(self, text: str) -> int:
+        return rules.notation_to_action(text)
 
     # ---- hooks ------------------------------------------------------------------------------
     def _new_game(self, options: dict[str, Any] | None) -> None:

@@ -234,24 +234,36 @@ def legal_actions(state: State) -> NDArray[np.intp]:
     return np.flatnonzero(legal_action_mask(state))
 
 
+def _line_owner_table() -> NDArray[np.int8]:
+    """LINE_OWNER[code] for the 3**7 fillings of a Fano plane (value 0 empty, 1 Fire, 2 Ice per
+    point, ``code = sum(value[p] * 3**p)``): the colour holding a whole line, or -1."""
+    values = np.array(np.unravel_index(np.arange(3**NUM_POSITIONS), (3,) * NUM_POSITIONS, order="F")).T
+    owner = np.full(3**NUM_POSITIONS, -1, dtype=np.int8)
+    for colour in (FIRE, ICE):
+        holds_line = (values[:, LINES] == colour + 1).all(axis=2).any(axis=1)
+        owner[holds_line] = colour
+    return owner
+
+
+#: LINE_OWNER[code]: which colour holds a line of a Fano plane filled as ``code`` (see above).
+#: Two lines always meet, so at most one colour can.  Used for islands and for the island-level.
+LINE_OWNER: NDArray[np.int8] = _line_owner_table()
+_POWERS_OF_THREE = 3 ** np.arange(NUM_POSITIONS, dtype=np.int64)
+
+
 def island_control(board: NDArray[np.int8]) -> NDArray[np.int8]:
     """int8 (7,): the controlling colour of each island, or -1."""
-    control = np.full(NUM_ISLANDS, -1, dtype=np.int8)
-    line_values = board[HOLE_LINES]  # (7 islands, 7 lines, 3)
-    for colour in (FIRE, ICE):
-        controlled = (line_values == colour + 1).all(axis=2).any(axis=1)
-        control[controlled] = colour
-    return control
+    return LINE_OWNER[board.reshape(NUM_ISLANDS, NUM_POSITIONS) @ _POWERS_OF_THREE]
+
+
+def winner_from_control(control: NDArray[np.int8]) -> int:
+    """The colour whose controlled islands contain an island-line, or -1."""
+    return int(LINE_OWNER[(control + 1) @ _POWERS_OF_THREE])
 
 
 def winner_of(board: NDArray[np.int8]) -> int:
     """The colour controlling three islands on one island-line, or -1."""
-    control = island_control(board)
-    island_lines = control[LINES]  # (7, 3)
-    for colour in (FIRE, ICE):
-        if (island_lines == colour).all(axis=1).any():
-            return colour
-    return -1
+    return winner_from_control(island_control(board))
 
 
 def check_action(state: State, action: int) -> None:

@@ -1,0 +1,1 @@
+"""Baseline agents and scripts: play, train, evaluate, solve."""

@@ -1,0 +1,48 @@
+"""Helpers shared by the env tests: seeded random play and golden playthroughs."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+PLAYTHROUGH_DIR = Path(__file__).parent / "playthroughs"
+
+
+def random_legal_action(observation: dict[str, np.ndarray], rng: np.random.Generator) -> int:
+    return int(rng.choice(np.flatnonzero(observation["action_mask"])))
+
+
+def playthrough_text(env_fn: Callable[..., Any], seed: int, max_steps: int = 10_000, **kwargs: Any) -> str:
+    """A seeded game between random agents, written step by step (ansi render after each step)."""
+    env = env_fn(render_mode="ansi", **kwargs)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    lines = [f"# {env.metadata['name']} seed={seed} kwargs={kwargs}", env.render()]
+    for step, agent in enumerate(env.agent_iter(max_iter=max_steps)):
+        observation, reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            lines.append(f"{agent}: final reward {reward} info {info}")
+            env.step(None)
+            continue
+        action = random_legal_action(observation, rng)
+        env.step(action)
+        notation = env.unwrapped.action_to_notation(action)
+        lines.append(f"step {step}: {agent} plays {action} ({notation})")
+        lines.append(env.render())
+    env.close()
+    return "\n".join(lines) + "\n"
+
+
+def check_playthrough(name: str, text: str) -> None:
+    """Compare against tests/playthroughs/<name>.txt; POLARZOO_REGENERATE=1 rewrites the file."""
+    path = PLAYTHROUGH_DIR / f"{name}.txt"
+    if os.environ.get("POLARZOO_REGENERATE") == "1" or not path.exists():
+        path.write_text(text)
+    expected = path.read_text()
+    if text != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), "golden", "now", n=2))
+        raise AssertionError(f"playthrough {name} changed (POLARZOO_REGENERATE=1 to accept):\n{diff[:4000]}")
