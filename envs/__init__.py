@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from envs import fire_and_ice_v0
+from envs import fire_and_ice_v0, go_with_the_floe_v0
 
 ENVIRONMENTS: dict[str, ModuleType] = {
     "fire_and_ice_v0": fire_and_ice_v0,
+    "go_with_the_floe_v0": go_with_the_floe_v0,
 }
 
-__all__ = ["ENVIRONMENTS", "fire_and_ice_v0"]
+__all__ = ["ENVIRONMENTS", "fire_and_ice_v0", "go_with_the_floe_v0"]

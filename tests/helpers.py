@@ -46,3 +46,14 @@ def check_playthrough(name: str, text: str) -> None:
     if text != expected:
         diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), "golden", "now", n=2))
         raise AssertionError(f"playthrough {name} changed (POLARZOO_REGENERATE=1 to accept):\n{diff[:4000]}")
+
+
+def fast_render_fn(env_fn: Callable[..., Any], **fixed: Any) -> Callable[..., Any]:
+    """``env_fn`` for ``render_test`` whose human window does not wait between frames."""
+
+    def make(render_mode: str | None = None) -> Any:
+        env = env_fn(render_mode=render_mode, **fixed)
+        env.unwrapped.metadata = {**env.unwrapped.metadata, "render_fps": 1000}
+        return env
+
+    return make

@@ -13,7 +13,7 @@ from pettingzoo.test import parallel_api_test
 
 from envs import fire_and_ice_v0
 from envs.fire_and_ice import rules
-from tests.helpers import check_playthrough, playthrough_text
+from tests.helpers import check_playthrough, fast_render_fn, playthrough_text
 
 
 def test_api() -> None:
@@ -27,7 +27,7 @@ def test_seed() -> None:
 
 
 def test_render_modes() -> None:
-    render_test(fire_and_ice_v0.env)
+    render_test(fast_render_fn(fire_and_ice_v0.env))
     env = fire_and_ice_v0.env(render_mode="rgb_array")
     env.reset(seed=0)
     frame = env.render()

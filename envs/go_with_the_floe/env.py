@@ -1,0 +1,234 @@
+"""
+# Go with the Floe
+
+| Import | `from envs import go_with_the_floe_v0` |
+|---|---|
+| Agents | `["black", "white"]` (`"black"`, the seals, acts first); with `match=True`: `["player_0", "player_1"]` |
+| Action Shape | `Discrete(1025)` |
+| Action Values | `16 * from_sq + 2 * direction + (distance - 1)`, `1024` = PASS |
+| Observation Shape | `{"observation": (8, 8, 11) int8, "action_mask": (1025,) int8}` |
+| Observation Values | channels 0-8 in {0, 1}; channels 9-10 in 0..104 |
+| Rewards | single game: +1 / -1; match: +1 / -1 / 0 by match totals |
+
+Two seals (Black) against two polar bears (White) on an 8x8 board without its corners (52 ice
+squares).  Either token steps one or slides two squares in a king direction, or jumps over one
+ring; bears may capture an adjacent seal (both tokens leave the board).  Every move leaves a
+ring (a hole in the ice) on the start square and on a slide's middle square.  White wins by
+capturing both seals; Black wins when a seal is isolated (no bear can ever reach a square next
+to it) or when both players pass in a row.  Full rules: `spec/go_with_the_floe.md`.
+
+**Differences from Ludii** (deliberate, per the spec): isolation is decided by bear
+reachability over the ring graph (Ludii instead declares a Black win when Black has no move and
+no bear can capture at once), and White's win by capturing both seals is always checked
+(Ludii's White-win test never fires once a ring exists).
+
+### Observation Space
+`observation[row, col, channel]`, absolute orientation (row 0 = rank 1, col 0 = file A), for
+the observing agent X:
+
+| channel | meaning |
+|---|---|
+| 0 | X's tokens |
+| 1 | the opponent's tokens |
+| 2 | rings |
+| 3 | on-board squares |
+| 4 | all ones if X plays White (bears) in the current game |
+| 5 | all ones when it is X's turn |
+| 6 | empty ice: on the board, no ring, no token |
+| 7 | all ones if the previous action was a pass |
+| 8 | all ones in the second game of a match |
+| 9 | X's match score so far (0 outside match play) |
+| 10 | the opponent's match score so far |
+
+### Action Space
+`action = 16 * from_sq + 2 * d + (distance - 1)` with `sq = 8 * row + col`, directions
+`d` = N, NE, E, SE, S, SW, W, NW; distance 1 is a step or a capture, 2 a slide or a jump;
+`1024` = PASS, legal only without any other action.
+
+>>> from envs.go_with_the_floe import rules
+>>> rules.notation_to_action("B2-C3"), rules.action_to_notation(145)
+(145, 'B2-C3')
+
+### Rewards
+Single game: winner +1, loser -1 when it ends.  Match (`match=True`): two games with roles
+swapped (`player_0` plays Black first); the winner of each game scores the empty squares left;
+at the end of the second game each player gets +1 / -1 / 0 by match totals.  Each game's result
+and scores are in `infos` (`"game_results"`, `"match_scores"`) from the step that ends it.
+
+### Arguments
+| Parameter | Type | Default | Description |
+|---|---|---|---|
+| `render_mode` | `str \\| None` | `None` | `"ansi"`, `"rgb_array"` or `"human"` |
+| `match` | `bool` | `False` | play a two-game match between `player_0` and `player_1` |
+
+### Version History
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from numpy.typing import NDArray
+
+from envs._common.aec import TurnBasedAECEnv, default_wrappers
+from envs.go_with_the_floe import render, rules
+
+NUM_CHANNELS = 11
+MAX_MATCH_SCORE = 2 * rules.NUM_ON_BOARD
+_BOARD_SHAPE = (rules.SIZE, rules.SIZE)
+_ON_BOARD_GRID = rules.ON_BOARD.reshape(_BOARD_SHAPE)
+
+
+def observation_tensor(
+    state: rules.State, colour: int, second_game: bool = False, scores: tuple[int, int] = (0, 0)
+) -> NDArray[np.int8]:
+    """The (8, 8, 11) observation of ``state`` for the player of ``colour`` (module docstring)."""
+    board = state.board.reshape(_BOARD_SHAPE)
+    obs = np.zeros((rules.SIZE, rules.SIZE, NUM_CHANNELS), dtype=np.int8)
+    obs[:, :, 0] = board == rules.TOKEN_OF[colour]
+    obs[:, :, 1] = board == rules.TOKEN_OF[1 - colour]
+    obs[:, :, 2] = state.rings.reshape(_BOARD_SHAPE)
+    obs[:, :, 3] = _ON_BOARD_GRID
+    obs[:, :, 4] = colour == rules.WHITE
+    obs[:, :, 5] = state.to_move == colour and state.winner < 0
+    obs[:, :, 6] = _ON_BOARD_GRID & ~obs[:, :, 2].astype(bool) & (board == rules.EMPTY)
+    obs[:, :, 7] = state.passes > 0
+    obs[:, :, 8] = second_game
+    obs[:, :, 9] = scores[0]
+    obs[:, :, 10] = scores[1]
+    return obs
+
+
+def observation_space() -> spaces.Box:
+    high = np.ones((rules.SIZE, rules.SIZE, NUM_CHANNELS), dtype=np.int8)
+    high[:, :, 9:] = MAX_MATCH_SCORE
+    return spaces.Box(low=0, high=high, dtype=np.int8)
+
+
+class raw_env(TurnBasedAECEnv):
+    """Go with the Floe AEC environment, optionally a two-game match (see the module docstring)."""
+
+    metadata = {
+        "name": "go_with_the_floe_v0",
+        "render_modes": ["ansi", "rgb_array", "human"],
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
+    num_actions = rules.NUM_ACTIONS
+    # A game places a ring with every move (at most 50) and ends after two passes in a row.
+    max_plies = 1000
+
+    def __init__(self, render_mode: str | None = None, match: bool = False) -> None:
+        if not isinstance(match, (bool, np.bool_)):
+            raise ValueError(f"match must be True or False; got {match!r}")
+        self.match = bool(match)
+        self.possible_agents = ["player_0", "player_1"] if self.match else list(rules.COLOUR_NAMES)
+        obs_space = spaces.Dict(
+            {
+                "observation": observation_space(),
+                "action_mask": spaces.Box(0, 1, (rules.NUM_ACTIONS,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(rules.NUM_ACTIONS) for agent in self.possible_agents}
+        super().__init__(render_mode)
+        self.state = rules.initial_state()
+        self.game_index = 0
+        self.match_scores = [0, 0]
+        self.game_results: list[dict[str, Any]] = []
+        self._total_plies = 0
+
+    def action_to_notation(self, action: int) -> str:
+        return rules.action_to_notation(action, self.state)
+
+    def notation_to_action(self, text: str) -> int:
+        return rules.notation_to_action(text)
+
+    def colour_of(self, agent: str) -> int:
+        """The colour ``agent`` plays in the current game (0 black/seals, 1 white/bears)."""
+        return (self.possible_agents.index(agent) + self.game_index) % 2
+
+    # ---- hooks ------------------------------------------------------------------------------
+    def _new_game(self, options: dict[str, Any] | None) -> None:
+        self.state = rules.initial_state()
+        self.game_index = 0
+        self.match_scores = [0, 0]
+        self.game_results = []
+        self._total_plies = 0
+
+    def _agent_index_of_colour(self, colour: int) -> int:
+        return (colour + self.game_index) % 2
+
+    def _current_seat(self) -> int:
+        return self._agent_index_of_colour(self.state.to_move)
+
+    def _legal_mask(self) -> NDArray[np.int8]:
+        return rules.legal_action_mask(self.state)
+
+    def _explain_illegal(self, action: int) -> str:
+        return rules.explain_illegal(self.state, action)
+
+    def _apply(self, action: int) -> None:
+        rules.apply_inplace(self.state, action)
+        self._total_plies += 1
+        if self.state.winner < 0:
+            return
+        winner_index = self._agent_index_of_colour(self.state.winner)
+        score = rules.empty_squares(self.state)
+        self.match_scores[winner_index] += score
+        result = {
+            "game": self.game_index,
+            "winner": self.possible_agents[winner_index],
+            "winner_colour": rules.COLOUR_NAMES[self.state.winner],
+            "score": score,
+            "plies": self.state.plies,
+        }
+        self.game_results.append(result)
+        for agent in self.agents:
+            self.infos[agent] = {"game_results": list(self.game_results), "match_scores": dict(zip(self.possible_agents, self.match_scores))}
+        if self.match and self.game_index == 0:
+            self.game_index = 1
+            self.state = rules.initial_state()
+
+    def _outcome(self) -> NDArray[np.float32] | None:
+        if self.state.winner < 0:
+            return None
+        if not self.match:
+            return rules.returns(self.state)
+        difference = np.sign(self.match_scores[0] - self.match_scores[1])
+        return np.array([difference, -difference], dtype=np.float32)
+
+    def _plies(self) -> int:
+        return self._total_plies
+
+    def _observation(self, seat: int) -> NDArray[np.int8]:
+        colour = self.colour_of(self.possible_agents[seat])
+        scores = (self.match_scores[seat], self.match_scores[1 - seat])
+        return observation_tensor(self.state, colour, self.game_index == 1, scores)
+
+    # ---- rendering --------------------------------------------------------------------------
+    def _status(self) -> str:
+        state = self.state
+        game = f"game {self.game_index + 1}/2, " if self.match else ""
+        if state.winner >= 0:
+            text = f"{game}{rules.COLOUR_NAMES[state.winner].capitalize()} wins, {rules.empty_squares(state)} empty squares"
+        else:
+            last = "" if state.last_action < 0 else f", last {rules.action_to_notation(state.last_action)}"
+            text = f"{game}{rules.COLOUR_NAMES[state.to_move].capitalize()} to move (ply {state.plies + 1}{last})"
+        if self.match:
+            text += f"; match {self.match_scores[0]}-{self.match_scores[1]}"
+        return text
+
+    def _render_ansi(self) -> str:
+        return render.render_ansi(self.state, self._status())
+
+    def _render_rgb(self) -> NDArray[np.uint8]:
+        return render.render_rgb(self.state, self._status())
+
+
+def env(**kwargs: Any) -> Any:
+    """Go with the Floe with PettingZoo's standard wrappers (an illegal move loses with -1)."""
+    return default_wrappers(raw_env(**kwargs))

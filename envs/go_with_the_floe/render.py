@@ -1,0 +1,87 @@
+"""Go with the Floe renderers: ``ansi`` text like the spec's diagram, and an ``rgb_array`` image.
+
+Text symbols: ``s`` seal, ``b`` bear, ``o`` ring (a hole in the ice), ``.`` empty ice,
+``X`` off the board.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from envs.go_with_the_floe import rules
+
+
+def render_ansi(state: rules.State, header: str) -> str:
+    lines = [header]
+    for row in range(rules.SIZE - 1, -1, -1):
+        cells = []
+        for col in range(rules.SIZE):
+            sq = row * rules.SIZE + col
+            if not rules.ON_BOARD[sq]:
+                cells.append("X")
+            elif state.board[sq] == rules.SEAL:
+                cells.append("s")
+            elif state.board[sq] == rules.BEAR:
+                cells.append("b")
+            elif state.rings[sq]:
+                cells.append("o")
+            else:
+                cells.append(".")
+        lines.append(f"{row + 1}  " + " ".join(cells))
+    lines.append("   " + " ".join(rules.COLUMNS))
+    lines.append("s = seal (black), b = bear (white), o = ring, . = ice, X = off the board")
+    return "\n".join(lines) + "\n"
+
+
+CELL = 60
+MARGIN = 30
+WIDTH = HEIGHT_BOARD = 2 * MARGIN + rules.SIZE * CELL
+HEIGHT = HEIGHT_BOARD + 40
+_WATER = (24, 60, 105)
+_ICE = (225, 238, 246)
+_ICE_EDGE = (160, 190, 210)
+_RING = (40, 80, 130)
+
+
+def render_rgb(state: rules.State, status: str) -> NDArray[np.uint8]:
+    """uint8 (HEIGHT, WIDTH, 3) image: ice squares, holes as rings, seals dark, bears white."""
+    from envs._common.render import require_pygame, surface_to_array
+
+    pygame = require_pygame()
+    if not pygame.font.get_init():
+        pygame.font.init()
+    surface = pygame.Surface((WIDTH, HEIGHT))
+    surface.fill(_WATER)
+    font = pygame.font.Font(None, 24)
+    last_from = -1
+    if 0 <= state.last_action < rules.PASS:
+        last_from = rules.decode_action(state.last_action)[0]
+    for sq in range(rules.NUM_SQUARES):
+        col, row = sq % rules.SIZE, sq // rules.SIZE
+        x, y = MARGIN + col * CELL, MARGIN + (rules.SIZE - 1 - row) * CELL
+        centre = (x + CELL // 2, y + CELL // 2)
+        if not rules.ON_BOARD[sq]:
+            continue
+        pygame.draw.rect(surface, _ICE, (x, y, CELL, CELL))
+        pygame.draw.rect(surface, _ICE_EDGE, (x, y, CELL, CELL), width=1)
+        if state.rings[sq]:
+            pygame.draw.circle(surface, _WATER, centre, CELL // 3)
+            pygame.draw.circle(surface, _RING, centre, CELL // 3, width=4)
+        if sq == last_from:
+            pygame.draw.rect(surface, (240, 180, 40), (x + 2, y + 2, CELL - 4, CELL - 4), width=3)
+        if state.board[sq] == rules.SEAL:
+            pygame.draw.ellipse(surface, (45, 45, 55), (x + 10, y + 18, CELL - 20, CELL - 30))
+            pygame.draw.circle(surface, (45, 45, 55), (x + CELL - 14, y + 22), 8)
+        elif state.board[sq] == rules.BEAR:
+            pygame.draw.circle(surface, (250, 250, 250), centre, CELL // 3)
+            pygame.draw.circle(surface, (90, 90, 90), centre, CELL // 3, width=2)
+            for dx in (-11, 11):
+                pygame.draw.circle(surface, (250, 250, 250), (centre[0] + dx, centre[1] - 15), 6)
+                pygame.draw.circle(surface, (90, 90, 90), (centre[0] + dx, centre[1] - 15), 6, width=2)
+            pygame.draw.circle(surface, (20, 20, 20), centre[:1] + (centre[1] + 4,), 4)
+    for i in range(rules.SIZE):
+        surface.blit(font.render(rules.COLUMNS[i], True, (230, 230, 230)), (MARGIN + i * CELL + CELL // 2 - 5, HEIGHT_BOARD - MARGIN + 6))
+        surface.blit(font.render(str(i + 1), True, (230, 230, 230)), (8, MARGIN + (rules.SIZE - 1 - i) * CELL + CELL // 2 - 8))
+    surface.blit(font.render(status, True, (240, 240, 240)), (12, HEIGHT - 32))
+    return surface_to_array(surface)

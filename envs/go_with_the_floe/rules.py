@@ -1,0 +1,377 @@
+"""Go with the Floe rules core: pure numpy and Python ints, no RL framework imports.
+
+Squares are ``sq = 8 * row + col`` on an 8x8 board whose 12 corner squares are off the board
+(52 ice squares).  Colours: ``BLACK = 0`` (seals) and ``WHITE = 1`` (polar bears).  The board
+array holds ``EMPTY``, ``SEAL`` or ``BEAR``; rings are a separate boolean array (a token never
+stands on a ring).  Isolation is decided by a flood fill over 64-bit bitboards.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+# --------------------------------------------------------------------------------------------
+# Geometry
+# --------------------------------------------------------------------------------------------
+SIZE = 8
+NUM_SQUARES = SIZE * SIZE
+NUM_DIRECTIONS = 8
+#: (d_col, d_row) in the spec's order: N, NE, E, SE, S, SW, W, NW.
+DIRECTIONS = ((0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1))
+DIRECTION_NAMES = ("N", "NE", "E", "SE", "S", "SW", "W", "NW")
+ACTIONS_PER_SQUARE = 2 * NUM_DIRECTIONS
+PASS = NUM_SQUARES * ACTIONS_PER_SQUARE  # 1024
+NUM_ACTIONS = PASS + 1
+
+BLACK, WHITE = 0, 1
+COLOUR_NAMES = ("black", "white")
+EMPTY, SEAL, BEAR = 0, 1, 2
+TOKEN_OF = (SEAL, BEAR)  # the token kind each colour moves
+RING_SUPPLY = 50
+COLUMNS = "ABCDEFGH"
+
+
+def _on_board(col: int, row: int) -> bool:
+    return 0 <= col < SIZE and 0 <= row < SIZE and min(col, 7 - col) + min(row, 7 - row) >= 2
+
+
+ON_BOARD: NDArray[np.bool_] = np.array([_on_board(sq % SIZE, sq // SIZE) for sq in range(NUM_SQUARES)])
+NUM_ON_BOARD = int(ON_BOARD.sum())  # 52
+
+
+def _target_table() -> NDArray[np.int16]:
+    """TARGET[sq, d, k] = the on-board square k+1 steps from sq in direction d, else -1."""
+    table = np.full((NUM_SQUARES, NUM_DIRECTIONS, 2), -1, dtype=np.int16)
+    for sq in range(NUM_SQUARES):
+        col, row = sq % SIZE, sq // SIZE
+        for d, (dc, dr) in enumerate(DIRECTIONS):
+            for k in range(2):
+                c, r = col + dc * (k + 1), row + dr * (k + 1)
+                if _on_board(c, r):
+                    table[sq, d, k] = r * SIZE + c
+    return table
+
+
+TARGET: NDArray[np.int16] = _target_table()
+_TARGET_LIST: list[list[tuple[int, int]]] = [
+    [(int(TARGET[sq, d, 0]), int(TARGET[sq, d, 1])) for d in range(NUM_DIRECTIONS)] for sq in range(NUM_SQUARES)
+]
+
+# Bitboards (Python ints) for the isolation flood fill.
+_FULL = (1 << NUM_SQUARES) - 1
+_FILE_A = sum(1 << (8 * r) for r in range(SIZE))
+_FILE_H = _FILE_A << 7
+_NOT_A = _FULL & ~_FILE_A
+_NOT_H = _FULL & ~_FILE_H
+ON_BOARD_BITS = sum(1 << sq for sq in range(NUM_SQUARES) if ON_BOARD[sq])
+KING_NEIGHBOURS_BITS = [
+    sum(1 << int(t) for t in TARGET[sq, :, 0] if t >= 0) for sq in range(NUM_SQUARES)
+]
+
+
+def _shift(bits: int, d: int) -> int:
+    """Move every set square one step in direction ``d``, dropping squares that leave the board."""
+    if d == 0:
+        return (bits << 8) & _FULL
+    if d == 1:
+        return (bits << 9) & _NOT_A
+    if d == 2:
+        return (bits << 1) & _NOT_A
+    if d == 3:
+        return (bits >> 7) & _NOT_A
+    if d == 4:
+        return bits >> 8
+    if d == 5:
+        return (bits >> 9) & _NOT_H
+    if d == 6:
+        return (bits >> 1) & _NOT_H
+    return (bits << 7) & _NOT_H
+
+
+def _king_spread(bits: int) -> int:
+    horizontal = bits | ((bits << 1) & _NOT_A) | ((bits >> 1) & _NOT_H)
+    return horizontal | ((horizontal << 8) & _FULL) | (horizontal >> 8)
+
+
+# --------------------------------------------------------------------------------------------
+# Notation
+# --------------------------------------------------------------------------------------------
+def square_name(sq: int) -> str:
+    if not 0 <= sq < NUM_SQUARES:
+        raise ValueError(f"square {sq} out of range 0..63")
+    return f"{COLUMNS[sq % SIZE]}{sq // SIZE + 1}"
+
+
+_SQUARE_RE = re.compile(r"^([A-Ha-h])([1-8])$")
+
+
+def square_from_name(name: str) -> int:
+    match = _SQUARE_RE.match(name.strip())
+    if not match:
+        raise ValueError(f"{name!r} is not a square: expected a column A-H and a row 1-8, e.g. 'B2'")
+    return (int(match.group(2)) - 1) * SIZE + COLUMNS.index(match.group(1).upper())
+
+
+def encode_action(from_sq: int, direction: int, distance: int) -> int:
+    return ACTIONS_PER_SQUARE * from_sq + 2 * direction + (distance - 1)
+
+
+def decode_action(action: int) -> tuple[int, int, int]:
+    """``action -> (from_sq, direction, distance)``; PASS is not decodable."""
+    if not 0 <= action < PASS:
+        raise ValueError(f"action {action} is not a move (moves are 0..{PASS - 1}, PASS = {PASS})")
+    from_sq, rest = divmod(int(action), ACTIONS_PER_SQUARE)
+    return from_sq, rest // 2, rest % 2 + 1
+
+
+def action_destination(action: int) -> int:
+    """The square an action ends on (-1 if that is off the board)."""
+    from_sq, direction, distance = decode_action(action)
+    return int(TARGET[from_sq, direction, distance - 1])
+
+
+def action_to_notation(action: int, state: "State | None" = None) -> str:
+    """``"B2-C3"``, ``"G2xF3"`` for a capture (needs ``state`` to tell), or ``"pass"``."""
+    if action == PASS:
+        return "pass"
+    from_sq, direction, distance = decode_action(action)
+    dc, dr = DIRECTIONS[direction]
+    col, row = from_sq % SIZE + dc * distance, from_sq // SIZE + dr * distance
+    destination = f"{COLUMNS[col]}{row + 1}" if 0 <= col < SIZE and 0 <= row < SIZE else "??"
+    capture = state is not None and distance == 1 and state.board[row * SIZE + col] == SEAL and state.board[from_sq] == BEAR
+    return f"{square_name(from_sq)}{'x' if capture else '-'}{destination}"
+
+
+def notation_to_action(text: str) -> int:
+    """``"B2-C3"`` / ``"G2xF3"`` / ``"pass"`` -> action index."""
+    cleaned = text.strip()
+    if cleaned.lower() == "pass":
+        return PASS
+    parts = re.split(r"[-xX]", cleaned)
+    if len(parts) != 2:
+        raise ValueError(f"{text!r} is not a move: expected e.g. 'B2-C3', 'G2xF3' or 'pass'")
+    source, target = square_from_name(parts[0]), square_from_name(parts[1])
+    dc, dr = target % SIZE - source % SIZE, target // SIZE - source // SIZE
+    distance = max(abs(dc), abs(dr))
+    if distance not in (1, 2) or (dc and dr and abs(dc) != abs(dr)) or (dc == 0 and dr == 0):
+        raise ValueError(f"{text!r} is not a king-direction move of one or two squares")
+    direction = DIRECTIONS.index((int(np.sign(dc)), int(np.sign(dr))))
+    if "x" in cleaned.lower() and distance != 1:
+        raise ValueError(f"{text!r}: a capture is always to an adjacent square")
+    return encode_action(source, direction, distance)
+
+
+# --------------------------------------------------------------------------------------------
+# State
+# --------------------------------------------------------------------------------------------
+@dataclass
+class State:
+    """A Go with the Floe position.
+
+    Attributes:
+        board: int8 (64,): EMPTY, SEAL or BEAR.
+        rings: bool (64,): squares holding a ring.
+        to_move: colour to move.
+        passes: consecutive passes just made (0, 1 or 2).
+        plies: actions taken.
+        winner: winning colour, or -1.
+        last_action: last action, or -1.
+    """
+
+    board: NDArray[np.int8] = field(default_factory=lambda: np.zeros(NUM_SQUARES, dtype=np.int8))
+    rings: NDArray[np.bool_] = field(default_factory=lambda: np.zeros(NUM_SQUARES, dtype=bool))
+    to_move: int = BLACK
+    passes: int = 0
+    plies: int = 0
+    winner: int = -1
+    last_action: int = -1
+
+    def copy(self) -> "State":
+        return State(self.board.copy(), self.rings.copy(), self.to_move, self.passes, self.plies, self.winner, self.last_action)
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.winner >= 0
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, State):
+            return NotImplemented
+        return (
+            np.array_equal(self.board, other.board)
+            and np.array_equal(self.rings, other.rings)
+            and (self.to_move, self.passes, self.plies, self.winner, self.last_action)
+            == (other.to_move, other.passes, other.plies, other.winner, other.last_action)
+        )
+
+
+START_SEALS = ("B2", "B7")
+START_BEARS = ("G2", "G7")
+
+
+def initial_state() -> State:
+    state = State()
+    for name in START_SEALS:
+        state.board[square_from_name(name)] = SEAL
+    for name in START_BEARS:
+        state.board[square_from_name(name)] = BEAR
+    return state
+
+
+# --------------------------------------------------------------------------------------------
+# Rules
+# --------------------------------------------------------------------------------------------
+def _moves(state: State) -> list[int]:
+    board, rings = state.board, state.rings
+    token = TOKEN_OF[state.to_move]
+    is_bear = token == BEAR
+    actions = []
+    for from_sq in np.flatnonzero(board == token).tolist():
+        base = ACTIONS_PER_SQUARE * from_sq
+        for d, (near, far) in enumerate(_TARGET_LIST[from_sq]):
+            if near < 0:
+                continue
+            near_ring = rings[near]
+            near_token = board[near]
+            if not near_ring and near_token == EMPTY:
+                actions.append(base + 2 * d)  # step
+            elif is_bear and near_token == SEAL:
+                actions.append(base + 2 * d)  # capture
+            if far >= 0 and not rings[far] and board[far] == EMPTY and near_token == EMPTY:
+                actions.append(base + 2 * d + 1)  # slide (near empty) or jump (near ring)
+    return actions
+
+
+def legal_action_mask(state: State) -> NDArray[np.int8]:
+    """int8 (1025,) mask of the legal actions; PASS only when nothing else is legal."""
+    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
+    if state.winner >= 0:
+        return mask
+    moves = _moves(state)
+    if moves:
+        mask[moves] = 1
+    else:
+        mask[PASS] = 1
+    return mask
+
+
+def legal_actions(state: State) -> NDArray[np.intp]:
+    return np.flatnonzero(legal_action_mask(state))
+
+
+def _bits(flags: NDArray[np.bool_]) -> int:
+    return int.from_bytes(np.packbits(flags, bitorder="little").tobytes(), "little")
+
+
+def bear_reach_bits(state: State, seal_sq: int) -> int:
+    """Bitboard of the squares the bears can reach in the isolation graph for the seal on ``seal_sq``."""
+    rings = _bits(state.rings)
+    nodes = ON_BOARD_BITS & ~rings & ~(1 << seal_sq)
+    reach = _bits(state.board == BEAR) & nodes
+    target = KING_NEIGHBOURS_BITS[seal_sq]
+    while True:
+        grown = _king_spread(reach) & nodes
+        for d in range(NUM_DIRECTIONS):
+            grown |= _shift(_shift(reach, d) & rings, d) & nodes
+        grown |= reach
+        if grown == reach or grown & target:
+            return grown
+        reach = grown
+
+
+def is_isolated(state: State, seal_sq: int) -> bool:
+    """Whether the seal on ``seal_sq`` is isolated: no bear can ever come next to it."""
+    return not bear_reach_bits(state, seal_sq) & KING_NEIGHBOURS_BITS[seal_sq]
+
+
+def _decide_winner(state: State) -> int:
+    seals = np.flatnonzero(state.board == SEAL).tolist()
+    if not seals:
+        return WHITE
+    if any(is_isolated(state, sq) for sq in seals):
+        return BLACK
+    if state.passes >= 2:
+        return BLACK
+    return -1
+
+
+def explain_illegal(state: State, action: int) -> str:
+    """Why ``action`` is illegal in ``state`` (assumes it is)."""
+    mover = COLOUR_NAMES[state.to_move]
+    if state.winner >= 0:
+        return f"the game is over ({COLOUR_NAMES[state.winner]} won); no action is legal"
+    if not 0 <= action < NUM_ACTIONS:
+        return f"action {action} is out of range 0..{NUM_ACTIONS - 1}"
+    if action == PASS:
+        return f"illegal action {PASS} ('pass'): {mover} has a legal move, passing is only allowed without one"
+    from_sq, direction, distance = decode_action(action)
+    name = action_to_notation(action, state)
+    kind = "seal" if state.to_move == BLACK else "bear"
+    near, far = (int(t) for t in TARGET[from_sq, direction])
+    destination = near if distance == 1 else far
+    if state.board[from_sq] != TOKEN_OF[state.to_move]:
+        why = f"{square_name(from_sq)} holds no {kind}"
+    elif destination < 0:
+        why = "the move leaves the board"
+    elif state.rings[destination]:
+        why = f"{square_name(destination)} holds a ring (no move ends on a ring)"
+    elif distance == 1:
+        why = f"{square_name(destination)} is occupied" + (" (only bears capture)" if state.board[destination] == BEAR else "")
+    elif state.board[near] != EMPTY:
+        why = f"cannot pass over the token on {square_name(near)}"
+    else:
+        why = f"{square_name(destination)} is occupied"
+    return f"illegal action {action} ({name!r}) for {mover}: {why}"
+
+
+def check_action(state: State, action: int) -> None:
+    if state.winner >= 0 or not 0 <= action < NUM_ACTIONS or not legal_action_mask(state)[action]:
+        raise ValueError(explain_illegal(state, action))
+
+
+def apply_inplace(state: State, action: int) -> State:
+    """Play ``action`` (assumed legal) in place and return ``state``."""
+    if action == PASS:
+        state.passes += 1
+    else:
+        state.passes = 0
+        from_sq, direction, distance = decode_action(action)
+        near, far = _TARGET_LIST[from_sq][direction]
+        token = state.board[from_sq]
+        state.board[from_sq] = EMPTY
+        state.rings[from_sq] = True
+        if distance == 1:
+            if state.board[near] == SEAL and token == BEAR:
+                state.board[near] = EMPTY  # capture: both tokens leave, the square stays empty
+            else:
+                state.board[near] = token
+        else:
+            state.rings[near] = True  # a slide's middle square gets a ring; a jump's already has one
+            state.board[far] = token
+    state.plies += 1
+    state.last_action = action
+    state.to_move = 1 - state.to_move
+    state.winner = _decide_winner(state)
+    return state
+
+
+def apply(state: State, action: int) -> State:
+    """Return the state after ``action``; ``ValueError`` if illegal. Pure."""
+    check_action(state, int(action))
+    return apply_inplace(state.copy(), int(action))
+
+
+def returns(state: State) -> NDArray[np.float32]:
+    result = np.zeros(2, dtype=np.float32)
+    if state.winner >= 0:
+        result[state.winner] = 1.0
+        result[1 - state.winner] = -1.0
+    return result
+
+
+def empty_squares(state: State) -> int:
+    """On-board squares with neither ring nor token (the match score of a game's winner)."""
+    return int((ON_BOARD & ~state.rings & (state.board == EMPTY)).sum())
