@@ -23,9 +23,9 @@ _ANSI_ISLAND_ORIGIN = {0: (0, 12), 1: (5, 6), 2: (5, 18), 3: (10, 12), 4: (15, 0
 _ANSI_POSITION = {0: (1, 2), 1: (2, 1), 2: (2, 3), 3: (3, 2), 4: (4, 0), 5: (4, 2), 6: (4, 4)}
 
 
-def render_ansi(board: NDArray[np.int8], header: str) -> str:
+def render_ansi(board: NDArray[np.int8], header: str, show_control: bool = True) -> str:
     """The board as text, 29 columns wide, with ``header`` above it."""
-    control = rules.island_control(board)
+    control = rules.island_control(board) if show_control else np.full(rules.NUM_ISLANDS, -1)
     grid = [[" "] * 31 for _ in range(20)]
     for island in range(rules.NUM_ISLANDS):
         top, left = _ANSI_ISLAND_ORIGIN[island]
@@ -38,7 +38,7 @@ def render_ansi(board: NDArray[np.int8], header: str) -> str:
             row, column = _ANSI_POSITION[position]
             grid[top + row][left + column] = SYMBOLS[int(board[island * rules.NUM_POSITIONS + position])]
     lines = ["".join(row).rstrip() for row in grid]
-    legend = "F = Fire peg, I = Ice peg, . = empty hole, X:F / X:I = island controlled"
+    legend = "F = Fire peg, I = Ice peg, . = empty hole" + (", X:F / X:I = island controlled" if show_control else "")
     return "\n".join([header, *lines, legend]) + "\n"
 
 
@@ -63,7 +63,9 @@ ISLAND_CENTRES = _CENTRE + _BIG_RADIUS * _PATTERN
 HOLE_CENTRES = (ISLAND_CENTRES[:, None, :] + _HOLE_SPREAD * _PATTERN[None, :, :]).reshape(-1, 2)
 
 
-def render_rgb(board: NDArray[np.int8], status: str, highlight_hole: int = -1) -> NDArray[np.uint8]:
+def render_rgb(
+    board: NDArray[np.int8], status: str, highlight_hole: int = -1, show_control: bool = True
+) -> NDArray[np.uint8]:
     """An image of the board, uint8 (560, 520, 3)."""
     from envs._common.render import require_pygame, surface_to_array
 
@@ -72,7 +74,7 @@ def render_rgb(board: NDArray[np.int8], status: str, highlight_hole: int = -1) -
         pygame.font.init()
     surface = pygame.Surface((WIDTH, HEIGHT))
     surface.fill(_WATER)
-    control = rules.island_control(board)
+    control = rules.island_control(board) if show_control else np.full(rules.NUM_ISLANDS, -1)
     for island, centre in enumerate(ISLAND_CENTRES):
         corners = [tuple(centre + _ISLAND_RADIUS * _PATTERN[p]) for p in (0, 4, 6)]
         pygame.draw.polygon(surface, _ISLAND, corners)

@@ -1,0 +1,33 @@
+"""Subprocess smoke runs of every CLI with tiny budgets."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*args: str, timeout: float = 300) -> str:
+    result = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def test_play_cli() -> None:
+    for env_id in ("fire_and_ice_v0", "go_with_the_floe_v0"):
+        out = run("-m", "baselines.play", "--env", env_id, "--seed", "1")
+        assert "rewards:" in out
+
+
+def test_solitaire_solver_cli(tmp_path: Path) -> None:
+    out = run("-m", "baselines.solitaire_solver", "--deals", "5", "--no-progress", "--json", str(tmp_path / "s.json"))
+    assert "| 5 |" in out and (tmp_path / "s.json").exists()
+    out = run("-m", "baselines.solitaire_solver", "--seed", "7")
+    assert "Solution (27 captures" in out and "27. " in out
+
+
+def test_benchmark_cli() -> None:
+    out = run("-m", "benchmarks.env_steps", "--trials", "1", "--steps", "200")
+    assert "fire_and_ice_v0.env()" in out and "go_with_the_floe_v0.env()" in out
