@@ -103,6 +103,10 @@ class TurnBasedAECEnv(AECEnv):
         """Human-readable form of an action (e.g. ``"D4-A4"``)."""
         return str(action)
 
+    def colour_of(self, agent: str) -> int:
+        """The rules core's colour (seat) that ``agent`` plays in the current game."""
+        return self._seat_of(agent)
+
     def _seat_of(self, agent: str) -> int:
         return self.possible_agents.index(agent)
 

@@ -110,6 +110,8 @@ class raw_env(TurnBasedAECEnv):
         "render_fps": 2,
     }
     num_actions = rules.NUM_ACTIONS
+    #: The pure rules module (search agents play on ``self.state`` with it).
+    rules = rules
     # A standard game ends within 48 moves; the cap only guards pathological handicap games.
     max_plies = 400
 

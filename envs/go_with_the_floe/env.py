@@ -118,6 +118,8 @@ class raw_env(TurnBasedAECEnv):
         "render_fps": 2,
     }
     num_actions = rules.NUM_ACTIONS
+    #: The pure rules module (search agents play on ``self.state`` with it).
+    rules = rules
     # A game places a ring with every move (at most 50) and ends after two passes in a row.
     max_plies = 1000
 

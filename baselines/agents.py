@@ -1,0 +1,276 @@
+"""Baseline agents for every environment.
+
+An agent answers ``act(env, agent, rng) -> action`` where ``env`` is the *unwrapped* AEC env at
+the moment ``agent`` must act.  It may read ``env.observe(agent)`` (every agent does, for the
+mask) and, for search, the rules state ``env.state`` with the pure rules module ``env.rules``.
+
+* :class:`RandomAgent`: uniform over legal actions.
+* :class:`FireAndIceHeuristic`: win now; never hand the opponent a win (checks its replies);
+  otherwise build island control (islands held, then lines of two of ours with the third free).
+* :class:`FloeHeuristic`: seals take an isolating move, keep away from bears and dig in next to
+  rings; bears capture when they can, never allow an isolating reply they can see, and close in.
+* :class:`ThinIceHeuristic`: call small pieces, place upright near the pile centre, never nest.
+* :class:`MCTSAgent`: UCT with random rollouts over the rules core (Fire & Ice, Go with the Floe).
+* :class:`PolicyAgent`: a saved MaskablePPO model, acting greedily on its masked policy.
+
+``make_agent("random" | "heuristic" | "mcts:200" | "model:PATH", env_id)`` builds one from a spec.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+
+class Agent(Protocol):
+    name: str
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int: ...
+
+
+def legal_actions(env: Any, agent: str) -> np.ndarray:
+    return np.flatnonzero(env.observe(agent)["action_mask"])
+
+
+class RandomAgent:
+    """Uniformly random legal actions."""
+
+    name = "random"
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        return int(rng.choice(legal_actions(env, agent)))
+
+
+# ------------------------------------------------------------------------------ Fire & Ice
+class FireAndIceHeuristic:
+    """Win now; avoid moves after which the opponent wins (itself, or by its best reply);
+    otherwise maximise control: 10 x (islands held - opponent's) + open lines of two."""
+
+    name = "heuristic"
+    #: Only the best few moves by static score get the (costly) check of the opponent's replies.
+    reply_checks = 6
+
+    def _score(self, state: Any, me: int) -> float:
+        from envs.fire_and_ice import rules
+
+        control = rules.island_control(state.board)
+        held = int((control == me).sum()) - int((control == 1 - me).sum())
+        line_values = state.board[rules.HOLE_LINES]  # (7 islands, 7 lines, 3)
+        mine = (line_values == me + 1).sum(axis=2)
+        free = (line_values == rules.EMPTY).sum(axis=2)
+        open_twos = int(((mine == 2) & (free == 1))[control < 0].sum())
+        return 10.0 * held + open_twos
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        from envs.fire_and_ice import rules
+
+        state, me = env.state, env.colour_of(agent)
+        actions = legal_actions(env, agent)
+        if len(actions) == 1:
+            return int(actions[0])
+        scored = []
+        for action in actions:
+            after = rules.apply_inplace(state.copy(), int(action))
+            if after.winner == me:
+                return int(action)
+            if after.winner == 1 - me:
+                continue
+            scored.append((self._score(after, me) + rng.random() * 0.1, int(action), after))
+        if not scored:
+            return int(rng.choice(actions))
+        scored.sort(reverse=True)
+        for score, action, after in scored[: self.reply_checks]:
+            replies = rules.legal_actions(after)
+            if not any(rules.apply_inplace(after.copy(), int(r)).winner == 1 - me for r in replies):
+                return action
+        return scored[0][1]
+
+
+# ------------------------------------------------------------------------------ Go with the Floe
+class FloeHeuristic:
+    """Seals: isolate a seal if possible; never step next to a bear; prefer squares far from
+    bears with many ring or off-board neighbours.  Bears: capture; refuse moves after which a
+    seal can isolate itself at once; close in on the nearest seal."""
+
+    name = "heuristic"
+
+    @staticmethod
+    def _distance(a: int, b: int) -> int:
+        return max(abs(a % 8 - b % 8), abs(a // 8 - b // 8))
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        from envs.go_with_the_floe import rules
+
+        state, me = env.state, env.colour_of(agent)
+        actions = legal_actions(env, agent)
+        if len(actions) == 1:
+            return int(actions[0])
+        best, best_score = int(actions[0]), -math.inf
+        for action in actions:
+            action = int(action)
+            after = rules.apply_inplace(state.copy(), action)
+            if after.winner == me:
+                return action
+            seals = np.flatnonzero(after.board == rules.SEAL).tolist()
+            bears = np.flatnonzero(after.board == rules.BEAR).tolist()
+            if me == rules.BLACK:
+                score = 0.0
+                for seal in seals:
+                    nearest = min((self._distance(seal, bear) for bear in bears), default=8)
+                    score += -50.0 if nearest <= 1 else min(nearest, 4)
+                    blocked = sum(1 for t in rules.TARGET[seal, :, 0] if t < 0 or after.rings[t])
+                    score += 0.5 * blocked
+            else:
+                captured = len(seals) < int((state.board == rules.SEAL).sum())
+                score = 100.0 if captured else 0.0
+                if not captured and any(
+                    rules.apply_inplace(after.copy(), int(r)).winner == rules.BLACK for r in rules.legal_actions(after)
+                ):
+                    score -= 1000.0
+                score -= sum(min((self._distance(s, b) for s in seals), default=0) for b in bears)
+            score += rng.random() * 0.01
+            if score > best_score:
+                best, best_score = action, score
+        return best
+
+
+# ------------------------------------------------------------------------------ MCTS
+class MCTSAgent:
+    """UCT over a two-player rules core with uniformly random rollouts.
+
+    Works with any rules module exposing ``legal_action_mask``, ``apply_inplace``, ``returns``
+    and states with ``copy()``, ``to_move`` and ``winner`` (Fire & Ice, Go with the Floe).
+    """
+
+    def __init__(self, simulations: int = 200, exploration: float = 1.4, rollout_limit: int = 200) -> None:
+        if simulations < 1:
+            raise ValueError(f"simulations must be >= 1, got {simulations}")
+        self.simulations = simulations
+        self.exploration = exploration
+        self.rollout_limit = rollout_limit
+        self.name = f"mcts{simulations}"
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        rules = env.rules
+        actions = legal_actions(env, agent)
+        if len(actions) == 1:
+            return int(actions[0])
+        root = _Node(env.state.copy(), None, -1, rules, rng)
+        for _ in range(self.simulations):
+            node = root
+            while not node.untried and node.children:  # selection
+                node = max(node.children, key=lambda c: c.ucb(self.exploration))
+            if node.untried:  # expansion
+                action = node.untried.pop()
+                child_state = rules.apply_inplace(node.state.copy(), action)
+                child = _Node(child_state, node, action, rules, rng)
+                node.children.append(child)
+                node = child
+            outcome = self._rollout(node.state, rules, rng)
+            while node is not None:  # backpropagation
+                node.visits += 1
+                if node.mover >= 0:
+                    node.value += outcome[node.mover]
+                node = node.parent
+        return int(max(root.children, key=lambda c: c.visits).action)
+
+    def _rollout(self, state: Any, rules: Any, rng: np.random.Generator) -> np.ndarray:
+        state = state.copy()
+        for _ in range(self.rollout_limit):
+            if state.winner >= 0:
+                break
+            actions = np.flatnonzero(rules.legal_action_mask(state))
+            rules.apply_inplace(state, int(actions[rng.integers(len(actions))]))
+        return rules.returns(state)
+
+
+class _Node:
+    __slots__ = ("state", "parent", "action", "children", "untried", "visits", "value", "mover")
+
+    def __init__(self, state: Any, parent: "_Node | None", action: int, rules: Any, rng: np.random.Generator) -> None:
+        self.state = state
+        self.parent = parent
+        self.action = action
+        self.children: list[_Node] = []
+        untried = np.flatnonzero(rules.legal_action_mask(state)) if state.winner < 0 else np.array([], dtype=int)
+        self.untried = [int(a) for a in rng.permutation(untried)]
+        self.visits = 0
+        self.value = 0.0
+        self.mover = parent.state.to_move if parent is not None else -1  # who chose this node's action
+
+    def ucb(self, exploration: float) -> float:
+        if self.visits == 0:
+            return math.inf
+        assert self.parent is not None
+        return self.value / self.visits + exploration * math.sqrt(math.log(self.parent.visits) / self.visits)
+
+
+# ------------------------------------------------------------------------------ trained policies
+class PolicyAgent:
+    """A MaskablePPO model (saved at ``path``, or given as ``model``), acting on its masked policy
+    (greedy unless ``deterministic=False``).  Observations are normalised the way
+    :class:`wrappers.SingleAgentEnv` normalised them in training."""
+
+    def __init__(self, path: str | Path | None = None, deterministic: bool = True, name: str | None = None, model: Any = None) -> None:
+        if model is None:
+            if path is None:
+                raise ValueError("PolicyAgent needs a path or a model")
+            from sb3_contrib import MaskablePPO
+
+            model = MaskablePPO.load(str(path), device="cpu")
+        self.path = None if path is None else str(path)
+        self.model = model
+        self.deterministic = deterministic
+        self.name = name or (f"model:{Path(self.path).parent.name}/{Path(self.path).stem}" if self.path else "model")
+        self._scales: dict[int, np.ndarray] = {}
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        from wrappers.single_agent import normalize, observation_scale
+
+        observation = env.observe(agent)
+        raw = observation["observation"]
+        if len(self.model.observation_space.shape) == 1 and raw.ndim > 1:
+            space = env.observation_space(agent)["observation"]
+            scale = self._scales.get(id(space))
+            if scale is None:
+                scale = self._scales[id(space)] = observation_scale(space)
+            raw = normalize(raw, scale)
+        action, _ = self.model.predict(raw, action_masks=observation["action_mask"].astype(bool), deterministic=self.deterministic)
+        return int(action)
+
+    def __getstate__(self) -> dict[str, Any]:  # subprocesses reload the model from disk
+        if self.path is None:
+            raise TypeError("a PolicyAgent built from an in-memory model cannot be pickled; save the model first")
+        return {"path": self.path, "deterministic": self.deterministic, "name": self.name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"], state["deterministic"], state["name"])  # type: ignore[misc]
+
+
+HEURISTICS: dict[str, type] = {
+    "fire_and_ice_v0": FireAndIceHeuristic,
+    "go_with_the_floe_v0": FloeHeuristic,
+}
+
+
+def make_agent(spec: str, env_id: str) -> Any:
+    """``"random"``, ``"heuristic"``, ``"mcts"`` / ``"mcts:N"``, ``"model:PATH"`` -> agent."""
+    kind, _, argument = spec.partition(":")
+    if kind == "random":
+        return RandomAgent()
+    if kind == "heuristic":
+        if env_id not in HEURISTICS:
+            raise ValueError(f"no heuristic agent for {env_id}; known: {sorted(HEURISTICS)}")
+        return HEURISTICS[env_id]()
+    if kind == "mcts":
+        if env_id not in ("fire_and_ice_v0", "go_with_the_floe_v0"):
+            raise ValueError(f"MCTS needs a two-player rules core; {env_id} has none")
+        return MCTSAgent(int(argument) if argument else 200)
+    if kind == "model":
+        if not argument:
+            raise ValueError("model agents need a path: model:runs/.../model.zip")
+        return PolicyAgent(argument)
+    raise ValueError(f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N] or model:PATH")

@@ -1,0 +1,184 @@
+"""Seeded games between agents, round-robin tournaments, Wilson intervals and Elo ratings."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+
+@dataclass
+class GameRecord:
+    seats: list[str]  # agent name per seat
+    scores: list[float]  # per seat: 1 win, 0.5 draw, 0 loss (N players: 1 for the top rank)
+    rewards: list[float]
+    length: int  # actions taken
+    illegal: list[int]  # illegal actions attempted per seat
+
+
+def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[str, Any] | None = None) -> GameRecord:
+    """One seeded game, ``agents[i]`` in seat ``i``.  An illegal action ends the game, lost."""
+    from envs import ENVIRONMENTS
+
+    env = ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {}))
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed + 1_000_003)
+    seat_of = {agent: i for i, agent in enumerate(env.possible_agents)}
+    totals = [0.0] * len(agents)
+    illegal = [0] * len(agents)
+    length = 0
+    for agent in env.agent_iter(max_iter=100_000):
+        _, reward, termination, truncation, _ = env.last()
+        seat = seat_of[agent]
+        totals[seat] += reward
+        if termination or truncation:
+            env.step(None)
+            continue
+        action = agents[seat].act(env, agent, rng)
+        if not env.observe(agent)["action_mask"][action]:
+            illegal[seat] += 1
+            totals = [1.0] * len(agents)
+            totals[seat] = -1.0
+            break
+        env.step(action)
+        length += 1
+    best = max(totals)
+    winners = [i for i, t in enumerate(totals) if t == best]
+    scores = [(1.0 / len(winners) if i in winners else 0.0) for i in range(len(agents))]
+    env.close()
+    return GameRecord([a.name for a in agents], scores, totals, length, illegal)
+
+
+def wilson_interval(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """95% Wilson score interval for a proportion."""
+    if trials == 0:
+        return (0.0, 1.0)
+    p = successes / trials
+    denominator = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denominator
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+@dataclass
+class PairResult:
+    first: str
+    second: str
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    lengths: list[int] = field(default_factory=list)
+    illegal: int = 0
+    by_seat: dict[int, list[int]] = field(default_factory=dict)  # first's seat -> [w, d, l]
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    def as_dict(self) -> dict[str, Any]:
+        low, high = wilson_interval(self.wins, self.games)
+        return {
+            "agent": self.first,
+            "opponent": self.second,
+            "games": self.games,
+            "wins": self.wins,
+            "draws": self.draws,
+            "losses": self.losses,
+            "win_rate": self.wins / max(self.games, 1),
+            "win_rate_ci95": [low, high],
+            "mean_length": float(np.mean(self.lengths)) if self.lengths else 0.0,
+            "illegal_moves": self.illegal,
+            "by_seat": {str(k): v for k, v in self.by_seat.items()},
+        }
+
+
+def head_to_head(
+    env_id: str, first: Any, second: Any, games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
+    progress: Callable[[], None] | None = None,
+) -> PairResult:
+    """``first`` against ``second``, ``games_per_seat`` seeded games with ``first`` in each seat."""
+    from envs import ENVIRONMENTS
+
+    num_seats = len(ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {})).possible_agents)
+    result = PairResult(first.name, second.name)
+    for seat in range(num_seats):
+        tally = [0, 0, 0]
+        for game in range(games_per_seat):
+            lineup = [second] * num_seats
+            lineup[seat] = first
+            record = play_game(env_id, lineup, seed=seed + 7919 * game + seat, env_kwargs=env_kwargs)
+            mine = record.scores[seat]
+            others = max(s for i, s in enumerate(record.scores) if i != seat)
+            outcome = 0 if mine > others else (1 if mine == others else 2)
+            tally[outcome] += 1
+            result.lengths.append(record.length)
+            result.illegal += sum(record.illegal)
+            if progress:
+                progress()
+        result.by_seat[seat] = tally
+        result.wins += tally[0]
+        result.draws += tally[1]
+        result.losses += tally[2]
+    return result
+
+
+def elo_ratings(results: Sequence[PairResult], names: Sequence[str], iterations: int = 2000) -> dict[str, float]:
+    """Bradley-Terry ratings on the Elo scale (mean 1500), fitted to all games (draws = half)."""
+    index = {name: i for i, name in enumerate(names)}
+    strength = np.zeros(len(names))
+    pairs = [(index[r.first], index[r.second], r.wins + 0.5 * r.draws, r.games) for r in results if r.games]
+    for _ in range(iterations):
+        gradient = np.zeros(len(names))
+        for i, j, score, games in pairs:
+            expected = games / (1 + math.exp(strength[j] - strength[i]))
+            gradient[i] += score - expected
+            gradient[j] -= score - expected
+        strength += 0.05 * gradient / max(1, max(g for *_, g in pairs)) * 4
+        strength = np.clip(strength - strength.mean(), -8, 8)  # bounded when one side never loses
+    return {name: float(1500 + 400 / math.log(10) * strength[index[name]]) for name in names}
+
+
+def round_robin(
+    env_id: str, agents: Sequence[Any], games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
+    show_progress: bool = True,
+) -> list[PairResult]:
+    pairs = list(itertools.combinations(range(len(agents)), 2))
+    bar = None
+    if show_progress:
+        try:
+            from tqdm import tqdm
+
+            from envs import ENVIRONMENTS
+
+            seats = len(ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {})).possible_agents)
+            bar = tqdm(total=len(pairs) * games_per_seat * seats, desc="games", unit="game")
+        except ImportError:  # pragma: no cover
+            bar = None
+    results = []
+    for i, j in pairs:
+        results.append(head_to_head(env_id, agents[i], agents[j], games_per_seat, seed, env_kwargs, bar.update if bar else None))
+    if bar:
+        bar.close()
+    return results
+
+
+def markdown_table(results: Sequence[PairResult], ratings: dict[str, float] | None = None) -> str:
+    lines = [
+        "| agent | opponent | games | W | D | L | win rate [95% CI] | mean length | illegal |",
+        "|---|---|---:|---:|---:|---:|---|---:|---:|",
+    ]
+    for r in results:
+        d = r.as_dict()
+        low, high = d["win_rate_ci95"]
+        lines.append(
+            f"| {r.first} | {r.second} | {r.games} | {r.wins} | {r.draws} | {r.losses} | "
+            f"{d['win_rate']:.0%} [{low:.0%}, {high:.0%}] | {d['mean_length']:.1f} | {r.illegal} |"
+        )
+    if ratings:
+        lines += ["", "| agent | Elo |", "|---|---:|"]
+        for name, rating in sorted(ratings.items(), key=lambda kv: -kv[1]):
+            lines.append(f"| {name} | {rating:.0f} |")
+    return "\n".join(lines)

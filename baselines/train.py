@@ -1,0 +1,258 @@
+"""Train a MaskablePPO agent on one of our games, against random / heuristic opponents and a
+growing pool of its own frozen snapshots; then evaluate it.
+
+    python -m baselines.train --env fire_and_ice_v0                  # default config (~10 min)
+    python -m baselines.train --env go_with_the_floe_v0 --total-timesteps 20000
+    python -m baselines.train --resume runs/fire_and_ice_v0-20261129-141500
+
+Each run writes ``runs/<env>-<time>/``: ``config.yaml`` (resolved), ``command.txt``,
+``checkpoints/`` (latest model + state), ``snapshots/``, ``tb/`` (TensorBoard), ``evaluations.csv``
+(periodic win rates), ``model.zip`` and the final evaluation (``eval.json``, ``eval.md``,
+``winrate.png``, ``learning_curve.png``).  ``--resume`` continues from the last checkpoint (Ctrl-C
+saves one first; a kill loses at most ``checkpoint_every`` timesteps).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CONFIG_PATH = Path(__file__).with_name("hyperparams.yaml")
+REFERENCE_AGENTS = ("random", "heuristic")
+
+
+def load_config(env_id: str, overrides: dict[str, Any] | None = None, path: Path = CONFIG_PATH) -> dict[str, Any]:
+    table = yaml.safe_load(path.read_text())
+    config = dict(table["default"])
+    config.update(table.get(env_id) or {})
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            if key not in config:
+                raise ValueError(f"unknown config key {key!r}; known: {sorted(config)}")
+            config[key] = value
+    config["env"] = env_id
+    return config
+
+
+def _opponent_pool(config: dict[str, Any], snapshots: list[str]) -> tuple[list[Any], list[float]]:
+    from baselines.agents import PolicyAgent, make_agent
+
+    agents: list[Any] = []
+    weights: list[float] = []
+    mixture = dict(config["opponents"])
+    self_weight = float(mixture.pop("self", 0.0))
+    for spec, weight in mixture.items():
+        agents.append(make_agent(spec, config["env"]))
+        weights.append(float(weight))
+    if snapshots and self_weight > 0:
+        for path in snapshots:
+            agents.append(PolicyAgent(path, deterministic=False))
+            weights.append(self_weight / len(snapshots))
+    return agents, weights
+
+
+def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any:
+    from stable_baselines3.common.monitor import Monitor
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    from wrappers import SingleAgentEnv
+
+    def factory(rank: int):  # noqa: ANN202
+        def build() -> Any:
+            agents, weights = _opponent_pool(config, snapshots)
+            env = SingleAgentEnv(
+                config["env"], opponents=agents, opponent_weights=weights, learner_seat=config["learner_seat"],
+                env_kwargs=config["env_kwargs"],
+            )
+            return Monitor(env)
+
+        return build
+
+    cls = SubprocVecEnv if config["vec_env"] == "subproc" else DummyVecEnv
+    vec_env = cls([factory(i) for i in range(config["n_envs"])])
+    vec_env.seed(seed)
+    return vec_env
+
+
+def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, Any]) -> Any:
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from baselines.agents import PolicyAgent, make_agent
+    from baselines.tournament import head_to_head, wilson_interval
+
+    class SelfPlayCallback(BaseCallback):
+        """Checkpoints, snapshots into the opponent pool, periodic evaluation."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.next_checkpoint = state["timesteps"] + config["checkpoint_every"]
+            self.next_snapshot = state["timesteps"] + config["snapshot_every"] if config["snapshot_every"] else None
+            self.next_eval = state["timesteps"] + config["eval_every"] if config["eval_every"] else None
+
+        def _on_step(self) -> bool:
+            steps = self.num_timesteps
+            if steps >= self.next_checkpoint:
+                save_checkpoint(run_dir, self.model, state)
+                self.next_checkpoint += config["checkpoint_every"]
+            if self.next_snapshot is not None and steps >= self.next_snapshot:
+                self._snapshot()
+                self.next_snapshot += config["snapshot_every"]
+            if self.next_eval is not None and steps >= self.next_eval:
+                self._evaluate()
+                self.next_eval += config["eval_every"]
+            return True
+
+        def _snapshot(self) -> None:
+            path = run_dir / "snapshots" / f"snapshot_{self.num_timesteps}.zip"
+            self.model.save(path)
+            state["snapshots"] = (state["snapshots"] + [str(path)])[-config["max_snapshots"] :]
+            agents, weights = _opponent_pool(config, state["snapshots"])
+            env = self.training_env
+            # Replace each env's pool: references + the newest snapshots.
+            for i in range(env.num_envs):
+                env.env_method("set_pool", agents, weights, indices=[i])
+
+        def _evaluate(self) -> None:
+            learner = PolicyAgent(model=self.model, name="learner")
+            rows = []
+            for spec in REFERENCE_AGENTS:
+                try:
+                    opponent = make_agent(spec, config["env"])
+                except ValueError:
+                    continue
+                result = head_to_head(config["env"], learner, opponent, config["eval_games"], seed=10_000, env_kwargs=config["env_kwargs"])
+                low, high = wilson_interval(result.wins, result.games)
+                rate = result.wins / result.games
+                self.logger.record(f"eval/win_rate_vs_{spec}", rate)
+                rows.append({"timesteps": self.num_timesteps, "opponent": spec, "win_rate": rate, "ci_low": low, "ci_high": high,
+                             "games": result.games, "illegal": result.illegal})
+            path = run_dir / "evaluations.csv"
+            new = not path.exists()
+            with path.open("a", newline="") as handle:
+                writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+                if new:
+                    writer.writeheader()
+                writer.writerows(rows)
+
+    return SelfPlayCallback()
+
+
+def save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any]) -> None:
+    folder = run_dir / "checkpoints"
+    folder.mkdir(exist_ok=True)
+    state["timesteps"] = int(model.num_timesteps)
+    model.save(folder / "latest.tmp.zip")
+    (folder / "latest.tmp.zip").replace(folder / "latest.zip")  # atomic: a kill never leaves half a file
+    (folder / "state.json").write_text(json.dumps(state, indent=2))
+
+
+def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int = 0, progress_bar: bool = True,
+          final_eval: bool = True) -> Path:
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    torch.set_num_threads(1)
+    (run_dir / "snapshots").mkdir(parents=True, exist_ok=True)
+    state: dict[str, Any] = {"timesteps": 0, "snapshots": [], "seed": seed}
+    if resume:
+        state = json.loads((run_dir / "checkpoints" / "state.json").read_text())
+    vec_env = make_vec_env(config, state["snapshots"], seed + state["timesteps"])
+    if resume:
+        model = MaskablePPO.load(run_dir / "checkpoints" / "latest.zip", env=vec_env, device="cpu",
+                                 tensorboard_log=str(run_dir / "tb"))
+        print(f"resuming {run_dir} at {model.num_timesteps} timesteps")
+    else:
+        model = MaskablePPO(
+            "MlpPolicy", vec_env, learning_rate=config["learning_rate"], n_steps=config["n_steps"], batch_size=config["batch_size"],
+            n_epochs=config["n_epochs"], gamma=config["gamma"], gae_lambda=config["gae_lambda"], ent_coef=config["ent_coef"],
+            clip_range=config["clip_range"], policy_kwargs={"net_arch": list(config["net_arch"])}, seed=seed, device="cpu",
+            tensorboard_log=str(run_dir / "tb"), verbose=0,
+        )
+    remaining = config["total_timesteps"] - model.num_timesteps
+    started = time.perf_counter()
+    steps_before = model.num_timesteps
+    try:
+        if remaining > 0:
+            model.learn(remaining, callback=_training_callback(run_dir, config, state), reset_num_timesteps=not resume,
+                        progress_bar=progress_bar, tb_log_name="ppo")
+    except KeyboardInterrupt:
+        save_checkpoint(run_dir, model, state)
+        print(f"\ninterrupted: checkpoint saved at {model.num_timesteps} timesteps; continue with --resume {run_dir}")
+        sys.exit(130)
+    elapsed = time.perf_counter() - started
+    save_checkpoint(run_dir, model, state)
+    model.save(run_dir / "model.zip")
+    fps = (model.num_timesteps - steps_before) / max(elapsed, 1e-9)
+    (run_dir / "training.json").write_text(json.dumps({"timesteps": model.num_timesteps, "seconds": elapsed, "fps": fps}, indent=2))
+    print(f"trained {model.num_timesteps} timesteps in {elapsed:.0f} s ({fps:.0f} fps); model: {run_dir / 'model.zip'}")
+    vec_env.close()
+    if final_eval:
+        from baselines.agents import PolicyAgent, make_agent
+        from baselines.evaluate import evaluate
+
+        agents = [PolicyAgent(run_dir / "model.zip", name="trained")]
+        for spec in REFERENCE_AGENTS:
+            try:
+                agents.append(make_agent(spec, config["env"]))
+            except ValueError:
+                pass
+        summary = evaluate(config["env"], [], config["final_eval_games"], run_dir, seed=20_000, env_kwargs=config["env_kwargs"],
+                           run_dir=run_dir, agents=agents, show_progress=progress_bar)
+        print(summary["table"])
+    return run_dir
+
+
+def main(argv: list[str] | None = None) -> None:
+    from envs import ENVIRONMENTS
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env", choices=sorted(ENVIRONMENTS), help="environment id (not needed with --resume)")
+    parser.add_argument("--resume", type=Path, default=None, help="continue an interrupted run from its folder")
+    parser.add_argument("--config", type=Path, default=CONFIG_PATH, help="hyperparameter YAML keyed by env id")
+    parser.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of run folders")
+    parser.add_argument("--run-name", default=None, help="run folder name (default <env>-<time>)")
+    parser.add_argument("--seed", type=int, default=0, help="training seed")
+    parser.add_argument("--total-timesteps", type=int, default=None, help="override the config's budget")
+    parser.add_argument("--n-envs", type=int, default=None, help="override the number of parallel envs")
+    parser.add_argument("--eval-every", type=int, default=None, help="override the evaluation interval (0 = never)")
+    parser.add_argument("--eval-games", type=int, default=None, help="override games per seat in periodic evaluations")
+    parser.add_argument("--final-eval-games", type=int, default=None, help="override games per seat in the final evaluation")
+    parser.add_argument("--checkpoint-every", type=int, default=None, help="override the checkpoint interval")
+    parser.add_argument("--snapshot-every", type=int, default=None, help="override the self-play snapshot interval (0 = never)")
+    parser.add_argument("--vec-env", choices=["dummy", "subproc"], default=None, help="vectorised env class")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--no-final-eval", action="store_true", help="skip the evaluation after training")
+    args = parser.parse_args(argv)
+    if args.resume:
+        run_dir = args.resume
+        config = yaml.safe_load((run_dir / "config.yaml").read_text())
+        if args.total_timesteps:
+            config["total_timesteps"] = args.total_timesteps
+    else:
+        if not args.env:
+            parser.error("--env is required unless --resume is given")
+        overrides = {
+            "total_timesteps": args.total_timesteps, "n_envs": args.n_envs, "eval_every": args.eval_every,
+            "eval_games": args.eval_games, "final_eval_games": args.final_eval_games, "checkpoint_every": args.checkpoint_every,
+            "snapshot_every": args.snapshot_every, "vec_env": args.vec_env,
+        }
+        config = load_config(args.env, overrides, args.config)
+        run_dir = args.runs / (args.run_name or f"{args.env}-{time.strftime('%Y%m%d-%H%M%S')}")
+        run_dir.mkdir(parents=True, exist_ok=False)
+        (run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=True))
+    with (run_dir / "command.txt").open("a") as handle:
+        handle.write("python -m baselines.train " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])) + "\n")
+    train(config, run_dir, resume=args.resume is not None, seed=args.seed, progress_bar=not args.no_progress,
+          final_eval=not args.no_final_eval)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,232 @@
+"""A single-agent ``gymnasium.Env`` view of any of our AEC envs.
+
+The learner plays one seat; every other seat is played *inside* the env by an opponent agent
+(see :mod:`baselines.agents`), drawn per episode from a pool.  Unlike PettingZoo's SB3 tutorial,
+where one model plays both seats and only ever sees the mover's reward, the learner here
+receives every reward addressed to its own agent, including the -1 that lands on it when an
+opponent's move ends the game.
+
+    from wrappers import SingleAgentEnv
+    from baselines.agents import RandomAgent
+    env = SingleAgentEnv("fire_and_ice_v0", opponents=[RandomAgent()], learner_seat="alternate")
+    model = MaskablePPO("MlpPolicy", env)          # finds env.action_masks()
+
+Works in ``DummyVecEnv`` and ``SubprocVecEnv`` (opponents are pickled into the subprocess;
+``add_opponent`` can be called through ``env_method``), and for Thin Ice's N seats.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import gymnasium as gym
+import numpy as np
+from numpy.typing import NDArray
+
+from envs._common.aec import check_choice
+from envs._common.spaces import LegalDiscrete
+
+
+def observation_scale(raw_space: gym.spaces.Box) -> NDArray[np.float32]:
+    """Per-element factors that map a raw observation into [0, 1] (flattened)."""
+    high = np.asarray(raw_space.high, dtype=np.float32).ravel()
+    return np.where(high > 0, 1.0 / np.maximum(high, 1e-12), 1.0).astype(np.float32)
+
+
+def normalize(observation: NDArray, scale: NDArray[np.float32]) -> NDArray[np.float32]:
+    return observation.ravel().astype(np.float32) * scale
+
+
+class SingleAgentEnv(gym.Env):
+    """One learner seat against opponent agents inside the env.
+
+    Args:
+        env_id: an id of ``envs.ENVIRONMENTS`` (e.g. ``"fire_and_ice_v0"``).
+        opponents: the pool; each episode draws one agent per opponent seat (uniformly, or by
+            ``opponent_weights``).  Default: a single :class:`~baselines.agents.RandomAgent`.
+        learner_seat: ``"alternate"`` (seat 0, 1, ... in turn per episode), ``"random"``, or a
+            seat index / agent name to always play.
+        env_kwargs: constructor arguments of the AEC env (e.g. ``{"num_players": 3}``).
+        illegal_action: ``"raise"`` (``ValueError``) or ``"lose"`` (episode ends, reward -1).
+        render_mode: passed to the AEC env.
+        normalize_observation: flatten the observation to float32 in [0, 1] (divided by the
+            space's upper bounds), which is what an MLP policy wants; ``False`` keeps the AEC
+            env's array as it is.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"]}
+
+    def __init__(
+        self,
+        env_id: str,
+        opponents: Sequence[Any] | None = None,
+        learner_seat: str | int = "alternate",
+        env_kwargs: dict[str, Any] | None = None,
+        opponent_weights: Sequence[float] | None = None,
+        illegal_action: str = "raise",
+        render_mode: str | None = None,
+        normalize_observation: bool = True,
+    ) -> None:
+        from envs import ENVIRONMENTS
+
+        check_choice("env_id", env_id, sorted(ENVIRONMENTS))
+        check_choice("illegal_action", illegal_action, ("raise", "lose"))
+        self.env_id = env_id
+        self.env_kwargs = dict(env_kwargs or {})
+        self.aec = ENVIRONMENTS[env_id].raw_env(render_mode=render_mode, **self.env_kwargs)
+        self.render_mode = render_mode
+        self.seats = list(self.aec.possible_agents)
+        if isinstance(learner_seat, str) and learner_seat in self.seats:
+            learner_seat = self.seats.index(learner_seat)
+        if isinstance(learner_seat, (int, np.integer)) and not isinstance(learner_seat, bool):
+            check_choice("learner_seat", int(learner_seat), range(len(self.seats)))
+        else:
+            check_choice("learner_seat", learner_seat, ("alternate", "random", *self.seats))
+        self.learner_seat = learner_seat
+        if opponents is None:
+            from baselines.agents import RandomAgent
+
+            opponents = [RandomAgent()]
+        if len(opponents) == 0:
+            raise ValueError("opponents must hold at least one agent")
+        self.opponents = list(opponents)
+        self.opponent_weights = None if opponent_weights is None else list(opponent_weights)
+        self.illegal_action = illegal_action
+        first = self.seats[0]
+        raw_space = self.aec.observation_space(first)["observation"]
+        self.normalize_observation = bool(normalize_observation)
+        if self.normalize_observation:
+            self._scale = observation_scale(raw_space)
+            low = np.minimum(0.0, np.asarray(raw_space.low, dtype=np.float32).ravel() * self._scale)
+            self.observation_space = gym.spaces.Box(low, np.ones_like(low), dtype=np.float32)
+        else:
+            self.observation_space = raw_space
+        self.action_space = LegalDiscrete(self.aec.action_space(first).n, self._mask_or_none)
+        self._episode = 0
+        self._learner = first
+        self._seat_agents: dict[str, Any] = {}
+        self._done = True
+        self._mask = np.zeros(self.action_space.n, dtype=np.int8)
+
+    # ---- opponent pool ----------------------------------------------------------------------
+    def add_opponent(self, opponent: Any, weight: float | None = None) -> int:
+        """Add an agent (or a saved model's path) to the pool; returns the pool size."""
+        if isinstance(opponent, str):
+            from baselines.agents import PolicyAgent
+
+            opponent = PolicyAgent(opponent)
+        self.opponents.append(opponent)
+        if self.opponent_weights is not None:
+            self.opponent_weights.append(1.0 if weight is None else weight)
+        return len(self.opponents)
+
+    def set_pool(self, opponents: Sequence[Any], weights: Sequence[float] | None = None) -> None:
+        """Replace the opponent pool (and its weights)."""
+        if len(opponents) == 0:
+            raise ValueError("opponents must hold at least one agent")
+        self.opponents = list(opponents)
+        self.opponent_weights = None
+        self.set_opponent_weights(weights)
+
+    def set_opponent_weights(self, weights: Sequence[float] | None) -> None:
+        if weights is not None and len(weights) != len(self.opponents):
+            raise ValueError(f"{len(weights)} weights for {len(self.opponents)} opponents")
+        self.opponent_weights = None if weights is None else list(weights)
+
+    def _draw_opponent(self) -> Any:
+        if self.opponent_weights is None:
+            return self.opponents[int(self.np_random.integers(len(self.opponents)))]
+        p = np.asarray(self.opponent_weights, dtype=float)
+        return self.opponents[int(self.np_random.choice(len(self.opponents), p=p / p.sum()))]
+
+    # ---- gymnasium API ----------------------------------------------------------------------
+    def _mask_or_none(self) -> NDArray[np.int8] | None:
+        return None if self._done else self._mask
+
+    def action_masks(self) -> NDArray[np.bool_]:
+        return self._mask.astype(bool)
+
+    @property
+    def learner(self) -> str:
+        """The agent name the learner plays in the current episode."""
+        return self._learner
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[NDArray, dict[str, Any]]:
+        super().reset(seed=seed)
+        if seed is not None:
+            self._episode = 0  # a seeded reset restarts the seat sequence, so it is reproducible
+        if self.learner_seat == "alternate":
+            seat = self._episode % len(self.seats)
+        elif self.learner_seat == "random":
+            seat = int(self.np_random.integers(len(self.seats)))
+        else:
+            seat = int(self.learner_seat)
+        self._episode += 1
+        self._learner = self.seats[seat]
+        self._seat_agents = {agent: self._draw_opponent() for agent in self.seats if agent != self._learner}
+        # The AEC env draws its own randomness from a seed taken from our generator.
+        self.aec.reset(seed=int(self.np_random.integers(2**31 - 1)))
+        self._return = 0.0
+        self._done = False
+        self._advance()
+        return self._observation(), self._info()
+
+    def step(self, action: Any) -> tuple[NDArray, float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("the episode has ended: call reset() before step()")
+        reward_before = self._return
+        if self.illegal_action == "lose":
+            from envs._common.aec import check_int_action
+
+            index = check_int_action(action, self.action_space.n)
+            if not self._mask[index]:
+                self._done = True
+                return self._observation(), -1.0, True, False, {**self._info(), "illegal_action": True}
+        self.aec.step(action)  # raises ValueError / TypeError on bad input
+        self._collect()
+        self._advance()
+        reward = self._return - reward_before
+        terminated = self._done and any(self.aec.terminations.values())
+        truncated = self._done and not terminated
+        return self._observation(), float(reward), bool(terminated), bool(truncated), self._info()
+
+    def _collect(self) -> None:
+        self._return += float(self.aec.rewards.get(self._learner, 0.0))
+
+    def _advance(self) -> None:
+        """Let the opponents act until it is the learner's turn or the game is over."""
+        aec = self.aec
+        while True:
+            if self._learner not in aec.agents or aec.terminations[self._learner] or aec.truncations[self._learner]:
+                self._done = True
+                self._mask = np.zeros_like(self._mask)
+                return
+            current = aec.agent_selection
+            if aec.terminations[current] or aec.truncations[current]:
+                aec.step(None)  # an opponent already out (Thin Ice): PettingZoo's dead step
+                continue
+            if current == self._learner:
+                self._mask = aec.observe(current)["action_mask"]
+                return
+            aec.step(self._seat_agents[current].act(aec, current, self.np_random))
+            self._collect()
+
+    def _observation(self) -> NDArray:
+        observation = self.aec.observe(self._learner)["observation"]
+        if self.normalize_observation:
+            return normalize(observation, self._scale)
+        return observation
+
+    def _info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"learner": self._learner, "action_mask": self._mask.copy()}
+        if self._done:
+            info["episode_return"] = self._return
+            info["is_success"] = self._return > 0
+            info["final_infos"] = self.aec.infos.get(self._learner, {})
+        return info
+
+    def render(self) -> Any:
+        return self.aec.render()
+
+    def close(self) -> None:
+        self.aec.close()
