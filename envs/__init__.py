@@ -11,11 +11,12 @@ from types import ModuleType
 
 import gymnasium
 
-from envs import fire_and_ice_solitaire_v0, fire_and_ice_v0, go_with_the_floe_v0
+from envs import fire_and_ice_solitaire_v0, fire_and_ice_v0, go_with_the_floe_v0, thin_ice_v0
 
 ENVIRONMENTS: dict[str, ModuleType] = {
     "fire_and_ice_v0": fire_and_ice_v0,
     "go_with_the_floe_v0": go_with_the_floe_v0,
+    "thin_ice_v0": thin_ice_v0,
 }
 
 #: Single-agent Gymnasium envs: id -> module.
@@ -30,4 +31,4 @@ if fire_and_ice_solitaire_v0.GYMNASIUM_ID not in gymnasium.registry:
         max_episode_steps=None,
     )
 
-__all__ = ["GYMNASIUM_ENVIRONMENTS", "fire_and_ice_solitaire_v0", "ENVIRONMENTS", "fire_and_ice_v0", "go_with_the_floe_v0"]
+__all__ = ["GYMNASIUM_ENVIRONMENTS", "fire_and_ice_solitaire_v0", "ENVIRONMENTS", "fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0"]

@@ -1,0 +1,307 @@
+"""
+# Thin Ice
+
+| Import | `from envs import thin_ice_v0` |
+|---|---|
+| Agents | `["player_0", ..., "player_{N-1}"]`, `num_players` 2..6 (`player_0` calls first) |
+| Action Shape | `Discrete(9 + 3*T + 15 + 1)` with `T = grid * grid * 6` targets (907 for the default 7x7 grid) |
+| Action Values | calls, placements, pick-ups, DONE (below) |
+| Observation Shape | `{"observation": (182*N + 22,) float32, "action_mask": (907,) int8}` |
+| Observation Values | [-1, 1] |
+| Rewards | at the end, points scaled to [-1, 1]: `2 * (points - 1) / (N - 1) - 1` |
+
+A dexterity game with Icehouse pyramids.  On your turn you *call* one or two piece sizes; every
+player still in then adds those pieces to their own pile (caller first, going left) and may
+reorganise it (pick a piece up and place it again).  You are out the moment your pile has four
+pieces touching the table (T), three pieces touching nothing (A), or two pieces nested tip in
+tip (N).  Whether a pile stands, topples or nests is decided by MuJoCo, at every physics step.
+Full rules: `spec/thin_ice.md`.
+
+### Action Space
+* `0..8`: calls S, M, L, SS, MM, LL, SM, SL, ML (legal when the supply has the pieces);
+* `9 + T*size + target`: place a pending piece (or the piece in hand) of `size` (0 S, 1 M, 2 L)
+  at `target = 6 * cell + orientation`; `cell = row * grid + col` on a `grid x grid` lattice of
+  `pitch` spacing centred on the pile; orientations: upright, inverted (apex down), lying on a
+  face with the apex toward +x, -x, +y, -y.  The piece is lowered above the point until it
+  first touches the pile or table, lifted 1 mm and released with a seeded hand tremor;
+* `9 + 3T + k`: pick up the piece in slot `k` of your pile (slots in order of first placement),
+  at most `max_rearrangements` times per add-turn; the piece in hand must be placed next;
+* `9 + 3T + 15`: DONE, legal when nothing is pending or in hand.
+
+### Observation Space
+A flat float32 vector.  For each player, the observer first and then the others in seat order
+(`182` values each): for each of 15 slots `[in_pile, in_hand, is_S, is_M, is_L, x, y, z,
+axis_x, axis_y, axis_z, on_table]` (positions in units of 0.25 m from the pile centre, clipped
+to [-1, 1]; `axis` points from the base to the apex), then `[is_out, out_rule_T, ...]` as
+`[out, 0]` (2 values: out, and out this round).  Then 22 + N global values: the current call
+(one-hot 9), pieces pending for the adder (3, per size / 2), the size in hand (one-hot 3),
+the supply left (3, / 5), whose turn relative to the observer (one-hot N), the phase (one-hot
+call / add / over), and rearrangements used (/ max, 1).
+
+### Arguments
+| Parameter | Type | Default | Description |
+|---|---|---|---|
+| `num_players` | `int` | `2` | 2..6 |
+| `render_mode` | `str \\| None` | `None` | `"ansi"`, `"rgb_array"`, `"human"` |
+| `max_rearrangements` | `int` | `2` | pick-ups allowed per add-turn (0..10) |
+| `grid` | `int` | `7` | placement lattice is `grid x grid` (1..15) |
+| `pitch_mm` | `float` | `7.0` | lattice spacing in mm (0.5..30) |
+| `table_friction` | `float` | `1.0` | table friction (0.05..3) |
+| `piece_friction` | `float` | `0.5` | piece-on-piece friction (0.05..3) |
+| `tremor_mm` | `float` | `0.5` | hand tremor, position standard deviation (0..5 mm) |
+| `tremor_degrees` | `float` | `1.0` | hand tremor, tilt standard deviation (0..10 degrees) |
+| `settle_cap_seconds` | `float` | `3.0` | longest simulated settling per action (0.1..30 s) |
+
+### Version History
+* v0: initial release.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from numpy.typing import NDArray
+
+from envs._common.aec import TurnBasedAECEnv, check_choice, default_wrappers
+from envs.thin_ice import rules
+from envs.thin_ice.physics import NUM_ORIENTATIONS, ORIENTATIONS, PhysicsConfig, PilePhysics
+
+SLOT_FEATURES = 12
+PLAYER_FEATURES = rules.MAX_SLOTS * SLOT_FEATURES + 2
+POSITION_SCALE = 0.25
+
+
+class MuJoCoPiles:
+    """The physics backend of the game layer: one :class:`PilePhysics` per player."""
+
+    def __init__(self, num_players: int, config: PhysicsConfig, grid: int, pitch: float) -> None:
+        self.config = config
+        self.grid = grid
+        self.pitch = pitch
+        self.piles = [PilePhysics(config) for _ in range(num_players)]
+        self.slot_piece: list[list[int]] = [[] for _ in range(num_players)]
+        self.placements = 0
+        self.last_steps = 0
+
+    def target_point(self, target: int) -> tuple[tuple[float, float], int]:
+        cell, orientation = divmod(target, NUM_ORIENTATIONS)
+        row, col = divmod(cell, self.grid)
+        centre = (self.grid - 1) / 2
+        return ((col - centre) * self.pitch, (row - centre) * self.pitch), orientation
+
+    def place(self, player: int, size: int, target: int, piece_slot: int | None, rng: np.random.Generator | None) -> str | None:
+        pile = self.piles[player]
+        slots = self.slot_piece[player]
+        if piece_slot is not None and piece_slot < len(slots):
+            piece = slots[piece_slot]
+        else:
+            piece = pile.free_piece(size)
+            slots.append(piece)
+        point, orientation = self.target_point(target)
+        outcome = pile.place(size, point, orientation, rng, piece=piece)
+        self.placements += 1
+        self.last_steps = outcome.steps
+        return outcome.eliminated
+
+    def pick_up(self, player: int, piece_slot: int) -> str | None:
+        outcome = self.piles[player].pick_up(self.slot_piece[player][piece_slot])
+        self.last_steps = outcome.steps
+        return outcome.eliminated
+
+
+class raw_env(TurnBasedAECEnv):
+    """Thin Ice AEC environment on MuJoCo physics (see the module docstring)."""
+
+    metadata = {"name": "thin_ice_v0", "render_modes": ["ansi", "rgb_array", "human"], "is_parallelizable": False, "render_fps": 2}
+    max_plies = 5000
+
+    def __init__(
+        self,
+        num_players: int = 2,
+        render_mode: str | None = None,
+        max_rearrangements: int = 2,
+        grid: int = 7,
+        pitch_mm: float = 7.0,
+        table_friction: float = 1.0,
+        piece_friction: float = 0.5,
+        tremor_mm: float = 0.5,
+        tremor_degrees: float = 1.0,
+        settle_cap_seconds: float = 3.0,
+    ) -> None:
+        check_choice("num_players", num_players, range(2, 7))
+        check_choice("max_rearrangements", max_rearrangements, range(0, 11))
+        check_choice("grid", grid, range(1, 16))
+        if isinstance(pitch_mm, bool) or not isinstance(pitch_mm, (int, float)) or not 0.5 <= pitch_mm <= 30:
+            raise ValueError(f"pitch_mm must be a number in [0.5, 30]; got {pitch_mm!r}")
+        self.physics_config = PhysicsConfig(
+            table_friction=table_friction, piece_friction=piece_friction, tremor_position=tremor_mm / 1000
+            if isinstance(tremor_mm, (int, float)) and not isinstance(tremor_mm, bool) else tremor_mm,
+            tremor_tilt_degrees=tremor_degrees, settle_cap_seconds=settle_cap_seconds,
+        )
+        try:
+            self.physics_config.validate()
+        except ValueError as error:
+            names = {"tremor_position": "tremor_mm (in metres)", "tremor_tilt_degrees": "tremor_degrees"}
+            message = str(error)
+            for internal, public in names.items():
+                message = message.replace(internal, public)
+            raise ValueError(message) from None
+        self.num_players = num_players
+        self.max_rearrangements = max_rearrangements
+        self.grid = grid
+        self.pitch = pitch_mm / 1000
+        self.num_targets = grid * grid * NUM_ORIENTATIONS
+        self.num_actions = rules.NUM_CALLS + 3 * self.num_targets + rules.MAX_SLOTS + 1
+        self.possible_agents = [f"player_{i}" for i in range(num_players)]
+        size = PLAYER_FEATURES * num_players + 22 + num_players
+        obs_space = spaces.Dict(
+            {
+                "observation": spaces.Box(-1.0, 1.0, (size,), dtype=np.float32),
+                "action_mask": spaces.Box(0, 1, (self.num_actions,), dtype=np.int8),
+            }
+        )
+        self.observation_spaces = {a: obs_space for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Discrete(self.num_actions) for a in self.possible_agents}
+        super().__init__(render_mode)
+        self._renderer: Any = None
+        self._new_game(None)
+
+    # ---- hooks ------------------------------------------------------------------------------
+    def _new_game(self, options: dict[str, Any] | None) -> None:
+        self.piles = MuJoCoPiles(self.num_players, self.physics_config, self.grid, self.pitch)
+        self.game = rules.ThinIceGame(self.num_players, self.piles, self.num_targets, self.max_rearrangements)
+        self._plies_taken = 0
+
+    @property
+    def state(self) -> rules.ThinIceState:
+        return self.game.state
+
+    def _current_seat(self) -> int:
+        s = self.game.state
+        return s.current_player if s.phase != rules.OVER else max(s.caller, 0)
+
+    def _legal_mask(self) -> NDArray[np.int8]:
+        return self.game.legal_action_mask()
+
+    def _explain_illegal(self, action: int) -> str:
+        return self.game.explain_illegal(action)
+
+    def _apply(self, action: int) -> None:
+        self.game.apply(action, self.np_random)
+        self._plies_taken += 1
+
+    def _outcome(self) -> NDArray[np.float32] | None:
+        return self.game.rewards() if self.game.state.phase == rules.OVER else None
+
+    def _end_infos(self) -> dict[str, dict[str, Any]]:
+        s = self.game.state
+        return {
+            agent: {"points": s.points[i], "out_rule": s.out_rule[i] or None, "out_round": s.out_round[i]}
+            for i, agent in enumerate(self.possible_agents)
+        }
+
+    def _plies(self) -> int:
+        return self._plies_taken
+
+    def action_to_notation(self, action: int) -> str:
+        text = self.game.describe(action)
+        if text.startswith("place"):
+            target = (action - rules.NUM_CALLS) % self.num_targets
+            (x, y), orientation = self.piles.target_point(target)
+            text += f" ({x * 1000:+.0f} mm, {y * 1000:+.0f} mm, {ORIENTATIONS[orientation]})"
+        return text
+
+    def _observation(self, seat: int) -> NDArray[np.float32]:
+        s = self.game.state
+        n = self.num_players
+        blocks = []
+        for offset in range(n):
+            player = (seat + offset) % n
+            block = np.zeros((rules.MAX_SLOTS, SLOT_FEATURES), dtype=np.float32)
+            pile = self.piles.piles[player]
+            positions, axes = pile.positions(), pile.axes()
+            contacts = pile.contacts()
+            for slot, piece in enumerate(self.piles.slot_piece[player]):
+                in_pile = s.slot_in_pile[player][slot] if slot < len(s.slot_in_pile[player]) else False
+                block[slot, 0] = in_pile
+                block[slot, 1] = s.phase == rules.ADD and s.adder == player and s.in_hand == slot
+                block[slot, 2 + s.slot_sizes[player][slot]] = 1.0
+                if in_pile:
+                    block[slot, 5:8] = np.clip(positions[piece] / POSITION_SCALE, -1, 1)
+                    block[slot, 8:11] = axes[piece]
+                    block[slot, 11] = contacts.on_table[piece]
+            out = s.out_round[player] >= 0
+            extra = np.array([out, out and s.out_round[player] == s.calls_made - 1], dtype=np.float32)
+            blocks.append(np.concatenate([block.ravel(), extra]))
+        call = np.zeros(rules.NUM_CALLS, dtype=np.float32)
+        if s.current_call >= 0:
+            call[s.current_call] = 1
+        pending = np.array([s.pending.count(size) / 2 for size in range(3)], dtype=np.float32)
+        in_hand = np.zeros(3, dtype=np.float32)
+        if s.phase == rules.ADD and s.in_hand >= 0:
+            in_hand[s.slot_sizes[s.adder][s.in_hand]] = 1
+        supply = (s.supply / rules.PIECES_PER_SIZE).astype(np.float32)
+        turn = np.zeros(n, dtype=np.float32)
+        if s.phase != rules.OVER:
+            turn[(s.current_player - seat) % n] = 1
+        phase = np.zeros(3, dtype=np.float32)
+        phase[s.phase] = 1
+        used = np.array([s.rearrangements / max(self.max_rearrangements, 1)], dtype=np.float32)
+        return np.concatenate([*blocks, call, pending, in_hand, supply, turn, phase, used]).astype(np.float32)
+
+    # ---- snapshots (search agents) ----------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """Everything needed to continue this game exactly (physics, game layer, generator)."""
+        import copy
+
+        return {
+            "piles": [pile.snapshot() for pile in self.piles.piles],
+            "slot_piece": copy.deepcopy(self.piles.slot_piece),
+            "game": copy.deepcopy(self.game.state),
+            "rng": copy.deepcopy(self.np_random.bit_generator.state),
+            "env": copy.deepcopy((self.rewards, self._cumulative_rewards, self.terminations, self.truncations, self.infos,
+                                  self.agents, self.agent_selection, self._plies_taken)),
+        }
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        import copy
+
+        for pile, saved in zip(self.piles.piles, snapshot["piles"]):
+            pile.restore(saved)
+        self.piles.slot_piece = copy.deepcopy(snapshot["slot_piece"])
+        self.game.state = copy.deepcopy(snapshot["game"])
+        self.np_random.bit_generator.state = copy.deepcopy(snapshot["rng"])
+        (self.rewards, self._cumulative_rewards, self.terminations, self.truncations, self.infos, self.agents,
+         self.agent_selection, self._plies_taken) = copy.deepcopy(snapshot["env"])
+        self._mask = self._legal_mask()
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["_renderer"] = None
+        return state
+
+    # ---- rendering --------------------------------------------------------------------------
+    def _render_ansi(self) -> str:
+        from envs.thin_ice.render import render_ansi
+
+        return render_ansi(self)
+
+    def _render_rgb(self) -> NDArray[np.uint8]:
+        from envs.thin_ice.render import PileRenderer
+
+        if self._renderer is None:
+            self._renderer = PileRenderer()
+        return self._renderer.render(self)
+
+    def close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+        super().close()
+
+
+def env(**kwargs: Any) -> Any:
+    """Thin Ice with PettingZoo's standard wrappers (an illegal move loses with -1)."""
+    return default_wrappers(raw_env(**kwargs))

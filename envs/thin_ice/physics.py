@@ -1,0 +1,446 @@
+"""Thin Ice physics: hollow Looney pyramids in MuJoCo, one pile scene per player.
+
+Every pyramid is a free body made of four convex wall slabs (the convex hull of an outer face
+triangle and the parallel inner face triangle, 1.5 mm inside), so pieces are really hollow and
+nest.  Each player's pile has its own ``MjModel`` copy (compiled once, then copied) and
+``MjData``: all 15 pieces (5 S, 5 M, 5 L) are pre-allocated and *parked* far away with no
+contacts (``contype = conaffinity = 0``) and gravity compensation until they are placed.
+
+The rule checks (T: four pieces touching the table; A: three pieces in the pile touching
+nothing; N: two pieces nested) run at every physics step while the pile moves, so a player is
+out the moment one holds.  ``PilePhysics.snapshot()`` / ``restore()`` capture everything needed
+to continue bit-identically (MuJoCo's integration state plus which pieces are in play).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+# ------------------------------------------------------------------------------ piece geometry
+SIZE_NAMES = ("S", "M", "L")
+BASE = (0.01429, 0.01984, 0.02540)  # metres, Looney Labs' published sizes
+HEIGHT = (0.02540, 0.03493, 0.04445)
+WALL = 0.0015
+DENSITY = 1050.0
+PIECES_PER_SIZE = 5
+NUM_PIECES = 3 * PIECES_PER_SIZE
+#: piece index -> size index (0 = S, 1 = M, 2 = L): S0..S4, M0..M4, L0..L4.
+PIECE_SIZE = np.repeat(np.arange(3), PIECES_PER_SIZE)
+
+ORIENTATIONS = ("upright", "inverted", "lying+x", "lying-x", "lying+y", "lying-y")
+NUM_ORIENTATIONS = len(ORIENTATIONS)
+
+
+def inner_apex_drop(size: int) -> float:
+    """How far below the outer apex the inner apex lies (the walls are WALL thick)."""
+    half = BASE[size] / 2
+    return WALL * math.hypot(HEIGHT[size], half) / half
+
+
+INNER_APEX_HEIGHT = tuple(HEIGHT[s] - inner_apex_drop(s) for s in range(3))
+
+
+def _slab_vertices(size: int, face: int) -> list[tuple[float, float, float]]:
+    half, height = BASE[size] / 2, HEIGHT[size]
+    inner_height = INNER_APEX_HEIGHT[size]
+    inner_half = half * inner_height / height
+    corners = [(1, -1), (1, 1), (-1, 1), (-1, -1)]
+    (ax, ay), (bx, by) = corners[face], corners[(face + 1) % 4]
+    return [
+        (ax * half, ay * half, 0.0), (bx * half, by * half, 0.0), (0.0, 0.0, height),
+        (ax * inner_half, ay * inner_half, 0.0), (bx * inner_half, by * inner_half, 0.0), (0.0, 0.0, inner_height),
+    ]
+
+
+@dataclass(frozen=True)
+class PhysicsConfig:
+    """Physics options (spec defaults); every field is validated by :meth:`validate`."""
+
+    table_friction: float = 1.0
+    piece_friction: float = 0.5
+    timestep: float = 0.002
+    tremor_position: float = 0.0005  # metres (standard deviation)
+    tremor_tilt_degrees: float = 1.0
+    settle_cap_seconds: float = 3.0
+    settle_linear: float = 0.002  # m/s
+    settle_angular: float = 0.05  # rad/s
+    settle_steps: int = 25
+
+    def validate(self) -> None:
+        checks = {
+            "table_friction": (0.05, 3.0), "piece_friction": (0.05, 3.0), "timestep": (0.0002, 0.005),
+            "tremor_position": (0.0, 0.005), "tremor_tilt_degrees": (0.0, 10.0), "settle_cap_seconds": (0.1, 30.0),
+            "settle_linear": (1e-5, 0.05), "settle_angular": (1e-4, 1.0), "settle_steps": (1, 1000),
+        }
+        for name, (low, high) in checks.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+                raise ValueError(f"{name} must be a number in [{low}, {high}]; got {value!r}")
+
+
+def build_mjcf(config: PhysicsConfig) -> str:
+    """The MJCF of one pile scene: a table and 15 parked pyramids."""
+    meshes, bodies = [], []
+    for size in range(3):
+        for face in range(4):
+            vertices = " ".join(f"{v:.7f}" for vertex in _slab_vertices(size, face) for v in vertex)
+            meshes.append(f'<mesh name="{SIZE_NAMES[size]}{face}" vertex="{vertices}"/>')
+    for piece in range(NUM_PIECES):
+        size = int(PIECE_SIZE[piece])
+        geoms = "".join(
+            f'<geom name="p{piece}_{face}" type="mesh" mesh="{SIZE_NAMES[size]}{face}" class="piece"/>' for face in range(4)
+        )
+        x, y, z = _parking_spot(piece)
+        bodies.append(f'<body name="piece{piece}" pos="{x} {y} {z}" gravcomp="1"><freejoint name="j{piece}"/>{geoms}</body>')
+    return f"""
+<mujoco model="thin_ice_pile">
+  <compiler angle="radian"/>
+  <option timestep="{config.timestep}" integrator="implicitfast" cone="elliptic" impratio="10" solver="Newton">
+    <flag multiccd="enable"/>
+  </option>
+  <default>
+    <geom condim="4" solimp="0.95 0.99 0.0005" solref="0.004 1"/>
+    <default class="piece">
+      <geom density="{DENSITY}" friction="{config.piece_friction} 0.005 0.0001" contype="0" conaffinity="0" rgba="0.8 0.8 0.8 1"/>
+    </default>
+  </default>
+  <asset>{''.join(meshes)}</asset>
+  <worldbody>
+    <light pos="0 0 1" dir="0 0 -1" directional="true"/>
+    <geom name="table" type="plane" size="2 2 0.1" friction="{config.table_friction} 0.005 0.0001" rgba="0.35 0.3 0.25 1"/>
+    {''.join(bodies)}
+  </worldbody>
+</mujoco>"""
+
+
+def _parking_spot(piece: int) -> tuple[float, float, float]:
+    return (1.0 + 0.1 * (piece % 5), 1.0 + 0.1 * (piece // 5), 1.0)
+
+
+class PhysicsError(RuntimeError):
+    """The simulation went unstable (NaN, or a piece left the world)."""
+
+
+@dataclass
+class Outcome:
+    """What a physical action did: the elimination rule that fired (or None), steps simulated."""
+
+    eliminated: str | None = None
+    steps: int = 0
+    settled: bool = True
+
+
+@dataclass
+class Contacts:
+    on_table: NDArray[np.bool_]  # (15,) touching the table
+    touching_piece: NDArray[np.bool_]  # (15,) touching another piece of the pile
+    nested_pairs: list[tuple[int, int]] = field(default_factory=list)  # (inner, outer)
+
+
+_MODEL_CACHE: dict[PhysicsConfig, Any] = {}
+
+
+def _compiled_model(config: PhysicsConfig) -> Any:
+    import mujoco
+
+    model = _MODEL_CACHE.get(config)
+    if model is None:
+        model = _MODEL_CACHE[config] = mujoco.MjModel.from_xml_string(build_mjcf(config))
+    return model
+
+
+class PilePhysics:
+    """One player's pile scene."""
+
+    WORLD_LIMIT = 2.0  # metres: a piece farther than this has left the world
+    NEST_DISTANCE = 0.001
+    NEST_ANGLE = math.radians(8.0)
+
+    def __init__(self, config: PhysicsConfig | None = None) -> None:
+        import copy
+
+        import mujoco
+
+        self._mujoco = mujoco
+        self.config = config or PhysicsConfig()
+        self.config.validate()
+        self.model = copy.deepcopy(_compiled_model(self.config))
+        self.data = mujoco.MjData(self.model)
+        model = self.model
+        self.table_geom = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "table")
+        self.piece_body = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, f"piece{p}") for p in range(NUM_PIECES)])
+        self.qpos_adr = np.array([model.jnt_qposadr[model.body_jntadr[b]] for b in self.piece_body])
+        self.dof_adr = np.array([model.jnt_dofadr[model.body_jntadr[b]] for b in self.piece_body])
+        #: geom id -> piece index (-1 for the table)
+        self.geom_piece = np.full(model.ngeom, -1, dtype=np.int64)
+        for piece, body in enumerate(self.piece_body):
+            self.geom_piece[model.body_geomadr[body] : model.body_geomadr[body] + model.body_geomnum[body]] = piece
+        self.piece_geoms = [np.flatnonzero(self.geom_piece == p) for p in range(NUM_PIECES)]
+        self.in_play = np.zeros(NUM_PIECES, dtype=bool)
+        mujoco.mj_forward(model, self.data)
+        self._warnings_seen = self._instability_warnings()
+
+    # ---- bookkeeping ------------------------------------------------------------------------
+    def _activate(self, piece: int, active: bool) -> None:
+        geoms = self.piece_geoms[piece]
+        self.model.geom_contype[geoms] = int(active)
+        self.model.geom_conaffinity[geoms] = int(active)
+        # MuJoCo's broad phase reads the per-body OR of its geoms' bits, computed at compile time.
+        self.model.body_contype[self.piece_body[piece]] = int(active)
+        self.model.body_conaffinity[self.piece_body[piece]] = int(active)
+        self.model.body_gravcomp[self.piece_body[piece]] = 0.0 if active else 1.0
+        self.in_play[piece] = active
+
+    def _set_pose(self, piece: int, position: NDArray[np.float64], quaternion: NDArray[np.float64]) -> None:
+        adr, dof = self.qpos_adr[piece], self.dof_adr[piece]
+        self.data.qpos[adr : adr + 3] = position
+        self.data.qpos[adr + 3 : adr + 7] = quaternion
+        self.data.qvel[dof : dof + 6] = 0.0
+
+    def free_piece(self, size: int) -> int:
+        """A parked piece of ``size`` (``ValueError`` if none is left)."""
+        for piece in range(size * PIECES_PER_SIZE, (size + 1) * PIECES_PER_SIZE):
+            if not self.in_play[piece] and not self._held(piece):
+                return piece
+        raise ValueError(f"no {SIZE_NAMES[size]} piece left to place")
+
+    def _held(self, piece: int) -> bool:
+        return bool(getattr(self, "_in_hand", set()) and piece in self._in_hand)
+
+    def positions(self) -> NDArray[np.float64]:
+        """(15, 3) base-centre positions."""
+        return np.array([self.data.xpos[b] for b in self.piece_body])
+
+    def axes(self) -> NDArray[np.float64]:
+        """(15, 3) unit vectors from base centre toward the apex."""
+        return np.array([self.data.xmat[b].reshape(3, 3)[:, 2] for b in self.piece_body])
+
+    # ---- contacts and rules -----------------------------------------------------------------
+    def contacts(self) -> Contacts:
+        data = self.data
+        on_table = np.zeros(NUM_PIECES, dtype=bool)
+        touching = np.zeros(NUM_PIECES, dtype=bool)
+        nested: list[tuple[int, int]] = []
+        if data.ncon:
+            geoms = data.contact.geom[: data.ncon]
+            first, second = self.geom_piece[geoms[:, 0]], self.geom_piece[geoms[:, 1]]
+            table_hits = np.concatenate([second[first == -1], first[second == -1]])
+            on_table[table_hits[table_hits >= 0]] = True
+            between = (first >= 0) & (second >= 0) & (first != second)
+            if between.any():
+                touching[first[between]] = True
+                touching[second[between]] = True
+                pairs = {tuple(sorted(p)) for p in zip(first[between].tolist(), second[between].tolist())}
+                nested = self._nested(pairs)
+        return Contacts(on_table, touching, nested)
+
+    def _nested(self, pairs: set[tuple[int, int]]) -> list[tuple[int, int]]:
+        found = []
+        for a, b in pairs:
+            for inner, outer in ((a, b), (b, a)):
+                inner_body, outer_body = self.piece_body[inner], self.piece_body[outer]
+                inner_axis = self.data.xmat[inner_body].reshape(3, 3)[:, 2]
+                outer_axis = self.data.xmat[outer_body].reshape(3, 3)[:, 2]
+                if float(inner_axis @ outer_axis) < math.cos(self.NEST_ANGLE):
+                    continue
+                apex = self.data.xpos[inner_body] + HEIGHT[PIECE_SIZE[inner]] * inner_axis
+                inner_apex = self.data.xpos[outer_body] + INNER_APEX_HEIGHT[PIECE_SIZE[outer]] * outer_axis
+                if np.linalg.norm(apex - inner_apex) <= self.NEST_DISTANCE:
+                    found.append((inner, outer))
+        return found
+
+    def rule_violated(self, contacts: Contacts | None = None) -> str | None:
+        """``"T"``, ``"A"``, ``"N"`` or ``None`` for the pile as it is now."""
+        contacts = contacts or self.contacts()
+        if int((contacts.on_table & self.in_play).sum()) >= 4:
+            return "T"
+        airborne = self.in_play & ~contacts.on_table & ~contacts.touching_piece
+        if int(airborne.sum()) >= 3:
+            return "A"
+        if contacts.nested_pairs:
+            return "N"
+        return None
+
+    # ---- simulation -------------------------------------------------------------------------
+    def _instability_warnings(self) -> int:
+        warning = self._mujoco.mjtWarning
+        return sum(int(self.data.warning[w].number) for w in (warning.mjWARN_BADQACC, warning.mjWARN_BADQVEL, warning.mjWARN_BADQPOS))
+
+    def _check_stable(self) -> None:
+        data = self.data
+        if self._instability_warnings() != self._warnings_seen:
+            # MuJoCo resets the data on a bad state; never score a pile after that.
+            self._warnings_seen = self._instability_warnings()
+            raise PhysicsError("the simulation went unstable (MuJoCo reported a bad state and reset it); the pile cannot be scored")
+        if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
+            raise PhysicsError("the simulation went unstable (NaN in the state); the pile cannot be scored")
+        far = np.abs(self.positions()[self.in_play]) > self.WORLD_LIMIT
+        if far.any():
+            raise PhysicsError("a piece left the world (more than 2 m away); the simulation went unstable")
+
+    def settle(self) -> Outcome:
+        """Step until every piece in play is still (or the cap), checking the rules every step."""
+        mujoco = self._mujoco
+        config = self.config
+        cap = int(round(config.settle_cap_seconds / config.timestep))
+        still_for = 0
+        dofs = np.concatenate([np.arange(d, d + 6) for d in self.dof_adr[self.in_play]]) if self.in_play.any() else None
+        for step in range(1, cap + 1):
+            mujoco.mj_step(self.model, self.data)
+            self._check_stable()
+            rule = self.rule_violated()
+            if rule is not None:
+                return Outcome(rule, step, False)
+            if dofs is None:
+                return Outcome(None, step, True)
+            velocities = self.data.qvel[dofs].reshape(-1, 6)
+            linear = np.linalg.norm(velocities[:, :3], axis=1).max()
+            angular = np.linalg.norm(velocities[:, 3:], axis=1).max()
+            still_for = still_for + 1 if linear < config.settle_linear and angular < config.settle_angular else 0
+            if still_for >= config.settle_steps:
+                return Outcome(None, step, True)
+        return Outcome(None, cap, False)
+
+    def _penetrates(self, piece: int) -> bool:
+        mujoco = self._mujoco
+        mujoco.mj_kinematics(self.model, self.data)
+        mujoco.mj_collision(self.model, self.data)
+        if not self.data.ncon:
+            return False
+        geoms = self.data.contact.geom[: self.data.ncon]
+        mine = (self.geom_piece[geoms[:, 0]] == piece) | (self.geom_piece[geoms[:, 1]] == piece)
+        return bool((self.data.contact.dist[: self.data.ncon][mine] < 0).any())
+
+    def place(
+        self, size: int, point: tuple[float, float], orientation: int, rng: np.random.Generator | None, piece: int | None = None
+    ) -> Outcome:
+        """Lower a piece of ``size`` above ``point`` until first contact, lift 1 mm, release, settle."""
+        if piece is None:
+            piece = self.free_piece(size)
+        rotation = orientation_matrix(size, orientation)
+        offset = np.zeros(3)
+        if rng is not None and self.config.tremor_tilt_degrees > 0:
+            axis = rng.normal(size=3)
+            axis[2] = 0.0
+            axis /= max(np.linalg.norm(axis), 1e-12)
+            angle = math.radians(self.config.tremor_tilt_degrees) * rng.normal()
+            rotation = axis_angle_matrix(axis, angle) @ rotation
+        if rng is not None and self.config.tremor_position > 0:
+            offset[:2] = rng.normal(scale=self.config.tremor_position, size=2)
+        # The point is the middle of the piece's axis, seen from above.
+        centre_offset = rotation @ np.array([0.0, 0.0, HEIGHT[size] / 2])
+        xy = np.array(point, dtype=float) + offset[:2] - centre_offset[:2]
+        quaternion = matrix_to_quaternion(rotation)
+        self._activate(piece, True)
+        top = max([0.0] + [float(self.data.xpos[self.piece_body[p]][2]) + HEIGHT[2] for p in np.flatnonzero(self.in_play) if p != piece])
+        z_free = top + 2 * HEIGHT[2]
+        self._set_pose(piece, np.array([xy[0], xy[1], z_free]), quaternion)
+        if self._penetrates(piece):  # pragma: no cover - start is above everything
+            raise PhysicsError("could not find a free height to lower the piece from")
+        step = 0.001
+        z = z_free
+        while True:
+            z_next = z - step
+            self._set_pose(piece, np.array([xy[0], xy[1], z_next]), quaternion)
+            if self._penetrates(piece):
+                z_contact = z_next
+                break
+            z = z_next
+            if z < -HEIGHT[2]:  # pragma: no cover - the table always stops it
+                raise PhysicsError("the piece fell through the table")
+        for _ in range(6):  # bisection between free z and contact z to ~0.03 mm
+            middle = (z + z_contact) / 2
+            self._set_pose(piece, np.array([xy[0], xy[1], middle]), quaternion)
+            if self._penetrates(piece):
+                z_contact = middle
+            else:
+                z = middle
+        self._set_pose(piece, np.array([xy[0], xy[1], z + 0.001]), quaternion)
+        self._mujoco.mj_forward(self.model, self.data)
+        return self.settle()
+
+    def release(self, pieces: list[tuple[int, NDArray[np.float64], NDArray[np.float64]]]) -> Outcome:
+        """Test helper: put pieces at exact poses ``(piece, position, rotation matrix)`` at rest, then settle."""
+        for piece, position, rotation in pieces:
+            self._activate(piece, True)
+            self._set_pose(piece, np.asarray(position, dtype=float), matrix_to_quaternion(np.asarray(rotation, dtype=float)))
+        self._mujoco.mj_forward(self.model, self.data)
+        return self.settle()
+
+    def pick_up(self, piece: int) -> Outcome:
+        """Take ``piece`` out of the pile (it is parked); the rest may fall."""
+        if not self.in_play[piece]:
+            raise ValueError(f"piece {piece} is not in the pile")
+        self._activate(piece, False)
+        self._set_pose(piece, np.array(_parking_spot(piece)), np.array([1.0, 0.0, 0.0, 0.0]))
+        self._mujoco.mj_forward(self.model, self.data)
+        return self.settle()
+
+    # ---- snapshots --------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        mujoco = self._mujoco
+        spec = mujoco.mjtState.mjSTATE_INTEGRATION
+        state = np.empty(mujoco.mj_stateSize(self.model, spec))
+        mujoco.mj_getState(self.model, self.data, state, spec)
+        snapshot = {"state": state, "in_play": self.in_play.copy()}
+        # Derived data (accelerations, contacts) is not part of the saved state; recompute it
+        # now so that continuing from here and continuing from a restore are bit-identical.
+        self.restore(snapshot)
+        return snapshot
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        mujoco = self._mujoco
+        for piece in range(NUM_PIECES):
+            self._activate(piece, bool(snapshot["in_play"][piece]))
+        mujoco.mj_setState(self.model, self.data, snapshot["state"], mujoco.mjtState.mjSTATE_INTEGRATION)
+        mujoco.mj_forward(self.model, self.data)
+        self._warnings_seen = self._instability_warnings()
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"config": self.config, "snapshot": self.snapshot()}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["config"])  # type: ignore[misc]
+        self.restore(state["snapshot"])
+
+
+# ------------------------------------------------------------------------------ rotations
+def axis_angle_matrix(axis: NDArray[np.float64], angle: float) -> NDArray[np.float64]:
+    x, y, z = axis
+    c, s = math.cos(angle), math.sin(angle)
+    C = 1 - c
+    return np.array([[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
+                     [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
+                     [z * x * C - y * s, z * y * C + x * s, c + z * z * C]])
+
+
+def orientation_matrix(size: int, orientation: int) -> NDArray[np.float64]:
+    """Rotation (body -> world) for one of the six placement orientations."""
+    if orientation == 0:
+        return np.eye(3)
+    if orientation == 1:
+        return np.diag([1.0, -1.0, -1.0])
+    half, height = BASE[size] / 2, HEIGHT[size]
+    slant = math.hypot(height, half)
+    tilt = math.asin(half / slant)  # the axis dips by the half apex angle: face flat, apex on the table
+    apex_direction = {2: (1, 0), 3: (-1, 0), 4: (0, 1), 5: (0, -1)}[orientation]
+    u = np.array([apex_direction[0], apex_direction[1], 0.0])
+    z_axis = math.cos(tilt) * u - math.sin(tilt) * np.array([0.0, 0.0, 1.0])
+    # The body's +x face (outward normal (h, 0, b/2)/slant) must face straight down.
+    x_axis = (-slant * np.array([0.0, 0.0, 1.0]) - half * z_axis) / height
+    x_axis /= np.linalg.norm(x_axis)
+    y_axis = np.cross(z_axis, x_axis)
+    return np.column_stack([x_axis, y_axis, z_axis])
+
+
+def matrix_to_quaternion(matrix: NDArray[np.float64]) -> NDArray[np.float64]:
+    import mujoco
+
+    quaternion = np.empty(4)
+    mujoco.mju_mat2Quat(quaternion, np.ascontiguousarray(matrix, dtype=float).ravel())
+    return quaternion

@@ -1,0 +1,112 @@
+"""Thin Ice renderers: a text table per pile, and MuJoCo offscreen images of all piles."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from envs.thin_ice import rules
+from envs.thin_ice.physics import PIECE_SIZE
+
+SIZE_COLOURS = {0: (0.95, 0.85, 0.2, 1.0), 1: (0.95, 0.5, 0.1, 1.0), 2: (0.8, 0.15, 0.15, 1.0)}  # S yellow, M orange, L red
+
+
+def _orientation_word(axis: NDArray[np.float64]) -> str:
+    if axis[2] > 0.9:
+        return "upright"
+    if axis[2] < -0.9:
+        return "inverted"
+    return "lying" if abs(axis[2]) < 0.5 else "tilted"
+
+
+def render_ansi(env: Any) -> str:
+    s = env.game.state
+    lines = []
+    phase = rules.PHASE_NAMES[s.phase]
+    call = rules.CALLS[s.current_call] if s.current_call >= 0 else "-"
+    head = f"Thin Ice, {env.num_players} players: phase {phase}, call {call}, supply S/M/L {s.supply.tolist()}"
+    if s.phase == rules.ADD:
+        pending = "".join("SML"[x] for x in s.pending) or "-"
+        head += f"; player_{s.adder} adds (pending {pending}, in hand {'slot ' + str(s.in_hand) if s.in_hand >= 0 else '-'})"
+    elif s.phase == rules.CALL:
+        head += f"; player_{s.caller} calls"
+    lines.append(head)
+    for player in range(env.num_players):
+        pile = env.piles.piles[player]
+        contacts = pile.contacts()
+        status = f"OUT ({s.out_rule[player]})" if s.out_round[player] >= 0 else "in"
+        if s.phase == rules.OVER:
+            status += f", {s.points[player]:g} points"
+        lines.append(f"player_{player} [{status}]")
+        lines.append("  slot size  x mm   y mm   z mm  orientation table")
+        positions, axes = pile.positions(), pile.axes()
+        for slot, piece in enumerate(env.piles.slot_piece[player]):
+            if not s.slot_in_pile[player][slot]:
+                lines.append(f"  {slot:>4} {'SML'[PIECE_SIZE[piece]]:>4}  (in hand)")
+                continue
+            x, y, z = positions[piece] * 1000
+            lines.append(
+                f"  {slot:>4} {'SML'[PIECE_SIZE[piece]]:>4} {x:6.1f} {y:6.1f} {z:6.1f}  {_orientation_word(axes[piece]):<11} "
+                f"{'yes' if contacts.on_table[piece] else 'no'}"
+            )
+    return "\n".join(lines) + "\n"
+
+
+class PileRenderer:
+    """Offscreen MuJoCo rendering, one view per pile, side by side."""
+
+    def __init__(self, width: int = 320, height: int = 320) -> None:
+        self.width, self.height = width, height
+        self._renderers: dict[int, Any] = {}
+
+    def _renderer_for(self, pile: Any) -> Any:
+        import mujoco
+
+        key = id(pile.model)
+        if key not in self._renderers:
+            for piece, body in enumerate(pile.piece_body):
+                geoms = pile.piece_geoms[piece]
+                pile.model.geom_rgba[geoms] = SIZE_COLOURS[int(PIECE_SIZE[piece])]
+            try:
+                self._renderers[key] = mujoco.Renderer(pile.model, self.height, self.width)
+            except Exception as error:  # noqa: BLE001 - any GL failure gets the same advice
+                raise RuntimeError(
+                    "MuJoCo could not open an OpenGL context for rendering. On a headless machine install Mesa "
+                    "(Debian/Ubuntu: apt-get install libegl1 libgl1 libglx-mesa0 libegl-mesa0 libosmesa6) and set "
+                    f"MUJOCO_GL=egl or MUJOCO_GL=osmesa before importing mujoco. Original error: {error}"
+                ) from error
+        return self._renderers[key]
+
+    def render(self, env: Any) -> NDArray[np.uint8]:
+        import mujoco
+
+        frames = []
+        s = env.game.state
+        for player, pile in enumerate(env.piles.piles):
+            renderer = self._renderer_for(pile)
+            for piece, geoms in enumerate(pile.piece_geoms):  # parked pieces are invisible
+                pile.model.geom_rgba[geoms, 3] = 1.0 if pile.in_play[piece] else 0.0
+            camera = mujoco.MjvCamera()
+            in_play = pile.in_play
+            centre = pile.positions()[in_play].mean(axis=0) if in_play.any() else np.zeros(3)
+            camera.lookat[:] = (centre[0], centre[1], 0.02)
+            camera.distance = 0.2
+            camera.azimuth = 135.0
+            camera.elevation = -30.0
+            renderer.update_scene(pile.data, camera)
+            frame = renderer.render().copy()
+            if s.out_round[player] >= 0:  # eliminated: darken and frame in red
+                frame = (frame * 0.5).astype(np.uint8)
+                frame[:6, :] = frame[-6:, :] = (200, 30, 30)
+                frame[:, :6] = frame[:, -6:] = (200, 30, 30)
+            if s.phase != rules.OVER and s.current_player == player:  # whose turn: a green bar
+                frame[-10:, :] = (40, 180, 60)
+            frames.append(frame)
+        return np.concatenate(frames, axis=1)
+
+    def close(self) -> None:
+        for renderer in self._renderers.values():
+            renderer.close()
+        self._renderers.clear()
