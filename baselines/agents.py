@@ -47,22 +47,40 @@ class RandomAgent:
 # ------------------------------------------------------------------------------ Fire & Ice
 class FireAndIceHeuristic:
     """Win now; avoid moves after which the opponent wins (itself, or by its best reply);
-    otherwise maximise control: 10 x (islands held - opponent's) + open lines of two."""
+    otherwise maximise control: 10 x (islands held - opponent's) + open lines of two.
+    Every candidate move is scored at once on a stack of boards (numpy)."""
 
     name = "heuristic"
-    #: Only the best few moves by static score get the (costly) check of the opponent's replies.
+    #: Only the best few moves by static score get the check of the opponent's replies.
     reply_checks = 6
 
-    def _score(self, state: Any, me: int) -> float:
+    @staticmethod
+    def _boards_after(board: np.ndarray, actions: np.ndarray, mover: int, place_opponent: bool) -> np.ndarray:
         from envs.fire_and_ice import rules
 
-        control = rules.island_control(state.board)
-        held = int((control == me).sum()) - int((control == 1 - me).sum())
-        line_values = state.board[rules.HOLE_LINES]  # (7 islands, 7 lines, 3)
-        mine = (line_values == me + 1).sum(axis=2)
-        free = (line_values == rules.EMPTY).sum(axis=2)
-        open_twos = int(((mine == 2) & (free == 1))[control < 0].sum())
-        return 10.0 * held + open_twos
+        boards = np.repeat(board[None, :], len(actions), axis=0)
+        rows = np.arange(len(actions))
+        source, destination = np.divmod(actions, rules.NUM_HOLES)
+        boards[rows, destination] = mover + 1
+        boards[rows, source] = (2 - mover) if place_opponent else rules.EMPTY
+        return boards
+
+    @staticmethod
+    def _control(boards: np.ndarray) -> np.ndarray:
+        from envs.fire_and_ice import rules
+
+        return rules.LINE_OWNER[boards.reshape(-1, rules.NUM_ISLANDS, rules.NUM_POSITIONS) @ rules._POWERS_OF_THREE]
+
+    def _opponent_can_win(self, board: np.ndarray, opponent: int, supply_left: bool) -> bool:
+        from envs.fire_and_ice import rules
+
+        own = board == opponent + 1
+        legal = own[:, None] & (board == rules.EMPTY)[rules.MOVE_DESTINATIONS]
+        replies = rules.MOVE_ACTIONS[legal]
+        if replies.size == 0:
+            return False
+        control = self._control(self._boards_after(board, replies, opponent, supply_left))
+        return bool((rules.LINE_OWNER[(control + 1) @ rules._POWERS_OF_THREE] == opponent).any())
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
         from envs.fire_and_ice import rules
@@ -71,22 +89,23 @@ class FireAndIceHeuristic:
         actions = legal_actions(env, agent)
         if len(actions) == 1:
             return int(actions[0])
-        scored = []
-        for action in actions:
-            after = rules.apply_inplace(state.copy(), int(action))
-            if after.winner == me:
-                return int(action)
-            if after.winner == 1 - me:
-                continue
-            scored.append((self._score(after, me) + rng.random() * 0.1, int(action), after))
-        if not scored:
-            return int(rng.choice(actions))
-        scored.sort(reverse=True)
-        for score, action, after in scored[: self.reply_checks]:
-            replies = rules.legal_actions(after)
-            if not any(rules.apply_inplace(after.copy(), int(r)).winner == 1 - me for r in replies):
-                return action
-        return scored[0][1]
+        boards = self._boards_after(state.board, actions, me, state.supply[1 - me] > 0)
+        control = self._control(boards)  # (n, 7)
+        winners = rules.LINE_OWNER[(control + 1) @ rules._POWERS_OF_THREE]
+        if (winners == me).any():
+            return int(actions[np.flatnonzero(winners == me)[0]])
+        line_values = boards[:, rules.HOLE_LINES]  # (n, 7 islands, 7 lines, 3)
+        open_twos = (((line_values == me + 1).sum(axis=3) == 2) & ((line_values == rules.EMPTY).sum(axis=3) == 1))
+        open_twos = (open_twos.any(axis=2) & (control < 0)).sum(axis=1)
+        held = (control == me).sum(axis=1) - (control == 1 - me).sum(axis=1)
+        score = 10.0 * held + open_twos + 0.1 * rng.random(len(actions))
+        score[winners == 1 - me] = -np.inf  # never hand the opponent the game
+        order = np.argsort(-score)
+        supply_left = state.supply[me] > 0  # the opponent's replies place our pegs
+        for index in order[: self.reply_checks]:
+            if np.isfinite(score[index]) and not self._opponent_can_win(boards[index], 1 - me, supply_left):
+                return int(actions[index])
+        return int(actions[order[0]])
 
 
 # ------------------------------------------------------------------------------ Go with the Floe
@@ -96,6 +115,7 @@ class FloeHeuristic:
     seal can isolate itself at once; close in on the nearest seal."""
 
     name = "heuristic"
+    reply_checks = 3
 
     @staticmethod
     def _distance(a: int, b: int) -> int:
@@ -108,7 +128,7 @@ class FloeHeuristic:
         actions = legal_actions(env, agent)
         if len(actions) == 1:
             return int(actions[0])
-        best, best_score = int(actions[0]), -math.inf
+        scored = []
         for action in actions:
             action = int(action)
             after = rules.apply_inplace(state.copy(), action)
@@ -126,15 +146,14 @@ class FloeHeuristic:
             else:
                 captured = len(seals) < int((state.board == rules.SEAL).sum())
                 score = 100.0 if captured else 0.0
-                if not captured and any(
-                    rules.apply_inplace(after.copy(), int(r)).winner == rules.BLACK for r in rules.legal_actions(after)
-                ):
-                    score -= 1000.0
                 score -= sum(min((self._distance(s, b) for s in seals), default=0) for b in bears)
-            score += rng.random() * 0.01
-            if score > best_score:
-                best, best_score = action, score
-        return best
+            scored.append((score + rng.random() * 0.01, action, after))
+        scored.sort(reverse=True)
+        if me == rules.WHITE:  # check Black's replies for the best few bear moves only
+            for score, action, after in scored[: self.reply_checks]:
+                if not any(rules.apply_inplace(after.copy(), int(r)).winner == rules.BLACK for r in rules.legal_actions(after)):
+                    return action
+        return scored[0][1]
 
 
 # ------------------------------------------------------------------------------ MCTS
