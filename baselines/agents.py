@@ -156,6 +156,51 @@ class FloeHeuristic:
         return scored[0][1]
 
 
+# ------------------------------------------------------------------------------ Thin Ice
+class ThinIceHeuristic:
+    """Calls the smallest single piece left.  Places by trying ``candidates`` legal placements
+    on a snapshot of the env (the physics decides) and keeping the one that does not put the
+    player out, with the fewest pieces on the table, then the highest pile; never picks up."""
+
+    name = "heuristic"
+
+    def __init__(self, candidates: int = 6) -> None:
+        self.candidates = candidates
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        from envs.thin_ice import rules
+
+        actions = legal_actions(env, agent)
+        state = env.game.state
+        if state.phase == rules.CALL:
+            for call in ("S", "M", "L", "SS", "SM", "MM", "SL", "ML", "LL"):
+                if rules.CALLS.index(call) in actions:
+                    return rules.CALLS.index(call)
+        done = env.game.done_action
+        if done in actions:
+            return done
+        places = actions[(actions >= env.game.place_base) & (actions < env.game.pick_base)]
+        if len(places) == 0:
+            return int(actions[0])
+        tried = rng.choice(places, size=min(self.candidates, len(places)), replace=False)
+        player = env.possible_agents.index(agent)
+        snapshot = env.snapshot()
+        best, best_score = int(tried[0]), -np.inf
+        for action in tried:
+            env.step(int(action))
+            pile = env.piles.piles[player]
+            if env.game.state.out_round[player] >= 0:
+                score = -1000.0
+            else:
+                on_table = int((pile.contacts().on_table & pile.in_play).sum())
+                height = float(pile.positions()[pile.in_play][:, 2].max()) if pile.in_play.any() else 0.0
+                score = -on_table + 10.0 * height
+            env.restore(snapshot)
+            if score > best_score:
+                best, best_score = int(action), score
+        return best
+
+
 # ------------------------------------------------------------------------------ MCTS
 class MCTSAgent:
     """UCT over a two-player rules core with uniformly random rollouts.
@@ -272,6 +317,7 @@ class PolicyAgent:
 HEURISTICS: dict[str, type] = {
     "fire_and_ice_v0": FireAndIceHeuristic,
     "go_with_the_floe_v0": FloeHeuristic,
+    "thin_ice_v0": ThinIceHeuristic,
 }
 
 

@@ -1,0 +1,132 @@
+"""Thin Ice physics cost: ms per placement by pile size, placements/s on one core, what dominates
+the cost, and the memory of one env instance.
+
+Piles are built by seeded random placements (sizes, lattice points, non-upright orientations,
+hand tremor on); a placement that puts the pile out is timed and then undone, so piles of
+every size up to 15 pieces occur.  Each ``PilePhysics.place`` (lower, release, settle with the
+rule checks at every step) is timed with the number of pieces already in the pile.
+
+    python -m benchmarks.thin_ice_physics --piles 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import resource
+import subprocess
+import sys
+import time
+from collections import defaultdict
+
+import numpy as np
+
+
+def measure(piles: int, seed: int) -> tuple[dict[int, list[float]], pstats.Stats]:
+    """Build ``piles`` piles of up to 15 pieces by random placements with the spec's defaults
+    (tremor included); a placement that puts the pile out is timed, then undone (snapshot)."""
+    from envs.thin_ice import physics
+
+    rng = np.random.default_rng(seed)
+    timings: dict[int, list[float]] = defaultdict(list)
+    grid, pitch = 7, 0.007
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(piles):
+        pile = physics.PilePhysics()
+        attempts = 0
+        while not pile.in_play.all() and attempts < 80:
+            attempts += 1
+            left = [size for size in range(3) if any(not pile.in_play[p] for p in range(5 * size, 5 * size + 5))]
+            size = int(rng.choice(left))
+            cell = int(rng.integers(grid * grid))
+            point = ((cell % grid - 3) * pitch, (cell // grid - 3) * pitch)
+            orientation = int(rng.integers(1, physics.NUM_ORIENTATIONS))  # upright on a pile nests at once
+            saved = pile.snapshot()
+            pieces = int(pile.in_play.sum())
+            start = time.perf_counter()
+            outcome = pile.place(size, point, orientation, rng)
+            timings[pieces].append((time.perf_counter() - start) * 1000)
+            if outcome.eliminated:
+                pile.restore(saved)
+    profiler.disable()
+    return timings, pstats.Stats(profiler)
+
+
+def cost_breakdown(stats: pstats.Stats) -> dict[str, float]:
+    """Share of placement time in MuJoCo stepping, rule checks, and lowering to first contact."""
+    totals = {"mj_step (physics)": 0.0, "rule checks per step": 0.0, "lowering (collision queries)": 0.0, "place total": 0.0}
+    for (filename, _, name), (_, _, tottime, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
+        if name == "mj_step" or name.endswith("mj_step>"):
+            totals["mj_step (physics)"] += tottime
+        elif filename.endswith("physics.py") and name == "rule_violated":
+            totals["rule checks per step"] += cumtime
+        elif filename.endswith("physics.py") and name == "_penetrates":
+            totals["lowering (collision queries)"] += cumtime
+        elif filename.endswith("physics.py") and name == "place":
+            totals["place total"] += cumtime
+    return totals
+
+
+def peak_rss_mb() -> dict[str, float]:
+    """Peak RSS of a fresh process: after imports (numpy, mujoco, gymnasium, pettingzoo), and
+    after one 2-player env played 30 random actions."""
+    code = """
+import resource, numpy as np, mujoco
+import envs.thin_ice_v0 as t
+from baselines.agents import RandomAgent
+def rss_kb():
+    return int(next(l for l in open('/proc/self/status') if l.startswith('VmRSS')).split()[1])
+base = rss_kb()
+env = t.raw_env(num_players=2)
+env.reset(seed=0)
+rng = np.random.default_rng(0)
+for _ in range(30):
+    if all(env.terminations.values()):
+        env.reset(seed=1)
+    env.step(int(rng.choice(np.flatnonzero(env.legal_action_mask()))))
+print(base, rss_kb(), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    base, current, peak = (int(x) / 1024 for x in out)
+    return {"imports_mb": base, "with_env_mb": current, "env_mb": current - base, "peak_mb": peak}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--piles", type=int, default=6, help="piles to build (up to 15 pieces each)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", default=None, help="also write the numbers to this file")
+    args = parser.parse_args(argv)
+    timings, stats = measure(args.piles, args.seed)
+    buckets = {"0-2": range(0, 3), "3-5": range(3, 6), "6-9": range(6, 10), "10+": range(10, 100)}
+    everything = np.array([t for values in timings.values() for t in values])
+    print("| pieces already in the pile | placements | median ms | p90 ms |")
+    print("|---|---:|---:|---:|")
+    rows = {}
+    for label, sizes in buckets.items():
+        values = np.array([t for s in sizes for t in timings.get(s, [])])
+        if len(values):
+            rows[label] = {"n": len(values), "median": float(np.median(values)), "p90": float(np.percentile(values, 90))}
+            print(f"| {label} | {len(values)} | {np.median(values):.1f} | {np.percentile(values, 90):.1f} |")
+    print(f"| all | {len(everything)} | {np.median(everything):.1f} | {np.percentile(everything, 90):.1f} |")
+    rate = 1000 / everything.mean()
+    print(f"\nplacements per second (one core, mean): {rate:.1f}; by the median: {1000 / np.median(everything):.1f}")
+    costs = cost_breakdown(stats)
+    total = costs.pop("place total") or 1.0
+    print("\n| share of placement time | % |\n|---|---:|")
+    for name, seconds in costs.items():
+        print(f"| {name} | {100 * seconds / total:.0f}% |")
+    memory = peak_rss_mb()
+    print(f"\nRSS: {memory['imports_mb']:.1f} MB after imports, {memory['with_env_mb']:.1f} MB with one 2-player env "
+          f"(+{memory['env_mb']:.1f} MB); peak RSS of that process {memory['peak_mb']:.1f} MB")
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump({"buckets": rows, "placements_per_second": rate, "median_ms": float(np.median(everything)),
+                       "costs": costs, "memory": memory}, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()
