@@ -1,0 +1,106 @@
+"""The shared step logic of the batch cores (validation, automatic reset, results)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+@dataclass
+class BatchStep:
+    """Result of :meth:`BatchCore.step` (arrays over the B games).
+
+    ``observation`` and ``action_mask`` are for the player to move *after* the automatic reset
+    of finished games; ``final_observation`` is the finished game's last position seen by the
+    player who made the final move (rows of games that did not end hold zeros).
+    """
+
+    observation: NDArray
+    action_mask: NDArray[np.int8]
+    rewards: NDArray[np.float32]  # (B, 2) per colour
+    terminated: NDArray[np.bool_]
+    winner: NDArray[np.int8]  # the finished game's winner colour, -1 where none ended
+    mover: NDArray[np.int8]  # colour that acted in each game this step (-1 if inactive)
+    final_observation: NDArray
+
+
+class BatchCore:
+    """B independent games.  Subclasses implement the game-specific array operations."""
+
+    num_actions: int
+    observation_shape: tuple[int, ...]
+
+    def __init__(self, batch_size: int, seed: int | None = None) -> None:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"batch_size must be a positive integer; got {batch_size!r}")
+        self.batch_size = int(batch_size)
+        self.rng = np.random.default_rng(seed)
+        self._all = np.arange(self.batch_size)
+        self.reset()
+
+    # ---- hooks ------------------------------------------------------------------------------
+    def _reset_rows(self, rows: NDArray[np.intp]) -> None:
+        raise NotImplementedError
+
+    def legal_action_mask(self) -> NDArray[np.int8]:
+        raise NotImplementedError
+
+    def _apply(self, rows: NDArray[np.intp], actions: NDArray[np.int64]) -> None:
+        raise NotImplementedError
+
+    def observe(self, colours: NDArray[np.int8] | None = None) -> NDArray:
+        raise NotImplementedError
+
+    to_move: NDArray[np.int8]
+    winner: NDArray[np.int8]
+
+    # ---- API --------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None) -> tuple[NDArray, NDArray[np.int8]]:
+        """Start all B games; returns (observations, masks) for the players to move."""
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        self._reset_rows(self._all)
+        self._mask = self.legal_action_mask()
+        return self.observe(), self._mask.copy()
+
+    @property
+    def mask(self) -> NDArray[np.int8]:
+        return self._mask
+
+    def step(self, actions: NDArray, active: NDArray[np.bool_] | None = None, auto_reset: bool = True) -> BatchStep:
+        """Play ``actions[i]`` in every game ``i`` (only where ``active``); finished games restart."""
+        actions = np.asarray(actions)
+        if actions.shape != (self.batch_size,) or not np.issubdtype(actions.dtype, np.integer):
+            raise TypeError(f"actions must be an integer array of shape ({self.batch_size},); got {actions.dtype} {actions.shape}")
+        rows = self._all if active is None else np.flatnonzero(active)
+        chosen = actions[rows].astype(np.int64)
+        if ((chosen < 0) | (chosen >= self.num_actions)).any() or not self._mask[rows, chosen].all():
+            bad = rows[(chosen < 0) | (chosen >= self.num_actions) | ~self._mask[rows, np.clip(chosen, 0, self.num_actions - 1)].astype(bool)]
+            raise ValueError(f"illegal actions in games {bad[:10].tolist()}: {actions[bad[:10]].tolist()}")
+        mover = np.full(self.batch_size, -1, dtype=np.int8)
+        mover[rows] = self.to_move[rows]
+        self._apply(rows, chosen)
+        terminated = np.zeros(self.batch_size, dtype=bool)
+        terminated[rows] = self.winner[rows] >= 0
+        winner = np.where(terminated, self.winner, -1).astype(np.int8)
+        rewards = np.zeros((self.batch_size, 2), dtype=np.float32)
+        done = np.flatnonzero(terminated)
+        rewards[done, winner[done]] = 1.0
+        rewards[done, 1 - winner[done]] = -1.0
+        final = np.zeros((self.batch_size, *self.observation_shape), dtype=self._observation_dtype)
+        if done.size:
+            final[done] = self.observe(mover)[done]
+            if auto_reset:
+                self._reset_rows(done)
+        self._mask = self.legal_action_mask()
+        return BatchStep(self.observe(), self._mask.copy(), rewards, terminated, winner, mover, final)
+
+    _observation_dtype = np.int8
+
+    def nbytes_per_game(self) -> float:
+        """Bytes of game state held per game (the arrays of the state, not masks or buffers)."""
+        return sum(getattr(self, name).nbytes for name in self.state_arrays) / self.batch_size
+
+    state_arrays: tuple[str, ...] = ()

@@ -1,0 +1,105 @@
+"""Batch cores against the single-game rules, in lockstep over thousands of random games."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from envs.batch import FireAndIceBatch, GoWithTheFloeBatch
+from envs.fire_and_ice import rules as fire_rules
+from envs.fire_and_ice.env import observation_tensor as fire_observation
+from envs.go_with_the_floe import rules as floe_rules
+from envs.go_with_the_floe.env import observation_tensor as floe_observation
+
+CASES = [
+    pytest.param(FireAndIceBatch, fire_rules, fire_observation, 900, id="fire_and_ice"),
+    pytest.param(GoWithTheFloeBatch, floe_rules, floe_observation, 500, id="go_with_the_floe"),
+]
+
+
+@pytest.mark.parametrize("core_cls, rules, observation_tensor, steps", CASES)
+def test_lockstep_with_single_game_rules(core_cls, rules, observation_tensor, steps) -> None:  # noqa: ANN001
+    batch = 64
+    core = core_cls(batch, seed=0)
+    observations, masks = core.reset()
+    singles = [rules.initial_state() for _ in range(batch)]
+    rng = np.random.default_rng(1)
+    finished = {0: 0, 1: 0}
+    for _ in range(steps):
+        for i, state in enumerate(singles):
+            assert np.array_equal(masks[i], rules.legal_action_mask(state))
+            assert np.array_equal(observations[i], observation_tensor(state, state.to_move))
+        actions = np.array([int(rng.choice(np.flatnonzero(m))) for m in masks])
+        result = core.step(actions)
+        for i in range(batch):
+            mover = singles[i].to_move
+            rules.apply_inplace(singles[i], int(actions[i]))
+            assert result.mover[i] == mover
+            if singles[i].winner >= 0:
+                assert result.terminated[i] and result.winner[i] == singles[i].winner
+                assert result.rewards[i].tolist() == rules.returns(singles[i]).tolist()
+                assert np.array_equal(result.final_observation[i], observation_tensor(singles[i], mover))
+                finished[singles[i].winner] += 1
+                singles[i] = rules.initial_state()
+            else:
+                assert not result.terminated[i] and not result.rewards[i].any()
+        observations, masks = result.observation, result.action_mask
+    assert sum(finished.values()) >= 1000 and min(finished.values()) > 0
+
+
+def test_partial_steps_and_bad_input() -> None:
+    core = FireAndIceBatch(4, seed=0)
+    _, masks = core.reset()
+    opening = fire_rules.notation_to_action("D4-A4")
+    actions = np.full(4, opening)
+    active = np.array([True, False, True, False])
+    result = core.step(actions, active=active)
+    assert result.mover.tolist() == [0, -1, 0, -1] and core.to_move.tolist() == [1, 0, 1, 0]
+    with pytest.raises(ValueError, match="illegal actions in games"):
+        core.step(np.full(4, opening))  # games 0 and 2 have Ice to move: D4 now holds Ice
+    with pytest.raises(TypeError, match="integer array of shape"):
+        core.step(np.zeros(3, dtype=int))
+    with pytest.raises(ValueError, match="batch_size"):
+        FireAndIceBatch(0)
+
+
+def test_bytes_per_game_under_1kb() -> None:
+    assert FireAndIceBatch(8).nbytes_per_game() < 1024
+    assert GoWithTheFloeBatch(8).nbytes_per_game() < 1024
+
+
+# ---------------------------------------------------------------------------- SB3 VecEnv adapter
+def test_batch_vec_env_learner_gets_its_losses_and_masks() -> None:
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+
+    from wrappers.batch_vec_env import BatchVecEnv
+
+    venv = BatchVecEnv("go_with_the_floe_v0", num_envs=16, seed=3)
+    observations = venv.reset()
+    assert observations.shape == (16, 8 * 8 * 11) and observations.dtype == np.float32
+    assert is_masking_supported(venv) and get_action_masks(venv).shape == (16, floe_rules.NUM_ACTIONS)
+    rng = np.random.default_rng(0)
+    outcomes = []
+    for _ in range(400):
+        masks = get_action_masks(venv)
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        observations, rewards, dones, infos = venv.step(actions)
+        for i in np.flatnonzero(dones):
+            outcomes.append(rewards[i])
+            assert infos[i]["terminal_observation"].shape == (8 * 8 * 11,)
+        assert not rewards[~dones].any()
+    assert -1.0 in outcomes and 1.0 in outcomes  # losses reach the learner too
+    # Random Black (seals) wins most games against random bears, so as Black the learner
+    # mostly wins and as White it mostly loses: both seats are played.
+    assert 0.3 < np.mean(np.array(outcomes) > 0) < 0.7
+
+
+def test_batch_vec_env_trains_with_maskable_ppo() -> None:
+    from sb3_contrib import MaskablePPO
+
+    from wrappers.batch_vec_env import BatchVecEnv
+
+    venv = BatchVecEnv("fire_and_ice_v0", num_envs=8, seed=0)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(256)
+    assert model.num_timesteps >= 256
