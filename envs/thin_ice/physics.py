@@ -103,6 +103,7 @@ def build_mjcf(config: PhysicsConfig) -> str:
   <option timestep="{config.timestep}" integrator="implicitfast" cone="elliptic" impratio="10" solver="Newton">
     <flag multiccd="enable"/>
   </option>
+  <visual><headlight ambient="0.35 0.35 0.35" diffuse="0.6 0.6 0.6"/></visual>
   <default>
     <geom condim="4" solimp="0.95 0.99 0.0005" solref="0.004 1"/>
     <default class="piece">
@@ -112,14 +113,15 @@ def build_mjcf(config: PhysicsConfig) -> str:
   <asset>{''.join(meshes)}</asset>
   <worldbody>
     <light pos="0 0 1" dir="0 0 -1" directional="true"/>
-    <geom name="table" type="plane" size="2 2 0.1" friction="{config.table_friction} 0.005 0.0001" rgba="0.35 0.3 0.25 1"/>
+    <geom name="table" type="plane" size="2 2 0.1" friction="{config.table_friction} 0.005 0.0001" rgba="0.55 0.6 0.65 1"/>
     {''.join(bodies)}
   </worldbody>
 </mujoco>"""
 
 
 def _parking_spot(piece: int) -> tuple[float, float, float]:
-    return (1.0 + 0.1 * (piece % 5), 1.0 + 0.1 * (piece // 5), 1.0)
+    # Under the table: out of every camera's view and casting no shadow on it.
+    return (1.0 + 0.1 * (piece % 5), 1.0 + 0.1 * (piece // 5), -1.0)
 
 
 class PhysicsError(RuntimeError):
