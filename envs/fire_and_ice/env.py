@@ -74,9 +74,13 @@ from envs.fire_and_ice import render, rules
 
 NUM_CHANNELS = 9
 _SUPPLY_CHANNELS = (7, 8)
-# Board values matched by channels 0-2 (own, opponent, empty) and controllers matched by 3-4.
-_PEG_CHANNEL_VALUES = np.array([[rules.FIRE + 1, rules.ICE + 1, rules.EMPTY], [rules.ICE + 1, rules.FIRE + 1, rules.EMPTY]], dtype=np.int8)
-_CONTROL_CHANNEL_VALUES = np.array([[rules.FIRE, rules.ICE], [rules.ICE, rules.FIRE]], dtype=np.int8)
+
+
+# Lookup tables per observing colour: board value -> channels 0-2, controller + 1 -> channels 3-4.
+_PEG_TABLE = np.array(
+    [[[0, 0, 1], [1, 0, 0], [0, 1, 0]], [[0, 0, 1], [0, 1, 0], [1, 0, 0]]], dtype=np.int8
+)  # [colour][EMPTY, FIRE + 1, ICE + 1]
+_CONTROL_TABLE = np.array([[[0, 0], [1, 0], [0, 1]], [[0, 0], [0, 1], [1, 0]]], dtype=np.int8)  # [colour][-1, FIRE, ICE]
 
 
 def observation_tensor(state: rules.State, colour: int, control: NDArray[np.int8] | None = None) -> NDArray[np.int8]:
@@ -85,12 +89,9 @@ def observation_tensor(state: rules.State, colour: int, control: NDArray[np.int8
         control = rules.island_control(state.board)
     opponent = 1 - colour
     obs = np.empty((rules.NUM_ISLANDS, rules.NUM_POSITIONS, NUM_CHANNELS), dtype=np.int8)
-    np.equal(state.board.reshape(rules.NUM_ISLANDS, rules.NUM_POSITIONS, 1), _PEG_CHANNEL_VALUES[colour], out=obs[:, :, :3], casting="unsafe")
-    np.equal(control[:, None, None], _CONTROL_CHANNEL_VALUES[colour], out=obs[:, :, 3:5], casting="unsafe")
-    obs[:, :, 5] = state.to_move == colour and state.winner < 0
-    obs[:, :, 6] = colour == rules.FIRE
-    obs[:, :, 7] = state.supply[colour]
-    obs[:, :, 8] = state.supply[opponent]
+    obs[:, :, 0:3] = _PEG_TABLE[colour][state.board].reshape(rules.NUM_ISLANDS, rules.NUM_POSITIONS, 3)
+    obs[:, :, 3:5] = _CONTROL_TABLE[colour][control + 1][:, None, :]
+    obs[:, :, 5:9] = (state.to_move == colour and state.winner < 0, colour == rules.FIRE, state.supply[colour], state.supply[opponent])
     return obs
 
 
@@ -175,8 +176,9 @@ class raw_env(TurnBasedAECEnv):
         return f"illegal action {action}"  # pragma: no cover
 
     def _apply(self, action: int) -> None:
-        rules.apply_inplace(self.state, action)
-        self._control = None
+        control = rules.apply_inplace_with_control(self.state, action)
+        if control is not None:
+            self._control = control
 
     def _outcome(self) -> NDArray[np.float32] | None:
         return rules.returns(self.state) if self.state.winner >= 0 else None

@@ -249,16 +249,18 @@ def _line_owner_table() -> NDArray[np.int8]:
 #: Two lines always meet, so at most one colour can.  Used for islands and for the island-level.
 LINE_OWNER: NDArray[np.int8] = _line_owner_table()
 _POWERS_OF_THREE = 3 ** np.arange(NUM_POSITIONS, dtype=np.int64)
+_CONTROL_OFFSET = int(_POWERS_OF_THREE.sum())
 
 
 def island_control(board: NDArray[np.int8]) -> NDArray[np.int8]:
     """int8 (7,): the controlling colour of each island, or -1."""
-    return LINE_OWNER[board.reshape(NUM_ISLANDS, NUM_POSITIONS) @ _POWERS_OF_THREE]
+    return LINE_OWNER[board.reshape(NUM_ISLANDS, NUM_POSITIONS).dot(_POWERS_OF_THREE)]
 
 
 def winner_from_control(control: NDArray[np.int8]) -> int:
     """The colour whose controlled islands contain an island-line, or -1."""
-    return int(LINE_OWNER[(control + 1) @ _POWERS_OF_THREE])
+    # sum((c + 1) * 3**p) = sum(c * 3**p) + sum(3**p), and sum(3**p) = (3**7 - 1) / 2
+    return int(LINE_OWNER[int(control.dot(_POWERS_OF_THREE)) + _CONTROL_OFFSET])
 
 
 def winner_of(board: NDArray[np.int8]) -> int:
@@ -292,8 +294,16 @@ def check_action(state: State, action: int) -> None:
 
 def apply_inplace(state: State, action: int) -> State:
     """Play ``action`` (assumed legal) on ``state`` in place and return it."""
+    apply_inplace_with_control(state, action)
+    return state
+
+
+def apply_inplace_with_control(state: State, action: int) -> NDArray[np.int8] | None:
+    """:func:`apply_inplace` that also returns the new island control (``None`` after a pass),
+    so that callers needing both compute it once."""
     mover = state.to_move
     opponent = 1 - mover
+    control = None
     if action != PASS:
         source, destination = divmod(action, NUM_HOLES)
         state.board[destination] = mover + 1
@@ -303,11 +313,12 @@ def apply_inplace(state: State, action: int) -> State:
         else:
             state.board[source] = EMPTY
         state.moves_made += 1
-        state.winner = winner_of(state.board)
+        control = island_control(state.board)
+        state.winner = winner_from_control(control)
     state.plies += 1
     state.last_action = action
     state.to_move = opponent
-    return state
+    return control
 
 
 def apply(state: State, action: int) -> State:
