@@ -27,7 +27,10 @@ from wrappers.single_agent import observation_scale
 class BatchVecEnv(VecEnv):
     """``num_envs`` games of ``env_id`` in one batch core (see the module docstring)."""
 
-    def __init__(self, env_id: str, num_envs: int = 64, opponent: Any = "random", seed: int | None = None) -> None:
+    def __init__(
+        self, env_id: str, num_envs: int = 64, opponent: Any = "random", seed: int | None = None, shaping: float = 0.0,
+        gamma: float = 0.99,
+    ) -> None:
         from envs import ENVIRONMENTS
         from envs.batch import BATCH_CORES
 
@@ -53,6 +56,9 @@ class BatchVecEnv(VecEnv):
         self._returns = np.zeros(num_envs, dtype=np.float32)
         self._lengths = np.zeros(num_envs, dtype=np.int64)
         self._actions: NDArray[np.int64] | None = None
+        self.shaping = float(shaping)
+        self.gamma = float(gamma)
+        self._potential = np.zeros(num_envs, dtype=np.float32)
 
     # ---- helpers ----------------------------------------------------------------------------
     def _normalise(self, observations: NDArray) -> NDArray[np.float32]:
@@ -122,6 +128,7 @@ class BatchVecEnv(VecEnv):
         rewards = np.zeros(self.num_envs, dtype=np.float32)
         dones = np.zeros(self.num_envs, dtype=bool)
         self._play_opponents(rewards, dones, [{} for _ in range(self.num_envs)])
+        self._potential = self.shaping * self.core.potential(self.learner_colour) if self.shaping else self._potential * 0
         return self._normalise(self.core.observe())
 
     def step_async(self, actions: NDArray) -> None:
@@ -136,6 +143,13 @@ class BatchVecEnv(VecEnv):
         result = self.core.step(self._actions)
         self._finish(result, rewards, dones, infos)
         self._play_opponents(rewards, dones, infos)
+        if self.shaping:
+            # Potential-based shaping (Ng et al. 1999): gamma * phi(s') - phi(s), phi(terminal) = 0,
+            # so the optimal policy, and every win/loss the learner sees, stay the same.
+            potential = self.shaping * self.core.potential(self.learner_colour)
+            potential[dones] = 0.0
+            rewards += np.where(dones, 0.0, self.gamma * potential) - self._potential
+            self._potential = potential
         return self._normalise(self.core.observe()), rewards, dones, infos
 
     def action_masks(self) -> NDArray[np.bool_]:

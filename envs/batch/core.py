@@ -99,6 +99,10 @@ class BatchCore:
 
     _observation_dtype = np.int8
 
+    def potential(self, colours: NDArray[np.int8]) -> NDArray[np.float32]:
+        """A heuristic value of each game for ``colours`` in [-1, 1] (for reward shaping); 0 by default."""
+        return np.zeros(self.batch_size, dtype=np.float32)
+
     def nbytes_per_game(self) -> float:
         """Bytes of game state held per game (the arrays of the state, not masks or buffers)."""
         return sum(getattr(self, name).nbytes for name in self.state_arrays) / self.batch_size

@@ -89,6 +89,12 @@ class FireAndIceBatch(BatchCore):
         obs[:, :, 8] = np.take_along_axis(self.supply, (1 - colours)[:, None].astype(np.intp), axis=1)
         return obs.reshape(b, *self.observation_shape)
 
+    def potential(self, colours: NDArray[np.int8]) -> NDArray[np.float32]:
+        """(islands held by ``colours`` - islands held by the opponent) / 7."""
+        mine = (self._control == colours[:, None]).sum(axis=1)
+        theirs = (self._control == (1 - colours)[:, None]).sum(axis=1)
+        return ((mine - theirs) / rules.NUM_ISLANDS).astype(np.float32)
+
     def nbytes_per_game(self) -> float:
         return sum(getattr(self, name).nbytes for name in self.state_arrays) / self.batch_size
 
