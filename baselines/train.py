@@ -145,6 +145,23 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
     return SelfPlayCallback()
 
 
+def behaviour_clone(model: Any, config: dict[str, Any], run_dir: Path, seed: int) -> None:
+    """Warm-start the policy by copying ``bc_teacher``'s moves (see baselines/imitation.py)."""
+    from baselines.agents import make_agent
+    from baselines.imitation import clone, collect_demonstrations
+
+    started = time.perf_counter()
+    teacher = make_agent(config["bc_teacher"], config["env"])
+    observations, masks, actions = collect_demonstrations(config["env"], teacher, config["bc_games"], seed=seed + 77,
+                                                          env_kwargs=config["env_kwargs"])
+    losses = clone(model, observations, masks, actions, epochs=config["bc_epochs"], seed=seed)
+    report = {"teacher": config["bc_teacher"], "games": config["bc_games"], "samples": len(actions), "epochs": config["bc_epochs"],
+              "loss_per_epoch": losses, "seconds": time.perf_counter() - started}
+    (run_dir / "behaviour_cloning.json").write_text(json.dumps(report, indent=2))
+    print(f"behaviour cloning: {len(actions)} moves of {config['bc_teacher']} from {config['bc_games']} games, "
+          f"loss {losses[0]:.2f} -> {losses[-1]:.2f} in {report['seconds']:.0f} s")
+
+
 def save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any]) -> None:
     folder = run_dir / "checkpoints"
     folder.mkdir(exist_ok=True)
@@ -176,6 +193,8 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
             clip_range=config["clip_range"], policy_kwargs={"net_arch": list(config["net_arch"])}, seed=seed, device="cpu",
             tensorboard_log=str(run_dir / "tb"), verbose=0,
         )
+    if not resume and config.get("bc_games", 0) > 0:
+        behaviour_clone(model, config, run_dir, seed)
     remaining = config["total_timesteps"] - model.num_timesteps
     started = time.perf_counter()
     steps_before = model.num_timesteps
