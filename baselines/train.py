@@ -247,6 +247,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--checkpoint-every", type=int, default=None, help="override the checkpoint interval")
     parser.add_argument("--snapshot-every", type=int, default=None, help="override the self-play snapshot interval (0 = never)")
     parser.add_argument("--vec-env", choices=["dummy", "subproc"], default=None, help="vectorised env class")
+    parser.add_argument("--bc-games", type=int, default=None, help="override the behaviour-cloning games (0 = off)")
+    parser.add_argument("--bc-epochs", type=int, default=None, help="override the behaviour-cloning epochs")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--no-final-eval", action="store_true", help="skip the evaluation after training")
     args = parser.parse_args(argv)
@@ -261,7 +263,7 @@ def main(argv: list[str] | None = None) -> None:
         overrides = {
             "total_timesteps": args.total_timesteps, "n_envs": args.n_envs, "eval_every": args.eval_every,
             "eval_games": args.eval_games, "final_eval_games": args.final_eval_games, "checkpoint_every": args.checkpoint_every,
-            "snapshot_every": args.snapshot_every, "vec_env": args.vec_env,
+            "snapshot_every": args.snapshot_every, "vec_env": args.vec_env, "bc_games": args.bc_games, "bc_epochs": args.bc_epochs,
         }
         config = load_config(args.env, overrides, args.config)
         run_dir = args.runs / (args.run_name or f"{args.env}-{time.strftime('%Y%m%d-%H%M%S')}")

@@ -1,0 +1,106 @@
+"""Agents never choose illegal actions; tournament statistics; train/evaluate CLIs incl. resume."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from baselines.agents import MCTSAgent, RandomAgent, make_agent
+from baselines.tournament import elo_ratings, head_to_head, play_game, wilson_interval
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("env_id, specs, kwargs", [
+    ("fire_and_ice_v0", ["random", "heuristic", "mcts:8"], {}),
+    ("go_with_the_floe_v0", ["random", "heuristic", "mcts:8"], {}),
+    ("thin_ice_v0", ["random", "heuristic"], {"grid": 3}),
+])
+def test_agents_never_choose_illegal_actions(env_id: str, specs: list[str], kwargs: dict) -> None:
+    agents = [make_agent(spec, env_id) for spec in specs]
+    for seed in range(2 if env_id == "thin_ice_v0" else 3):
+        for first in agents:
+            for second in agents:
+                record = play_game(env_id, [first, second], seed=seed, env_kwargs=kwargs)
+                assert record.illegal == [0, 0]
+                assert sorted(record.scores) in ([0.0, 1.0], [0.5, 0.5])
+
+
+def test_heuristics_beat_random() -> None:
+    for env_id in ("fire_and_ice_v0", "go_with_the_floe_v0"):
+        result = head_to_head(env_id, make_agent("heuristic", env_id), RandomAgent(), games_per_seat=10)
+        assert result.wins >= 15, result.as_dict()
+
+
+def test_mcts_uses_its_budget() -> None:
+    with pytest.raises(ValueError):
+        MCTSAgent(0)
+    result = head_to_head("go_with_the_floe_v0", MCTSAgent(60), RandomAgent(), games_per_seat=4)
+    assert result.wins >= 5
+
+
+def test_statistics() -> None:
+    low, high = wilson_interval(8, 10)
+    assert 0.49 < low < 0.5 and 0.94 < high < 0.95
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    results = [head_to_head("fire_and_ice_v0", make_agent("heuristic", "fire_and_ice_v0"), RandomAgent(), 3)]
+    ratings = elo_ratings(results, ["heuristic", "random"])
+    assert ratings["heuristic"] > ratings["random"]
+    with pytest.raises(ValueError, match="unknown agent spec"):
+        make_agent("alphazero", "fire_and_ice_v0")
+
+
+def run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+TINY = ["--total-timesteps", "1024", "--n-envs", "2", "--eval-every", "512", "--eval-games", "1", "--checkpoint-every", "256",
+        "--snapshot-every", "512", "--final-eval-games", "1", "--no-progress"]
+
+
+def test_train_and_evaluate_cli(tmp_path: Path) -> None:
+    result = run("-m", "baselines.train", "--env", "go_with_the_floe_v0", "--runs", str(tmp_path), "--run-name", "r", *TINY,
+                 "--bc-games", "2")
+    assert result.returncode == 0, result.stderr[-3000:]
+    run_dir = tmp_path / "r"
+    for name in ("model.zip", "config.yaml", "command.txt", "evaluations.csv", "eval.json", "eval.md", "winrate.png",
+                 "learning_curve.png", "checkpoints/latest.zip", "behaviour_cloning.json"):
+        assert (run_dir / name).exists(), name
+    assert list((run_dir / "tb").iterdir()) and list((run_dir / "snapshots").iterdir())
+    summary = json.loads((run_dir / "eval.json").read_text())
+    assert summary["illegal_moves"] == 0 and "| trained | random |" in result.stdout
+    evaluation = run("-m", "baselines.evaluate", "--env", "go_with_the_floe_v0", "--agents", "random", "heuristic",
+                     f"model:{run_dir / 'model.zip'}", "--games", "1", "--out", str(tmp_path / "eval"), "--run-dir", str(run_dir))
+    assert evaluation.returncode == 0, evaluation.stderr[-3000:]
+    assert (tmp_path / "eval" / "winrate.png").exists() and (tmp_path / "eval" / "learning_curve.png").exists()
+    assert run("-m", "baselines.train", "--help").returncode == 0
+
+
+def test_resume_after_interrupt(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    args = [sys.executable, "-m", "baselines.train", "--env", "fire_and_ice_v0", "--runs", str(tmp_path), "--run-name", "r",
+            "--total-timesteps", "200000", "--n-envs", "2", "--eval-every", "0", "--snapshot-every", "0",
+            "--checkpoint-every", "256", "--bc-games", "0", "--no-progress", "--no-final-eval"]
+    process = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    state_file = tmp_path / "r" / "checkpoints" / "state.json"
+    deadline = time.time() + 240
+    while time.time() < deadline and not state_file.exists():
+        time.sleep(0.5)
+    time.sleep(2)
+    process.send_signal(signal.SIGINT)  # Ctrl-C: the run saves a checkpoint and exits
+    process.communicate(timeout=120)
+    saved = json.loads(state_file.read_text())["timesteps"]
+    assert saved >= 256
+    resumed = run("-m", "baselines.train", "--resume", str(tmp_path / "r"), "--total-timesteps", str(saved + 512),
+                  "--no-progress", "--no-final-eval")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert f"resuming {tmp_path / 'r'} at {saved} timesteps" in resumed.stdout
+    assert json.loads(state_file.read_text())["timesteps"] >= saved + 512
+    assert (tmp_path / "r" / "model.zip").exists()

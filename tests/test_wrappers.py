@@ -1,0 +1,84 @@
+"""wrappers.SingleAgentEnv: Gymnasium/SB3 checks, true outcomes for the learner, vector envs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+from baselines.agents import FireAndIceHeuristic, RandomAgent
+from wrappers import SingleAgentEnv
+
+
+@pytest.mark.parametrize("env_id", ["fire_and_ice_v0", "go_with_the_floe_v0"])
+def test_check_env(env_id: str) -> None:
+    # Gymnasium's determinism check steps an action sampled before its reset: "lose" mode.
+    check_env(SingleAgentEnv(env_id, illegal_action="lose"))
+    sb3_check_env(SingleAgentEnv(env_id))
+
+
+def test_check_env_thin_ice() -> None:
+    sb3_check_env(SingleAgentEnv("thin_ice_v0", env_kwargs={"grid": 3}))
+
+
+def test_learner_gets_minus_one_when_the_opponent_wins() -> None:
+    env = SingleAgentEnv("fire_and_ice_v0", opponents=[FireAndIceHeuristic()], learner_seat="alternate")
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    results = []
+    for _ in range(6):
+        terminated = truncated = False
+        total = 0.0
+        while not (terminated or truncated):
+            _, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+            total += reward
+        results.append((info["learner"], total))
+        env.reset()
+    assert {learner for learner, _ in results} == {"fire", "ice"}
+    assert all(total == -1.0 for _, total in results)  # the heuristic always beats random play
+
+
+def test_learner_seat_options_and_errors() -> None:
+    env = SingleAgentEnv("go_with_the_floe_v0", learner_seat="white")
+    _, info = env.reset(seed=1)
+    assert info["learner"] == "white" and env.aec.agent_selection == "white"
+    with pytest.raises(ValueError, match="learner_seat"):
+        SingleAgentEnv("go_with_the_floe_v0", learner_seat="red")
+    with pytest.raises(ValueError, match="env_id"):
+        SingleAgentEnv("chess_v0")
+    with pytest.raises(ValueError, match="opponents"):
+        SingleAgentEnv("fire_and_ice_v0", opponents=[])
+    with pytest.raises(RuntimeError, match="reset"):
+        SingleAgentEnv("fire_and_ice_v0").step(0)
+    env.reset(seed=1)
+    with pytest.raises(ValueError, match="illegal action"):
+        env.step(int(np.flatnonzero(env.action_masks() == 0)[0]))
+
+
+def test_opponent_pool_weights() -> None:
+    env = SingleAgentEnv("fire_and_ice_v0", opponents=[RandomAgent(), FireAndIceHeuristic()], opponent_weights=[0.0, 1.0])
+    env.reset(seed=0)
+    assert all(type(agent) is FireAndIceHeuristic for agent in env._seat_agents.values())
+    assert env.add_opponent(RandomAgent(), weight=1.0) == 3
+    with pytest.raises(ValueError, match="weights"):
+        env.set_opponent_weights([1.0])
+
+
+def _make() -> SingleAgentEnv:
+    return SingleAgentEnv("fire_and_ice_v0")
+
+
+@pytest.mark.parametrize("vec_cls", [DummyVecEnv, SubprocVecEnv])
+def test_vec_envs_with_maskable_ppo(vec_cls: type) -> None:
+    from sb3_contrib import MaskablePPO
+
+    venv = vec_cls([_make, _make])
+    try:
+        masks = np.stack(venv.env_method("action_masks"))
+        assert masks.shape == (2, 2402)
+        model = MaskablePPO("MlpPolicy", venv, n_steps=32, batch_size=32, n_epochs=1, seed=0, device="cpu")
+        model.learn(64)
+    finally:
+        venv.close()
