@@ -17,9 +17,10 @@ def fps(make_venv: Callable[[], Any], n_envs: int, timesteps: int) -> float:
 
     torch.set_num_threads(1)
     venv = make_venv()
-    model = MaskablePPO("MlpPolicy", venv, n_steps=max(2048 // n_envs, 8), batch_size=512, n_epochs=5,
+    rollout = min(2048, timesteps)
+    model = MaskablePPO("MlpPolicy", venv, n_steps=max(rollout // n_envs, 4), batch_size=min(512, rollout), n_epochs=5,
                         policy_kwargs={"net_arch": [256, 256]}, seed=0, device="cpu", verbose=0)
-    model.learn(512)  # warm-up
+    model.learn(min(512, timesteps))  # warm-up
     start = time.perf_counter()
     model.learn(timesteps, reset_num_timesteps=False)
     elapsed = time.perf_counter() - start

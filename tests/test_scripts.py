@@ -31,3 +31,18 @@ def test_solitaire_solver_cli(tmp_path: Path) -> None:
 def test_benchmark_cli() -> None:
     out = run("-m", "benchmarks.env_steps", "--trials", "1", "--steps", "200")
     assert "fire_and_ice_v0.env()" in out and "go_with_the_floe_v0.env()" in out
+
+
+def test_batch_benchmark_cli() -> None:
+    out = run("-m", "benchmarks.batch", "--trials", "1", "--seconds", "0.05", "--sizes", "1", "8")
+    assert "| fire_and_ice_v0 | 8 |" in out and "| go_with_the_floe_v0 | 8 |" in out
+
+
+def test_thin_ice_benchmark_cli() -> None:
+    out = run("-m", "benchmarks.thin_ice_physics", "--piles", "1")
+    assert "placements per second" in out and "RSS" in out
+
+
+def test_training_fps_benchmark_cli() -> None:
+    out = run("-m", "benchmarks.training_fps", "--timesteps", "256", "--envs", "go_with_the_floe_v0")
+    assert "BatchVecEnv" in out and "SubprocVecEnv" in out
