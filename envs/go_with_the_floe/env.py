@@ -82,24 +82,24 @@ _BOARD_SHAPE = (rules.SIZE, rules.SIZE)
 _ON_BOARD_GRID = rules.ON_BOARD.reshape(_BOARD_SHAPE)
 
 
+# [colour][EMPTY, SEAL, BEAR] -> channels 0-1 (own tokens, opponent's tokens).
+_TOKEN_TABLE = np.array([[[0, 0], [1, 0], [0, 1]], [[0, 0], [0, 1], [1, 0]]], dtype=np.int8)
+_ON_BOARD_INT8 = rules.ON_BOARD.astype(np.int8)
+_SCALAR_CHANNELS = [4, 5, 7, 8, 9, 10]
+
+
 def observation_tensor(
     state: rules.State, colour: int, second_game: bool = False, scores: tuple[int, int] = (0, 0)
 ) -> NDArray[np.int8]:
     """The (8, 8, 11) observation of ``state`` for the player of ``colour`` (module docstring)."""
-    board = state.board.reshape(_BOARD_SHAPE)
-    obs = np.zeros((rules.SIZE, rules.SIZE, NUM_CHANNELS), dtype=np.int8)
-    obs[:, :, 0] = board == rules.TOKEN_OF[colour]
-    obs[:, :, 1] = board == rules.TOKEN_OF[1 - colour]
-    obs[:, :, 2] = state.rings.reshape(_BOARD_SHAPE)
-    obs[:, :, 3] = _ON_BOARD_GRID
-    obs[:, :, 4] = colour == rules.WHITE
-    obs[:, :, 5] = state.to_move == colour and state.winner < 0
-    obs[:, :, 6] = _ON_BOARD_GRID & ~obs[:, :, 2].astype(bool) & (board == rules.EMPTY)
-    obs[:, :, 7] = state.passes > 0
-    obs[:, :, 8] = second_game
-    obs[:, :, 9] = scores[0]
-    obs[:, :, 10] = scores[1]
-    return obs
+    obs = np.empty((rules.NUM_SQUARES, NUM_CHANNELS), dtype=np.int8)
+    obs[:, 0:2] = _TOKEN_TABLE[colour][state.board]
+    obs[:, 2] = state.rings
+    obs[:, 3] = _ON_BOARD_INT8
+    obs[:, 6] = rules.ON_BOARD & ~state.rings & (state.board == rules.EMPTY)
+    obs[:, _SCALAR_CHANNELS] = (colour == rules.WHITE, state.to_move == colour and state.winner < 0, state.passes > 0,
+                                second_game, scores[0], scores[1])
+    return obs.reshape(rules.SIZE, rules.SIZE, NUM_CHANNELS)
 
 
 def observation_space() -> spaces.Box:

@@ -266,20 +266,28 @@ def _bits(flags: NDArray[np.bool_]) -> int:
     return int.from_bytes(np.packbits(flags, bitorder="little").tobytes(), "little")
 
 
-def bear_reach_bits(state: State, seal_sq: int) -> int:
-    """Bitboard of the squares the bears can reach in the isolation graph for the seal on ``seal_sq``."""
-    rings = _bits(state.rings)
-    nodes = ON_BOARD_BITS & ~rings & ~(1 << seal_sq)
-    reach = _bits(state.board == BEAR) & nodes
-    target = KING_NEIGHBOURS_BITS[seal_sq]
+def _flood(reach: int, nodes: int, rings: int, target: int) -> int:
+    """Grow ``reach`` over ``nodes`` by king steps and single-ring jumps until it stops growing
+    or touches ``target``.  (The eight directions are written out: this is the hot loop.)"""
+    A, H = _NOT_A, _NOT_H
     while True:
-        grown = _king_spread(reach) & nodes
-        for d in range(NUM_DIRECTIONS):
-            grown |= _shift(_shift(reach, d) & rings, d) & nodes
+        horizontal = reach | ((reach << 1) & A) | ((reach >> 1) & H)
+        grown = horizontal | (horizontal << 8) | (horizontal >> 8)
+        grown |= (((reach << 8) & rings) << 8) | (((reach >> 8) & rings) >> 8)  # N, S
+        grown |= ((((reach << 1) & A & rings) << 1) & A) | ((((reach >> 1) & H & rings) >> 1) & H)  # E, W
+        grown |= ((((reach << 9) & A & rings) << 9) & A) | ((((reach >> 9) & H & rings) >> 9) & H)  # NE, SW
+        grown |= ((((reach << 7) & H & rings) << 7) & H) | ((((reach >> 7) & A & rings) >> 7) & A)  # NW, SE
+        grown &= nodes
         grown |= reach
         if grown == reach or grown & target:
             return grown
         reach = grown
+
+
+def bear_reach_bits(state: State, seal_sq: int) -> int:
+    """Bitboard of the squares the bears can reach in the isolation graph for the seal on ``seal_sq``."""
+    rings = _bits(state.rings)
+    return _flood(_bits(state.board == BEAR), ON_BOARD_BITS & ~rings & ~(1 << seal_sq), rings, KING_NEIGHBOURS_BITS[seal_sq])
 
 
 def is_isolated(state: State, seal_sq: int) -> bool:
@@ -291,8 +299,14 @@ def _decide_winner(state: State) -> int:
     seals = np.flatnonzero(state.board == SEAL).tolist()
     if not seals:
         return WHITE
-    if any(is_isolated(state, sq) for sq in seals):
-        return BLACK
+    rings = _bits(state.rings)
+    bears = _bits(state.board == BEAR)
+    free = ON_BOARD_BITS & ~rings
+    for seal in seals:
+        target = KING_NEIGHBOURS_BITS[seal]
+        nodes = free & ~(1 << seal)
+        if not _flood(bears & nodes, nodes, rings, target) & target:
+            return BLACK
     if state.passes >= 2:
         return BLACK
     return -1
