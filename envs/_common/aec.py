@@ -166,6 +166,15 @@ class TurnBasedAECEnv(AECEnv):
         self._no_mask = np.zeros(self.num_actions, dtype=np.int8)
         self.agents = []
 
+    def _init_spaces(self, observation: spaces.Space) -> None:
+        """The same Dict(observation, action_mask) and Discrete space objects for every agent
+        (PettingZoo's api_test wants the very same object on every call)."""
+        obs_space = spaces.Dict(
+            {"observation": observation, "action_mask": spaces.Box(0, 1, (self.num_actions,), dtype=np.int8)}
+        )
+        self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
+        self.action_spaces = {agent: spaces.Discrete(self.num_actions) for agent in self.possible_agents}
+
     # ---- hooks ------------------------------------------------------------------------------
     def _new_game(self, options: dict[str, Any] | None) -> None:
         raise NotImplementedError

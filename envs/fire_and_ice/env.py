@@ -134,14 +134,7 @@ class raw_env(TurnBasedAECEnv):
             rules.initial_state(handicap, rules.COLOUR_NAMES.index(handicap_player), handicap_holes=holes)
             self.handicap_holes = holes
         self.possible_agents = list(rules.COLOUR_NAMES)
-        obs_space = spaces.Dict(
-            {
-                "observation": observation_space(),
-                "action_mask": spaces.Box(0, 1, (rules.NUM_ACTIONS,), dtype=np.int8),
-            }
-        )
-        self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
-        self.action_spaces = {agent: spaces.Discrete(rules.NUM_ACTIONS) for agent in self.possible_agents}
+        self._init_spaces(observation_space())
         super().__init__(render_mode)
         self.state = rules.initial_state()
         self._control: NDArray[np.int8] | None = None

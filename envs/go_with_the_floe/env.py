@@ -128,14 +128,7 @@ class raw_env(TurnBasedAECEnv):
             raise ValueError(f"match must be True or False; got {match!r}")
         self.match = bool(match)
         self.possible_agents = ["player_0", "player_1"] if self.match else list(rules.COLOUR_NAMES)
-        obs_space = spaces.Dict(
-            {
-                "observation": observation_space(),
-                "action_mask": spaces.Box(0, 1, (rules.NUM_ACTIONS,), dtype=np.int8),
-            }
-        )
-        self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
-        self.action_spaces = {agent: spaces.Discrete(rules.NUM_ACTIONS) for agent in self.possible_agents}
+        self._init_spaces(observation_space())
         super().__init__(render_mode)
         self.state = rules.initial_state()
         self.game_index = 0

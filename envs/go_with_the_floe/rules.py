@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from envs._common.outcome import zero_sum_returns
+
 # --------------------------------------------------------------------------------------------
 # Geometry
 # --------------------------------------------------------------------------------------------
@@ -379,11 +381,8 @@ def apply(state: State, action: int) -> State:
 
 
 def returns(state: State) -> NDArray[np.float32]:
-    result = np.zeros(2, dtype=np.float32)
-    if state.winner >= 0:
-        result[state.winner] = 1.0
-        result[1 - state.winner] = -1.0
-    return result
+    """Per-colour returns: +1 winner, -1 loser, zeros while the game goes on."""
+    return zero_sum_returns(state.winner)
 
 
 def empty_squares(state: State) -> int:

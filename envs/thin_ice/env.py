@@ -156,14 +156,7 @@ class raw_env(TurnBasedAECEnv):
         self.num_actions = rules.NUM_CALLS + 3 * self.num_targets + rules.MAX_SLOTS + 1
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
         size = PLAYER_FEATURES * num_players + 22 + num_players
-        obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(-1.0, 1.0, (size,), dtype=np.float32),
-                "action_mask": spaces.Box(0, 1, (self.num_actions,), dtype=np.int8),
-            }
-        )
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Discrete(self.num_actions) for a in self.possible_agents}
+        self._init_spaces(spaces.Box(-1.0, 1.0, (size,), dtype=np.float32))
         super().__init__(render_mode)
         self._renderer: Any = None
         self._new_game(None)
