@@ -46,3 +46,8 @@ def test_thin_ice_benchmark_cli() -> None:
 def test_training_fps_benchmark_cli() -> None:
     out = run("-m", "benchmarks.training_fps", "--timesteps", "256", "--envs", "go_with_the_floe_v0")
     assert "BatchVecEnv" in out and "SubprocVecEnv" in out
+
+
+def test_solitaire_eval_cli(tmp_path: Path) -> None:
+    out = run("-m", "baselines.solitaire_eval", "--timesteps", "256", "--deals", "2", "--out", str(tmp_path))
+    assert "| solver | 2 | 2 |" in out and (tmp_path / "solitaire.json").exists() and (tmp_path / "model.zip").exists()
