@@ -6,7 +6,7 @@
 | Agents | `["player_0", ..., "player_{N-1}"]`, `num_players` 2..6 (`player_0` calls first) |
 | Action Shape | `Discrete(9 + 3*T + 15 + 1)` with `T = grid * grid * 6` targets (907 for the default 7x7 grid) |
 | Action Values | calls, placements, pick-ups, DONE (below) |
-| Observation Shape | `{"observation": (182*N + 22,) float32, "action_mask": (907,) int8}` |
+| Observation Shape | `{"observation": (183*N + 22,) float32, "action_mask": (907,) int8}` |
 | Observation Values | [-1, 1] |
 | Rewards | at the end, points scaled to [-1, 1]: `2 * (points - 1) / (N - 1) - 1` |
 
@@ -32,8 +32,8 @@ Full rules: `spec/thin_ice.md`.
 A flat float32 vector.  For each player, the observer first and then the others in seat order
 (`182` values each): for each of 15 slots `[in_pile, in_hand, is_S, is_M, is_L, x, y, z,
 axis_x, axis_y, axis_z, on_table]` (positions in units of 0.25 m from the pile centre, clipped
-to [-1, 1]; `axis` points from the base to the apex), then `[is_out, out_rule_T, ...]` as
-`[out, 0]` (2 values: out, and out this round).  Then 22 + N global values: the current call
+to [-1, 1]; `axis` points from the base to the apex), then 2 values: `[is_out,
+went_out_this_round]`.  Then 22 + N global values: the current call
 (one-hot 9), pieces pending for the adder (3, per size / 2), the size in hand (one-hot 3),
 the supply left (3, / 5), whose turn relative to the observer (one-hot N), the phase (one-hot
 call / add / over), and rearrangements used (/ max, 1).
