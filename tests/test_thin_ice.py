@@ -214,6 +214,8 @@ def test_determinism_in_two_envs_and_two_processes() -> None:
 def test_seeded_game_plays_to_the_end(num_players: int) -> None:
     env = thin_ice_v0.raw_env(num_players=num_players, grid=3)
     env.reset(seed=num_players)
+    assert env.observation_space("player_0")["observation"].shape == (183 * num_players + 22,)  # as documented
+    assert env.num_actions == 9 + 3 * 3 * 3 * 6 + 16
     rng = np.random.default_rng(num_players)
     while not all(env.terminations.values()):
         env.step(int(rng.choice(np.flatnonzero(env.legal_action_mask()))))
