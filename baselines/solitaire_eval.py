@@ -31,11 +31,18 @@ def random_policy(env: FireAndIceSolitaireEnv, observation: np.ndarray, rng: np.
     return int(rng.choice(np.flatnonzero(env.action_masks())))
 
 
-def solver_policy(env: FireAndIceSolitaireEnv, observation: np.ndarray, rng: np.random.Generator) -> int:
-    """The first capture of the solver's winning line (any capture when there is none)."""
-    assert env.state is not None
-    solution = solve(env.state).solution
-    return solution[0] if solution else random_policy(env, observation, rng)
+class SolverPolicy:
+    """Solves each deal once, then plays the winning line (any capture when there is none)."""
+
+    def __init__(self) -> None:
+        self._plans: dict[int, list[int]] = {}
+
+    def __call__(self, env: FireAndIceSolitaireEnv, observation: np.ndarray, rng: np.random.Generator) -> int:
+        assert env.state is not None
+        if env.state.captures == 0 or id(env) not in self._plans:
+            self._plans = {id(env): list(solve(env.state).solution or [])}
+        plan = self._plans[id(env)]
+        return plan.pop(0) if plan else random_policy(env, observation, rng)
 
 
 def play(policy: Policy, deals: int, first_seed: int) -> dict[str, Any]:
@@ -60,6 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--deals", type=int, default=200, help="evaluation deals (seeds 100000..)")
     parser.add_argument("--out", type=Path, default=Path("runs/solitaire"), help="output folder")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model", type=Path, default=None, help="evaluate this saved model instead of training one")
     args = parser.parse_args(argv)
     import torch
     from sb3_contrib import MaskablePPO
@@ -67,13 +75,17 @@ def main(argv: list[str] | None = None) -> None:
 
     torch.set_num_threads(1)
     args.out.mkdir(parents=True, exist_ok=True)
-    venv = make_vec_env(lambda: FireAndIceSolitaireEnv(reward="shaped"), n_envs=8, seed=args.seed)
-    model = MaskablePPO("MlpPolicy", venv, n_steps=256, batch_size=512, n_epochs=5, learning_rate=3e-4, seed=args.seed,
-                        policy_kwargs={"net_arch": [256, 256]}, device="cpu", verbose=0)
     started = time.perf_counter()
-    model.learn(args.timesteps, progress_bar=True)
+    if args.model is not None:
+        model = MaskablePPO.load(args.model, device="cpu")
+        args.timesteps = int(model.num_timesteps)
+    else:
+        venv = make_vec_env(lambda: FireAndIceSolitaireEnv(reward="shaped"), n_envs=8, seed=args.seed)
+        model = MaskablePPO("MlpPolicy", venv, n_steps=256, batch_size=512, n_epochs=5, learning_rate=3e-4, seed=args.seed,
+                            policy_kwargs={"net_arch": [256, 256]}, device="cpu", verbose=0)
+        model.learn(args.timesteps, progress_bar=True)
+        model.save(args.out / "model.zip")
     seconds = time.perf_counter() - started
-    model.save(args.out / "model.zip")
 
     def trained(env: FireAndIceSolitaireEnv, observation: np.ndarray, rng: np.random.Generator) -> int:
         action, _ = model.predict(observation, action_masks=env.action_masks(), deterministic=True)
@@ -83,8 +95,8 @@ def main(argv: list[str] | None = None) -> None:
     results = {
         "random": play(random_policy, args.deals, first),
         "trained": play(trained, args.deals, first),
-        "solver": play(solver_policy, args.deals, first),
-        "training": {"timesteps": args.timesteps, "seconds": seconds},
+        "solver": play(SolverPolicy(), args.deals, first),
+        "training": {"timesteps": args.timesteps, "seconds": None if args.model else seconds},
     }
     (args.out / "solitaire.json").write_text(json.dumps(results, indent=2))
     print("| policy | deals | solved | success rate [95% CI] | mean pegs left |")
@@ -93,7 +105,8 @@ def main(argv: list[str] | None = None) -> None:
         r = results[name]
         print(f"| {name} | {r['deals']} | {r['solved']} | {r['success_rate']:.1%} [{r['ci95'][0]:.1%}, {r['ci95'][1]:.1%}] | "
               f"{r['mean_pegs_left']:.1f} |")
-    print(f"\ntrained for {args.timesteps} timesteps in {seconds:.0f} s; model and solitaire.json in {args.out}/")
+    how = f"loaded {args.model} ({args.timesteps} timesteps)" if args.model else f"trained for {args.timesteps} timesteps in {seconds:.0f} s"
+    print(f"\n{how}; results in {args.out / 'solitaire.json'}")
 
 
 if __name__ == "__main__":
