@@ -88,7 +88,10 @@ def test_resume_after_interrupt(tmp_path: Path) -> None:
     args = [sys.executable, "-m", "baselines.train", "--env", "fire_and_ice_v0", "--runs", str(tmp_path), "--run-name", "r",
             "--total-timesteps", "200000", "--n-envs", "2", "--eval-every", "0", "--snapshot-every", "0",
             "--checkpoint-every", "256", "--bc-games", "0", "--no-progress", "--no-final-eval"]
-    process = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A shell that runs us in the background (`cmd &`) leaves SIGINT ignored, and Python keeps it
+    # so; restore the default so the child gets Python's KeyboardInterrupt, as on a terminal.
+    process = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     state_file = tmp_path / "r" / "checkpoints" / "state.json"
     deadline = time.time() + 240
     while time.time() < deadline and not state_file.exists():
