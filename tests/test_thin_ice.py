@@ -11,11 +11,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, seed_test
+from pettingzoo.test import api_test, render_test, seed_test
 
 from envs import thin_ice_v0
 from envs.thin_ice import rules
 from envs.thin_ice.physics import PhysicsConfig, PhysicsError, PilePhysics
+from tests.helpers import fast_render_fn
 from tests.thin_ice_helpers import Pile
 
 
@@ -273,3 +274,7 @@ def test_render_ansi_and_rgb() -> None:
     frame = rgb.render()
     assert frame.dtype == np.uint8 and frame.shape == (320, 960, 3) and frame.std() > 5
     rgb.close()
+
+
+def test_pettingzoo_render_test() -> None:
+    render_test(fast_render_fn(thin_ice_v0.env, grid=3))
