@@ -82,3 +82,14 @@ def test_vec_envs_with_maskable_ppo(vec_cls: type) -> None:
         model.learn(64)
     finally:
         venv.close()
+
+
+def test_three_seat_thin_ice_learner_plays_to_the_end() -> None:
+    env = SingleAgentEnv("thin_ice_v0", env_kwargs={"num_players": 3, "grid": 3}, learner_seat="random")
+    _, info = env.reset(seed=4)
+    rng = np.random.default_rng(4)
+    done = False
+    while not done:
+        _, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        done = terminated or truncated
+    assert terminated and reward in (-1.0, 0.0, 1.0) and "points" in info["final_infos"]
