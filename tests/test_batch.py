@@ -83,10 +83,12 @@ def test_batch_vec_env_learner_gets_its_losses_and_masks() -> None:
     for _ in range(400):
         masks = get_action_masks(venv)
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        learner_colour = venv.learner_colour.copy()
         observations, rewards, dones, infos = venv.step(actions)
         for i in np.flatnonzero(dones):
             outcomes.append(rewards[i])
-            assert infos[i]["terminal_observation"].shape == (8 * 8 * 11,)
+            final = infos[i]["terminal_observation"].reshape(8, 8, 11)
+            assert final[0, 0, 4] == learner_colour[i]  # seen by the learner (channel 4: plays White)
         assert not rewards[~dones].any()
     assert -1.0 in outcomes and 1.0 in outcomes  # losses reach the learner too
     # Random Black (seals) wins most games against random bears, so as Black the learner
@@ -103,3 +105,19 @@ def test_batch_vec_env_trains_with_maskable_ppo() -> None:
     model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=64, n_epochs=1, seed=0, device="cpu")
     model.learn(256)
     assert model.num_timesteps >= 256
+
+
+def test_final_observation_from_a_chosen_observer() -> None:
+    core = FireAndIceBatch(2, seed=0)
+    core.reset()
+    rng = np.random.default_rng(0)
+    while True:
+        mask = core.mask
+        actions = np.array([int(rng.choice(np.flatnonzero(m))) for m in mask])
+        before = core.to_move.copy()
+        result = core.step(actions, observer=np.array([0, 1], dtype=np.int8))
+        if result.terminated.any():
+            i = int(np.flatnonzero(result.terminated)[0])
+            assert result.final_observation[i][0, 0, 6] == (1 if i == 0 else 0)  # channel 6: observer is Fire
+            assert result.mover[i] == before[i]
+            break

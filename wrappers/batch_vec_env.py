@@ -82,7 +82,7 @@ class BatchVecEnv(VecEnv):
             if not waiting.any():
                 return
             observations = self.core.observe()
-            result = self.core.step(self._opponent_actions(self.core.mask, observations), active=waiting)
+            result = self.core.step(self._opponent_actions(self.core.mask, observations), active=waiting, observer=self.learner_colour)
             self._finish(result, rewards, dones, infos)
         raise RuntimeError("the opponent kept the move for more than 4 consecutive turns")  # pragma: no cover
 
@@ -92,27 +92,13 @@ class BatchVecEnv(VecEnv):
             rewards[i] += reward
             self._returns[i] += reward
             dones[i] = True
-            infos[i]["terminal_observation"] = self._terminal_observation(result, i)
+            infos[i]["terminal_observation"] = result.final_observation[i].ravel().astype(np.float32) * self._scale
             infos[i]["episode"] = {"r": float(self._returns[i]), "l": int(self._lengths[i])}
             infos[i]["is_success"] = reward > 0
             self._returns[i] = 0.0
             self._lengths[i] = 0
             self._games[i] += 1
             self.learner_colour[i] = self._games[i] % 2
-
-    def _terminal_observation(self, result: Any, i: int) -> NDArray[np.float32]:
-        final = result.final_observation[i]
-        if result.mover[i] != self.learner_colour[i]:
-            # The opponent made the last move: swap own/opponent channels to the learner's view.
-            final = final.copy()
-            final[..., [0, 1]] = final[..., [1, 0]]
-            if final.shape[-1] > 4 and self.env_id == "fire_and_ice_v0":
-                final[..., [3, 4]] = final[..., [4, 3]]
-                final[..., [7, 8]] = final[..., [8, 7]]
-                final[..., 6] = 1 - final[..., 6]
-            elif self.env_id == "go_with_the_floe_v0":
-                final[..., 4] = 1 - final[..., 4]
-        return final.ravel().astype(np.float32) * self._scale
 
     # ---- VecEnv API -------------------------------------------------------------------------
     def reset(self) -> NDArray[np.float32]:
@@ -140,7 +126,7 @@ class BatchVecEnv(VecEnv):
         dones = np.zeros(self.num_envs, dtype=bool)
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         self._lengths += 1
-        result = self.core.step(self._actions)
+        result = self.core.step(self._actions, observer=self.learner_colour)
         self._finish(result, rewards, dones, infos)
         self._play_opponents(rewards, dones, infos)
         if self.shaping:

@@ -14,7 +14,8 @@ class BatchStep:
 
     ``observation`` and ``action_mask`` are for the player to move *after* the automatic reset
     of finished games; ``final_observation`` is the finished game's last position seen by the
-    player who made the final move (rows of games that did not end hold zeros).
+    player who made the final move, or by the ``observer`` given to ``step`` (rows of games that
+    did not end hold zeros).
     """
 
     observation: NDArray
@@ -69,8 +70,14 @@ class BatchCore:
     def mask(self) -> NDArray[np.int8]:
         return self._mask
 
-    def step(self, actions: NDArray, active: NDArray[np.bool_] | None = None, auto_reset: bool = True) -> BatchStep:
-        """Play ``actions[i]`` in every game ``i`` (only where ``active``); finished games restart."""
+    def step(
+        self, actions: NDArray, active: NDArray[np.bool_] | None = None, auto_reset: bool = True,
+        observer: NDArray[np.int8] | None = None,
+    ) -> BatchStep:
+        """Play ``actions[i]`` in every game ``i`` (only where ``active``); finished games restart.
+
+        ``final_observation`` of a finished game is seen by ``observer[i]`` (default: the mover).
+        """
         actions = np.asarray(actions)
         if actions.shape != (self.batch_size,) or not np.issubdtype(actions.dtype, np.integer):
             raise TypeError(f"actions must be an integer array of shape ({self.batch_size},); got {actions.dtype} {actions.shape}")
@@ -91,7 +98,7 @@ class BatchCore:
         rewards[done, 1 - winner[done]] = -1.0
         final = np.zeros((self.batch_size, *self.observation_shape), dtype=self._observation_dtype)
         if done.size:
-            final[done] = self.observe(mover)[done]
+            final[done] = self.observe(mover if observer is None else np.asarray(observer, dtype=np.int8))[done]
             if auto_reset:
                 self._reset_rows(done)
         self._mask = self.legal_action_mask()

@@ -99,9 +99,6 @@ class FireAndIceBatch(BatchCore):
         theirs = (self._control == (1 - colours)[:, None]).sum(axis=1)
         return ((mine - theirs) / rules.NUM_ISLANDS).astype(np.float32)
 
-    def nbytes_per_game(self) -> float:
-        return sum(getattr(self, name).nbytes for name in self.state_arrays) / self.batch_size
-
     def state_of(self, row: int) -> rules.State:
         """Game ``row`` as a single-game state (moves, board, supply, winner, mover)."""
         return rules.State(self.board[row].copy(), int(self.to_move[row]), self.supply[row].astype(np.int16),

@@ -207,12 +207,9 @@ class PilePhysics:
     def free_piece(self, size: int) -> int:
         """A parked piece of ``size`` (``ValueError`` if none is left)."""
         for piece in range(size * PIECES_PER_SIZE, (size + 1) * PIECES_PER_SIZE):
-            if not self.in_play[piece] and not self._held(piece):
+            if not self.in_play[piece]:
                 return piece
         raise ValueError(f"no {SIZE_NAMES[size]} piece left to place")
-
-    def _held(self, piece: int) -> bool:
-        return bool(getattr(self, "_in_hand", set()) and piece in self._in_hand)
 
     def positions(self) -> NDArray[np.float64]:
         """(15, 3) base-centre positions."""
