@@ -40,8 +40,10 @@ def playthrough_text(env_fn: Callable[..., Any], seed: int, max_steps: int = 10_
 def check_playthrough(name: str, text: str) -> None:
     """Compare against tests/playthroughs/<name>.txt; POLARZOO_REGENERATE=1 rewrites the file."""
     path = PLAYTHROUGH_DIR / f"{name}.txt"
-    if os.environ.get("POLARZOO_REGENERATE") == "1" or not path.exists():
+    if os.environ.get("POLARZOO_REGENERATE") == "1":
         path.write_text(text)
+    if not path.exists():
+        raise AssertionError(f"missing golden playthrough {path}; create it with POLARZOO_REGENERATE=1")
     expected = path.read_text()
     if text != expected:
         diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), "golden", "now", n=2))
