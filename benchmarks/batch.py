@@ -17,13 +17,7 @@ import time
 
 import numpy as np
 
-
-def sample_legal(mask: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One uniformly random legal action per row."""
-    rows, columns = np.nonzero(mask)  # row-major: each row's legal actions are contiguous
-    counts = np.bincount(rows, minlength=len(mask))
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    return columns[starts + (rng.random(len(mask)) * counts).astype(np.int64)]
+from envs.batch.core import sample_legal_actions
 
 
 def run(core_cls: type, batch: int, seconds: float, seed: int) -> tuple[float, float]:
@@ -34,7 +28,7 @@ def run(core_cls: type, batch: int, seconds: float, seed: int) -> tuple[float, f
     step_time = 0.0
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        actions = sample_legal(mask, rng)
+        actions = sample_legal_actions(mask, rng)
         t0 = time.perf_counter()
         result = core.step(actions)
         step_time += time.perf_counter() - t0

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 from stable_baselines3.common.vec_env import VecEnv
 
+from envs.batch.core import sample_legal_actions
 from wrappers.single_agent import observation_scale
 
 
@@ -66,12 +67,7 @@ class BatchVecEnv(VecEnv):
 
     def _opponent_actions(self, mask: NDArray[np.int8], observations: NDArray) -> NDArray[np.int64]:
         if isinstance(self.opponent, str):  # random
-            rows, columns = np.nonzero(mask)
-            counts = np.bincount(rows, minlength=self.num_envs)
-            starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-            safe = np.maximum(counts, 1)
-            return np.where(counts > 0, columns[np.minimum(starts + (self.rng.random(self.num_envs) * safe).astype(np.int64),
-                                                          len(columns) - 1)], 0)
+            return sample_legal_actions(mask, self.rng)
         actions, _ = self.opponent.predict(self._normalise(observations), action_masks=mask.astype(bool), deterministic=False)
         return np.asarray(actions, dtype=np.int64)
 

@@ -8,10 +8,10 @@ Both agree exactly with the single-game rules cores (lockstep tests in
 seen by the player to move.
 """
 
-from envs.batch.core import BatchCore, BatchStep
+from envs.batch.core import BatchCore, BatchStep, sample_legal_actions
 from envs.batch.fire_and_ice import FireAndIceBatch
 from envs.batch.go_with_the_floe import GoWithTheFloeBatch
 
 BATCH_CORES = {"fire_and_ice_v0": FireAndIceBatch, "go_with_the_floe_v0": GoWithTheFloeBatch}
 
-__all__ = ["BATCH_CORES", "BatchCore", "BatchStep", "FireAndIceBatch", "GoWithTheFloeBatch"]
+__all__ = ["BATCH_CORES", "BatchCore", "BatchStep", "sample_legal_actions", "FireAndIceBatch", "GoWithTheFloeBatch"]

@@ -8,6 +8,17 @@ import numpy as np
 from numpy.typing import NDArray
 
 
+def sample_legal_actions(mask: NDArray[np.int8], rng: np.random.Generator) -> NDArray[np.int64]:
+    """One uniformly random legal action per row of ``mask`` (0 for a row with none)."""
+    rows, columns = np.nonzero(mask)  # row-major: each row's legal actions are contiguous
+    counts = np.bincount(rows, minlength=len(mask))
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    picks = starts + (rng.random(len(mask)) * np.maximum(counts, 1)).astype(np.int64)
+    if columns.size == 0:
+        return np.zeros(len(mask), dtype=np.int64)
+    return np.where(counts > 0, columns[np.minimum(picks, columns.size - 1)], 0).astype(np.int64)
+
+
 @dataclass
 class BatchStep:
     """Result of :meth:`BatchCore.step` (arrays over the B games).
