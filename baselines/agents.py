@@ -56,7 +56,7 @@ class FireAndIceHeuristic:
 
     @staticmethod
     def _boards_after(board: np.ndarray, actions: np.ndarray, mover: int, place_opponent: bool) -> np.ndarray:
-        from envs.fire_and_ice import rules
+        from polarzoo.envs.fire_and_ice import rules
 
         boards = np.repeat(board[None, :], len(actions), axis=0)
         rows = np.arange(len(actions))
@@ -67,12 +67,12 @@ class FireAndIceHeuristic:
 
     @staticmethod
     def _control(boards: np.ndarray) -> np.ndarray:
-        from envs.fire_and_ice import rules
+        from polarzoo.envs.fire_and_ice import rules
 
         return rules.LINE_OWNER[boards.reshape(-1, rules.NUM_ISLANDS, rules.NUM_POSITIONS) @ rules._POWERS_OF_THREE]
 
     def _opponent_can_win(self, board: np.ndarray, opponent: int, supply_left: bool) -> bool:
-        from envs.fire_and_ice import rules
+        from polarzoo.envs.fire_and_ice import rules
 
         own = board == opponent + 1
         legal = own[:, None] & (board == rules.EMPTY)[rules.MOVE_DESTINATIONS]
@@ -83,7 +83,7 @@ class FireAndIceHeuristic:
         return bool((rules.LINE_OWNER[(control + 1) @ rules._POWERS_OF_THREE] == opponent).any())
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
-        from envs.fire_and_ice import rules
+        from polarzoo.envs.fire_and_ice import rules
 
         state, me = env.state, env.colour_of(agent)
         actions = legal_actions(env, agent)
@@ -122,7 +122,7 @@ class FloeHeuristic:
         return max(abs(a % 8 - b % 8), abs(a // 8 - b // 8))
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
-        from envs.go_with_the_floe import rules
+        from polarzoo.envs.go_with_the_floe import rules
 
         state, me = env.state, env.colour_of(agent)
         actions = legal_actions(env, agent)
@@ -168,7 +168,7 @@ class ThinIceHeuristic:
         self.candidates = candidates
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
-        from envs.thin_ice import rules
+        from polarzoo.envs.thin_ice import rules
 
         actions = legal_actions(env, agent)
         state = env.game.state
@@ -276,7 +276,7 @@ class _Node:
 class PolicyAgent:
     """A MaskablePPO model (saved at ``path``, or given as ``model``), acting on its masked policy
     (greedy unless ``deterministic=False``).  Observations are normalised the way
-    :class:`wrappers.SingleAgentEnv` normalised them in training."""
+    :class:`polarzoo.wrappers.SingleAgentEnv` normalised them in training."""
 
     def __init__(self, path: str | Path | None = None, deterministic: bool = True, name: str | None = None, model: Any = None) -> None:
         if model is None:
@@ -292,7 +292,7 @@ class PolicyAgent:
         self._scales: dict[int, np.ndarray] = {}
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
-        from wrappers.single_agent import normalize, observation_scale
+        from polarzoo.wrappers.single_agent import normalize, observation_scale
 
         observation = env.observe(agent)
         raw = observation["observation"]

@@ -1,7 +1,9 @@
 """Round-robin tournament among agents, both seats, seeded games.
 
-    python -m baselines.evaluate --env fire_and_ice_v0 --agents random heuristic mcts:50 \\
+    python -m polarzoo.baselines.evaluate --env fire_and_ice_v0 --agents random heuristic mcts:50 \\
         model:runs/fire_and_ice_v0-XXXX/model.zip --games 20 --out runs/eval-fi
+
+``polarzoo-evaluate`` is the same command (a console script installed with the package).
 
 Writes ``eval.json``, ``eval.md`` (wins/draws/losses with 95% Wilson intervals, mean game
 length, illegal moves, Elo), ``winrate.png`` (heatmap: row agent's win rate against column
@@ -18,8 +20,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from baselines.agents import make_agent
-from baselines.tournament import PairResult, elo_ratings, markdown_table, round_robin
+from polarzoo.baselines.agents import make_agent
+from polarzoo.baselines.tournament import PairResult, elo_ratings, markdown_table, round_robin
 
 
 def win_rate_matrix(results: Sequence[PairResult], names: Sequence[str]) -> np.ndarray:
@@ -118,7 +120,7 @@ def evaluate(
 
 
 def main(argv: list[str] | None = None) -> None:
-    from envs import ENVIRONMENTS
+    from polarzoo.envs import ENVIRONMENTS
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", required=True, choices=sorted(ENVIRONMENTS), help="environment id")

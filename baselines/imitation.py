@@ -3,7 +3,7 @@
 PPO from scratch on Fire & Ice's 2,402 actions learns slowly; copying the heuristic first gives
 self-play a sensible starting point.  ``collect_demonstrations`` plays seeded games (teacher
 against a mixture of random and teacher opponents, both seats) and records the teacher's
-observations (normalised as :class:`wrappers.SingleAgentEnv` does), masks and actions;
+observations (normalised as :class:`polarzoo.wrappers.SingleAgentEnv` does), masks and actions;
 ``clone`` fits the policy to them with a masked cross-entropy.
 """
 
@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from baselines.agents import RandomAgent
+from polarzoo.baselines.agents import RandomAgent
 
 
 def collect_demonstrations(env_id: str, teacher: Any, games: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
                            random_opponent_share: float = 0.5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    from envs import ENVIRONMENTS
-    from wrappers.single_agent import normalize, observation_scale
+    from polarzoo.envs import ENVIRONMENTS
+    from polarzoo.wrappers.single_agent import normalize, observation_scale
 
     rng = np.random.default_rng(seed)
     observations, masks, actions = [], [], []

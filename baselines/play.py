@@ -1,6 +1,8 @@
 """Play and print one seeded game between two random agents.
 
-    python -m baselines.play --env fire_and_ice_v0 --seed 0
+    python -m polarzoo.baselines.play --env fire_and_ice_v0 --seed 0
+
+``polarzoo-play`` is the same command (a console script installed with the package).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import argparse
 
 import numpy as np
 
-from envs import ENVIRONMENTS
+from polarzoo.envs import ENVIRONMENTS
 
 
 def play(env_id: str, seed: int, quiet: bool = False) -> dict[str, float]:

@@ -1,6 +1,8 @@
 """Fire & Ice Solitaire: random policy vs a trained MaskablePPO policy vs the exact solver.
 
-    python -m baselines.solitaire_eval --timesteps 100000 --deals 200
+    python -m polarzoo.baselines.solitaire_eval --timesteps 100000 --deals 200
+
+``polarzoo-solitaire-eval`` is the same command (a console script installed with the package).
 
 Trains MaskablePPO on ``polarzoo/FireAndIceSolitaire-v0`` (shaped reward: 1/27 per capture plus
 1 for clearing the board), then plays the same seeded deals with a uniformly random legal
@@ -19,9 +21,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from baselines.tournament import wilson_interval
-from envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
-from envs.fire_and_ice.solitaire_solver import solve
+from polarzoo.baselines.tournament import wilson_interval
+from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
+from polarzoo.envs.fire_and_ice.solitaire_solver import solve
 
 
 Policy = Callable[[FireAndIceSolitaireEnv, np.ndarray, np.random.Generator], int]

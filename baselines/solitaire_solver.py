@@ -1,7 +1,9 @@
 """Solve Fire & Ice Solitaire deals exactly.
 
-    python -m baselines.solitaire_solver --deals 1000      # fraction solvable, time distribution
-    python -m baselines.solitaire_solver --seed 7          # that deal (env.reset(seed=7)) and its solution
+    python -m polarzoo.baselines.solitaire_solver --deals 1000      # fraction solvable, time distribution
+    python -m polarzoo.baselines.solitaire_solver --seed 7          # that deal (env.reset(seed=7)) and its solution
+
+``polarzoo-solve`` is the same command (a console script installed with the package).
 
 Deal ``k`` is exactly the board ``FireAndIceSolitaireEnv().reset(seed=k)`` deals.
 """
@@ -16,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from envs.fire_and_ice import render
-from envs.fire_and_ice.rules import action_to_notation
-from envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
-from envs.fire_and_ice.solitaire_solver import solve
+from polarzoo.envs.fire_and_ice import render
+from polarzoo.envs.fire_and_ice.rules import action_to_notation
+from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
+from polarzoo.envs.fire_and_ice.solitaire_solver import solve
 
 
 def deal_for_seed(seed: int):  # noqa: ANN201 - SolitaireState

@@ -21,7 +21,7 @@ class GameRecord:
 
 def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[str, Any] | None = None) -> GameRecord:
     """One seeded game, ``agents[i]`` in seat ``i``.  An illegal action ends the game, lost."""
-    from envs import ENVIRONMENTS
+    from polarzoo.envs import ENVIRONMENTS
 
     env = ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {}))
     env.reset(seed=seed)
@@ -100,7 +100,7 @@ def head_to_head(
     progress: Callable[[], None] | None = None,
 ) -> PairResult:
     """``first`` against ``second``, ``games_per_seat`` seeded games with ``first`` in each seat."""
-    from envs import ENVIRONMENTS
+    from polarzoo.envs import ENVIRONMENTS
 
     num_seats = len(ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {})).possible_agents)
     result = PairResult(first.name, second.name)
@@ -151,7 +151,7 @@ def round_robin(
         try:
             from tqdm import tqdm
 
-            from envs import ENVIRONMENTS
+            from polarzoo.envs import ENVIRONMENTS
 
             seats = len(ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {})).possible_agents)
             bar = tqdm(total=len(pairs) * games_per_seat * seats, desc="games", unit="game")

@@ -1,9 +1,11 @@
 """Train a MaskablePPO agent on one of our games, against random / heuristic opponents and a
 growing pool of its own frozen snapshots; then evaluate it.
 
-    python -m baselines.train --env fire_and_ice_v0                  # default config (~10 min)
-    python -m baselines.train --env go_with_the_floe_v0 --total-timesteps 20000
-    python -m baselines.train --resume runs/fire_and_ice_v0-20261129-141500
+    python -m polarzoo.baselines.train --env fire_and_ice_v0                  # default config (~10 min)
+    python -m polarzoo.baselines.train --env go_with_the_floe_v0 --total-timesteps 20000
+    python -m polarzoo.baselines.train --resume runs/fire_and_ice_v0-20261129-141500
+
+``polarzoo-train`` is the same command (a console script installed with the package).
 
 Each run writes ``runs/<env>-<time>/``: ``config.yaml`` (resolved), ``command.txt``,
 ``checkpoints/`` (latest model + state), ``snapshots/``, ``tb/`` (TensorBoard), ``evaluations.csv``
@@ -43,7 +45,7 @@ def load_config(env_id: str, overrides: dict[str, Any] | None = None, path: Path
 
 
 def _opponent_pool(config: dict[str, Any], snapshots: list[str]) -> tuple[list[Any], list[float]]:
-    from baselines.agents import PolicyAgent, make_agent
+    from polarzoo.baselines.agents import PolicyAgent, make_agent
 
     agents: list[Any] = []
     weights: list[float] = []
@@ -63,7 +65,7 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
     from stable_baselines3.common.monitor import Monitor
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from wrappers import SingleAgentEnv
+    from polarzoo.wrappers import SingleAgentEnv
 
     def factory(rank: int):  # noqa: ANN202
         def build() -> Any:
@@ -85,8 +87,8 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
 def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, Any]) -> Any:
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from baselines.agents import PolicyAgent, make_agent
-    from baselines.tournament import head_to_head, wilson_interval
+    from polarzoo.baselines.agents import PolicyAgent, make_agent
+    from polarzoo.baselines.tournament import head_to_head, wilson_interval
 
     class SelfPlayCallback(BaseCallback):
         """Checkpoints, snapshots into the opponent pool, periodic evaluation."""
@@ -147,8 +149,8 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
 
 def behaviour_clone(model: Any, config: dict[str, Any], run_dir: Path, seed: int) -> None:
     """Warm-start the policy by copying ``bc_teacher``'s moves (see baselines/imitation.py)."""
-    from baselines.agents import make_agent
-    from baselines.imitation import clone, collect_demonstrations
+    from polarzoo.baselines.agents import make_agent
+    from polarzoo.baselines.imitation import clone, collect_demonstrations
 
     started = time.perf_counter()
     teacher = make_agent(config["bc_teacher"], config["env"])
@@ -214,8 +216,8 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     print(f"trained {model.num_timesteps} timesteps in {elapsed:.0f} s ({fps:.0f} fps); model: {run_dir / 'model.zip'}")
     vec_env.close()
     if final_eval:
-        from baselines.agents import PolicyAgent, make_agent
-        from baselines.evaluate import evaluate
+        from polarzoo.baselines.agents import PolicyAgent, make_agent
+        from polarzoo.baselines.evaluate import evaluate
 
         agents = [PolicyAgent(run_dir / "model.zip", name="trained")]
         for spec in REFERENCE_AGENTS:
@@ -230,7 +232,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
 
 
 def main(argv: list[str] | None = None) -> None:
-    from envs import ENVIRONMENTS
+    from polarzoo.envs import ENVIRONMENTS
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", choices=sorted(ENVIRONMENTS), help="environment id (not needed with --resume)")
@@ -270,7 +272,7 @@ def main(argv: list[str] | None = None) -> None:
         run_dir.mkdir(parents=True, exist_ok=False)
         (run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=True))
     with (run_dir / "command.txt").open("a") as handle:
-        handle.write("python -m baselines.train " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])) + "\n")
+        handle.write("python -m polarzoo.baselines.train " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])) + "\n")
     train(config, run_dir, resume=args.resume is not None, seed=args.seed, progress_bar=not args.no_progress,
           final_eval=not args.no_final_eval)
 

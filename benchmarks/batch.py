@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from envs.batch.core import sample_legal_actions
+from polarzoo.envs.batch.core import sample_legal_actions
 
 
 def run(core_cls: type, batch: int, seconds: float, seed: int) -> tuple[float, float]:
@@ -39,7 +39,7 @@ def run(core_cls: type, batch: int, seconds: float, seed: int) -> tuple[float, f
 
 
 def main(argv: list[str] | None = None) -> None:
-    from envs.batch import BATCH_CORES
+    from polarzoo.envs.batch import BATCH_CORES
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--trials", type=int, default=3)

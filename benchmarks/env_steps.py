@@ -39,7 +39,7 @@ def steps_per_second(env_fn: Callable[[], Any], num_steps: int, seed: int) -> fl
 def candidates() -> dict[str, Callable[[], Any]]:
     from pettingzoo.classic import connect_four_v3
 
-    from envs import ENVIRONMENTS
+    from polarzoo.envs import ENVIRONMENTS
 
     table: dict[str, Callable[[], Any]] = {
         "connect_four_v3.env()": connect_four_v3.env,

@@ -27,7 +27,7 @@ import numpy as np
 def measure(piles: int, seed: int) -> tuple[dict[int, list[float]], pstats.Stats]:
     """Build ``piles`` piles of up to 15 pieces by random placements with the spec's defaults
     (tremor included); a placement that puts the pile out is timed, then undone (snapshot)."""
-    from envs.thin_ice import physics
+    from polarzoo.envs.thin_ice import physics
 
     rng = np.random.default_rng(seed)
     timings: dict[int, list[float]] = defaultdict(list)
@@ -75,8 +75,8 @@ def peak_rss_mb() -> dict[str, float]:
     after one 2-player env played 30 random actions."""
     code = """
 import resource, numpy as np, mujoco
-import envs.thin_ice_v0 as t
-from baselines.agents import RandomAgent
+import polarzoo.envs.thin_ice_v0 as t
+from polarzoo.baselines.agents import RandomAgent
 def rss_kb():
     return int(next(l for l in open('/proc/self/status') if l.startswith('VmRSS')).split()[1])
 base = rss_kb()

@@ -31,8 +31,8 @@ def fps(make_venv: Callable[[], Any], n_envs: int, timesteps: int) -> float:
 def main(argv: list[str] | None = None) -> None:
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from wrappers import SingleAgentEnv
-    from wrappers.batch_vec_env import BatchVecEnv
+    from polarzoo.wrappers import SingleAgentEnv
+    from polarzoo.wrappers.batch_vec_env import BatchVecEnv
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--timesteps", type=int, default=16384)

@@ -26,8 +26,8 @@ def save(frame: np.ndarray, name: str) -> None:
 
 
 def main() -> None:
-    from baselines.agents import FireAndIceHeuristic, FloeHeuristic, ThinIceHeuristic
-    from envs import fire_and_ice_v0, go_with_the_floe_v0, thin_ice_v0
+    from polarzoo.baselines.agents import FireAndIceHeuristic, FloeHeuristic, ThinIceHeuristic
+    from polarzoo.envs import fire_and_ice_v0, go_with_the_floe_v0, thin_ice_v0
 
     for module, agent, plies, name, kwargs in (
         (fire_and_ice_v0, FireAndIceHeuristic(), 20, "fire_and_ice.png", {}),

@@ -11,7 +11,7 @@ from types import ModuleType
 
 import gymnasium
 
-from envs import fire_and_ice_solitaire_v0, fire_and_ice_v0, go_with_the_floe_v0, thin_ice_v0
+from polarzoo.envs import fire_and_ice_solitaire_v0, fire_and_ice_v0, go_with_the_floe_v0, thin_ice_v0
 
 ENVIRONMENTS: dict[str, ModuleType] = {
     "fire_and_ice_v0": fire_and_ice_v0,
@@ -27,7 +27,7 @@ GYMNASIUM_ENVIRONMENTS: dict[str, ModuleType] = {
 if fire_and_ice_solitaire_v0.GYMNASIUM_ID not in gymnasium.registry:
     gymnasium.register(
         id=fire_and_ice_solitaire_v0.GYMNASIUM_ID,
-        entry_point="envs.fire_and_ice.solitaire_env:FireAndIceSolitaireEnv",
+        entry_point="polarzoo.envs.fire_and_ice.solitaire_env:FireAndIceSolitaireEnv",
         max_episode_steps=None,
     )
 

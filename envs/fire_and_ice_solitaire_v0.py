@@ -1,6 +1,6 @@
-"""Fire & Ice Solitaire, version 0: a single-agent Gymnasium env (see :mod:`envs.fire_and_ice.solitaire_env`)."""
+"""Fire & Ice Solitaire, version 0: a single-agent Gymnasium env (see :mod:`polarzoo.envs.fire_and_ice.solitaire_env`)."""
 
-from envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv, __doc__  # noqa: F401
+from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv, __doc__  # noqa: F401
 
 GYMNASIUM_ID = "polarzoo/FireAndIceSolitaire-v0"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from baselines.agents import MCTSAgent, RandomAgent, make_agent
-from baselines.tournament import elo_ratings, head_to_head, play_game, wilson_interval
+from polarzoo.baselines.agents import MCTSAgent, RandomAgent, make_agent
+from polarzoo.baselines.tournament import elo_ratings, head_to_head, play_game, wilson_interval
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,7 +64,7 @@ TINY = ["--total-timesteps", "1024", "--n-envs", "2", "--eval-every", "512", "--
 
 
 def test_train_and_evaluate_cli(tmp_path: Path) -> None:
-    result = run("-m", "baselines.train", "--env", "go_with_the_floe_v0", "--runs", str(tmp_path), "--run-name", "r", *TINY,
+    result = run("-m", "polarzoo.baselines.train", "--env", "go_with_the_floe_v0", "--runs", str(tmp_path), "--run-name", "r", *TINY,
                  "--bc-games", "2")
     assert result.returncode == 0, result.stderr[-3000:]
     run_dir = tmp_path / "r"
@@ -74,18 +74,18 @@ def test_train_and_evaluate_cli(tmp_path: Path) -> None:
     assert list((run_dir / "tb").iterdir()) and list((run_dir / "snapshots").iterdir())
     summary = json.loads((run_dir / "eval.json").read_text())
     assert summary["illegal_moves"] == 0 and "| trained | random |" in result.stdout
-    evaluation = run("-m", "baselines.evaluate", "--env", "go_with_the_floe_v0", "--agents", "random", "heuristic",
+    evaluation = run("-m", "polarzoo.baselines.evaluate", "--env", "go_with_the_floe_v0", "--agents", "random", "heuristic",
                      f"model:{run_dir / 'model.zip'}", "--games", "1", "--out", str(tmp_path / "eval"), "--run-dir", str(run_dir))
     assert evaluation.returncode == 0, evaluation.stderr[-3000:]
     assert (tmp_path / "eval" / "winrate.png").exists() and (tmp_path / "eval" / "learning_curve.png").exists()
-    assert run("-m", "baselines.train", "--help").returncode == 0
+    assert run("-m", "polarzoo.baselines.train", "--help").returncode == 0
 
 
 def test_resume_after_interrupt(tmp_path: Path) -> None:
     import signal
     import time
 
-    args = [sys.executable, "-m", "baselines.train", "--env", "fire_and_ice_v0", "--runs", str(tmp_path), "--run-name", "r",
+    args = [sys.executable, "-m", "polarzoo.baselines.train", "--env", "fire_and_ice_v0", "--runs", str(tmp_path), "--run-name", "r",
             "--total-timesteps", "200000", "--n-envs", "2", "--eval-every", "0", "--snapshot-every", "0",
             "--checkpoint-every", "256", "--bc-games", "0", "--no-progress", "--no-final-eval"]
     # A shell that runs us in the background (`cmd &`) leaves SIGINT ignored, and Python keeps it
@@ -101,7 +101,7 @@ def test_resume_after_interrupt(tmp_path: Path) -> None:
     process.communicate(timeout=120)
     saved = json.loads(state_file.read_text())["timesteps"]
     assert saved >= 256
-    resumed = run("-m", "baselines.train", "--resume", str(tmp_path / "r"), "--total-timesteps", str(saved + 512),
+    resumed = run("-m", "polarzoo.baselines.train", "--resume", str(tmp_path / "r"), "--total-timesteps", str(saved + 512),
                   "--no-progress", "--no-final-eval")
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"resuming {tmp_path / 'r'} at {saved} timesteps" in resumed.stdout

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs.batch import FireAndIceBatch, GoWithTheFloeBatch
-from envs.fire_and_ice import rules as fire_rules
-from envs.fire_and_ice.env import observation_tensor as fire_observation
-from envs.go_with_the_floe import rules as floe_rules
-from envs.go_with_the_floe.env import observation_tensor as floe_observation
+from polarzoo.envs.batch import FireAndIceBatch, GoWithTheFloeBatch
+from polarzoo.envs.fire_and_ice import rules as fire_rules
+from polarzoo.envs.fire_and_ice.env import observation_tensor as fire_observation
+from polarzoo.envs.go_with_the_floe import rules as floe_rules
+from polarzoo.envs.go_with_the_floe.env import observation_tensor as floe_observation
 
 CASES = [
     pytest.param(FireAndIceBatch, fire_rules, fire_observation, 900, id="fire_and_ice"),
@@ -72,7 +72,7 @@ def test_bytes_per_game_under_1kb() -> None:
 def test_batch_vec_env_learner_gets_its_losses_and_masks() -> None:
     from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
 
-    from wrappers.batch_vec_env import BatchVecEnv
+    from polarzoo.wrappers.batch_vec_env import BatchVecEnv
 
     venv = BatchVecEnv("go_with_the_floe_v0", num_envs=16, seed=3)
     observations = venv.reset()
@@ -99,7 +99,7 @@ def test_batch_vec_env_learner_gets_its_losses_and_masks() -> None:
 def test_batch_vec_env_trains_with_maskable_ppo() -> None:
     from sb3_contrib import MaskablePPO
 
-    from wrappers.batch_vec_env import BatchVecEnv
+    from polarzoo.wrappers.batch_vec_env import BatchVecEnv
 
     venv = BatchVecEnv("fire_and_ice_v0", num_envs=8, seed=0)
     model = MaskablePPO("MlpPolicy", venv, n_steps=16, batch_size=64, n_epochs=1, seed=0, device="cpu")

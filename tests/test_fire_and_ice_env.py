@@ -11,8 +11,8 @@ from pettingzoo.test import api_test, render_test, seed_test
 from pettingzoo.utils import turn_based_aec_to_parallel
 from pettingzoo.test import parallel_api_test
 
-from envs import fire_and_ice_v0
-from envs.fire_and_ice import rules
+from polarzoo.envs import fire_and_ice_v0
+from polarzoo.envs.fire_and_ice import rules
 from tests.helpers import check_playthrough, fast_render_fn, playthrough_text
 
 

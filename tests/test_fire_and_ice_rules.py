@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs.fire_and_ice import rules
-from envs.fire_and_ice.rules import FIRE, ICE, PASS
+from polarzoo.envs.fire_and_ice import rules
+from polarzoo.envs.fire_and_ice.rules import FIRE, ICE, PASS
 
 
 def position(fire: str = "", ice: str = "", to_move: int = FIRE) -> rules.State:

@@ -10,11 +10,11 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
-import envs
-from envs import fire_and_ice_solitaire_v0
-from envs.fire_and_ice import solitaire_rules as srules
-from envs.fire_and_ice.rules import FIRE, ICE, hole_from_name, notation_to_action
-from envs.fire_and_ice.solitaire_solver import solve
+import polarzoo.envs
+from polarzoo.envs import fire_and_ice_solitaire_v0
+from polarzoo.envs.fire_and_ice import solitaire_rules as srules
+from polarzoo.envs.fire_and_ice.rules import FIRE, ICE, hole_from_name, notation_to_action
+from polarzoo.envs.fire_and_ice.solitaire_solver import solve
 
 
 def board_of(fire: str, ice: str, to_move: int = FIRE) -> srules.SolitaireState:
@@ -60,7 +60,7 @@ def test_gymnasium_make_and_check_env() -> None:
     # needs the "lose" policy for illegal actions; SB3's checker passes with the default.
     check_env(fire_and_ice_solitaire_v0.env(illegal_action="lose"))
     sb3_check_env(fire_and_ice_solitaire_v0.env())
-    assert "polarzoo/FireAndIceSolitaire-v0" in envs.GYMNASIUM_ENVIRONMENTS
+    assert "polarzoo/FireAndIceSolitaire-v0" in polarzoo.envs.GYMNASIUM_ENVIRONMENTS
 
 
 def test_reset_deals_14_and_14_deterministically() -> None:

@@ -10,8 +10,8 @@ import pytest
 from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 from pettingzoo.utils import turn_based_aec_to_parallel
 
-from envs import go_with_the_floe_v0
-from envs.go_with_the_floe import rules
+from polarzoo.envs import go_with_the_floe_v0
+from polarzoo.envs.go_with_the_floe import rules
 from tests.helpers import check_playthrough, fast_render_fn, playthrough_text
 
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envs.go_with_the_floe import rules
-from envs.go_with_the_floe.rules import BEAR, BLACK, PASS, SEAL, WHITE
+from polarzoo.envs.go_with_the_floe import rules
+from polarzoo.envs.go_with_the_floe.rules import BEAR, BLACK, PASS, SEAL, WHITE
 
 
 def position(diagram: str, to_move: int = BLACK) -> rules.State:

@@ -17,14 +17,14 @@ def run(*args: str, timeout: float = 300) -> str:
 
 def test_play_cli() -> None:
     for env_id in ("fire_and_ice_v0", "go_with_the_floe_v0"):
-        out = run("-m", "baselines.play", "--env", env_id, "--seed", "1")
+        out = run("-m", "polarzoo.baselines.play", "--env", env_id, "--seed", "1")
         assert "rewards:" in out
 
 
 def test_solitaire_solver_cli(tmp_path: Path) -> None:
-    out = run("-m", "baselines.solitaire_solver", "--deals", "5", "--no-progress", "--json", str(tmp_path / "s.json"))
+    out = run("-m", "polarzoo.baselines.solitaire_solver", "--deals", "5", "--no-progress", "--json", str(tmp_path / "s.json"))
     assert "| 5 |" in out and (tmp_path / "s.json").exists()
-    out = run("-m", "baselines.solitaire_solver", "--seed", "7")
+    out = run("-m", "polarzoo.baselines.solitaire_solver", "--seed", "7")
     assert "Solution (27 captures" in out and "27. " in out
 
 
@@ -49,5 +49,5 @@ def test_training_fps_benchmark_cli() -> None:
 
 
 def test_solitaire_eval_cli(tmp_path: Path) -> None:
-    out = run("-m", "baselines.solitaire_eval", "--timesteps", "256", "--deals", "2", "--out", str(tmp_path))
+    out = run("-m", "polarzoo.baselines.solitaire_eval", "--timesteps", "256", "--deals", "2", "--out", str(tmp_path))
     assert "| solver | 2 | 2 |" in out and (tmp_path / "solitaire.json").exists() and (tmp_path / "model.zip").exists()

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test, render_test, seed_test
 
-from envs import thin_ice_v0
-from envs.thin_ice import rules
-from envs.thin_ice.physics import PhysicsConfig, PhysicsError, PilePhysics
+from polarzoo.envs import thin_ice_v0
+from polarzoo.envs.thin_ice import rules
+from polarzoo.envs.thin_ice.physics import PhysicsConfig, PhysicsError, PilePhysics
 from tests.helpers import fast_render_fn
 from tests.thin_ice_helpers import Pile
 

@@ -1,4 +1,4 @@
-"""wrappers.SingleAgentEnv: Gymnasium/SB3 checks, true outcomes for the learner, vector envs."""
+"""polarzoo.wrappers.SingleAgentEnv: Gymnasium/SB3 checks, true outcomes for the learner, vector envs."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from gymnasium.utils.env_checker import check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-from baselines.agents import FireAndIceHeuristic, RandomAgent
-from wrappers import SingleAgentEnv
+from polarzoo.baselines.agents import FireAndIceHeuristic, RandomAgent
+from polarzoo.wrappers import SingleAgentEnv
 
 
 @pytest.mark.parametrize("env_id", ["fire_and_ice_v0", "go_with_the_floe_v0"])

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from envs import ENVIRONMENTS
-from envs._common.aec import StandardWrapper, pettingzoo_wrappers
+from polarzoo.envs import ENVIRONMENTS
+from polarzoo.envs._common.aec import StandardWrapper, pettingzoo_wrappers
 
 BOARD_GAMES = ["fire_and_ice_v0", "go_with_the_floe_v0"]
 

@@ -1,6 +1,6 @@
 """Test helper for Thin Ice physics scenarios.
 
-``Pile`` wraps one :class:`~envs.thin_ice.physics.PilePhysics` scene with readable verbs:
+``Pile`` wraps one :class:`~polarzoo.envs.thin_ice.physics.PilePhysics` scene with readable verbs:
 
     pile = Pile()
     pile.place("L", x_mm=0, y_mm=0, orientation="upright")   # lowered to first contact, no tremor
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from envs.thin_ice.physics import ORIENTATIONS, Outcome, PilePhysics, orientation_matrix
+from polarzoo.envs.thin_ice.physics import ORIENTATIONS, Outcome, PilePhysics, orientation_matrix
 
 SIZES = {"S": 0, "M": 1, "L": 2}
 

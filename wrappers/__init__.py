@@ -1,5 +1,5 @@
 """Adapters that let single-agent RL libraries (SB3, sb3-contrib) train on our AEC games."""
 
-from wrappers.single_agent import SingleAgentEnv
+from polarzoo.wrappers.single_agent import SingleAgentEnv
 
 __all__ = ["SingleAgentEnv"]

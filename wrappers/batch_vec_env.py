@@ -1,7 +1,7 @@
 """An SB3 ``VecEnv`` over a batch core: the learner's seat in B games against a batched opponent.
 
     from sb3_contrib import MaskablePPO
-    from wrappers.batch_vec_env import BatchVecEnv
+    from polarzoo.wrappers.batch_vec_env import BatchVecEnv
     venv = BatchVecEnv("fire_and_ice_v0", num_envs=64, opponent="random", seed=0)
     model = MaskablePPO("MlpPolicy", venv)       # masks via env_method("action_masks")
 
@@ -9,7 +9,7 @@ The learner plays Fire in even-numbered games of each slot and Ice in odd ones (
 game), the opponent moves inside ``step`` (uniformly random legal actions, or a frozen
 MaskablePPO model acting on all games at once), and the learner receives the true final outcome,
 including the -1 when the opponent's move ends the game.  Observations are flattened float32 in
-[0, 1], the same as :class:`wrappers.SingleAgentEnv`, so models move freely between the two.
+[0, 1], the same as :class:`polarzoo.wrappers.SingleAgentEnv`, so models move freely between the two.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 from stable_baselines3.common.vec_env import VecEnv
 
-from envs.batch.core import sample_legal_actions
-from wrappers.single_agent import observation_scale
+from polarzoo.envs.batch.core import sample_legal_actions
+from polarzoo.wrappers.single_agent import observation_scale
 
 
 class BatchVecEnv(VecEnv):
@@ -32,8 +32,8 @@ class BatchVecEnv(VecEnv):
         self, env_id: str, num_envs: int = 64, opponent: Any = "random", seed: int | None = None, shaping: float = 0.0,
         gamma: float = 0.99,
     ) -> None:
-        from envs import ENVIRONMENTS
-        from envs.batch import BATCH_CORES
+        from polarzoo.envs import ENVIRONMENTS
+        from polarzoo.envs.batch import BATCH_CORES
 
         if env_id not in BATCH_CORES:
             raise ValueError(f"no batch core for {env_id!r}; available: {sorted(BATCH_CORES)}")

@@ -1,13 +1,13 @@
 """A single-agent ``gymnasium.Env`` view of any of our AEC envs.
 
 The learner plays one seat; every other seat is played *inside* the env by an opponent agent
-(see :mod:`baselines.agents`), drawn per episode from a pool.  Unlike PettingZoo's SB3 tutorial,
+(see :mod:`polarzoo.baselines.agents`), drawn per episode from a pool.  Unlike PettingZoo's SB3 tutorial,
 where one model plays both seats and only ever sees the mover's reward, the learner here
 receives every reward addressed to its own agent, including the -1 that lands on it when an
 opponent's move ends the game.
 
-    from wrappers import SingleAgentEnv
-    from baselines.agents import RandomAgent
+    from polarzoo.wrappers import SingleAgentEnv
+    from polarzoo.baselines.agents import RandomAgent
     env = SingleAgentEnv("fire_and_ice_v0", opponents=[RandomAgent()], learner_seat="alternate")
     model = MaskablePPO("MlpPolicy", env)          # finds env.action_masks()
 
@@ -23,8 +23,8 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from envs._common.aec import check_choice
-from envs._common.spaces import LegalDiscrete
+from polarzoo.envs._common.aec import check_choice
+from polarzoo.envs._common.spaces import LegalDiscrete
 
 
 def observation_scale(raw_space: gym.spaces.Box) -> NDArray[np.float32]:
@@ -41,9 +41,9 @@ class SingleAgentEnv(gym.Env):
     """One learner seat against opponent agents inside the env.
 
     Args:
-        env_id: an id of ``envs.ENVIRONMENTS`` (e.g. ``"fire_and_ice_v0"``).
+        env_id: an id of ``polarzoo.envs.ENVIRONMENTS`` (e.g. ``"fire_and_ice_v0"``).
         opponents: the pool; each episode draws one agent per opponent seat (uniformly, or by
-            ``opponent_weights``).  Default: a single :class:`~baselines.agents.RandomAgent`.
+            ``opponent_weights``).  Default: a single :class:`~polarzoo.baselines.agents.RandomAgent`.
         learner_seat: ``"alternate"`` (seat 0, 1, ... in turn per episode), ``"random"``, or a
             seat index / agent name to always play.
         env_kwargs: constructor arguments of the AEC env (e.g. ``{"num_players": 3}``).
@@ -67,7 +67,7 @@ class SingleAgentEnv(gym.Env):
         render_mode: str | None = None,
         normalize_observation: bool = True,
     ) -> None:
-        from envs import ENVIRONMENTS
+        from polarzoo.envs import ENVIRONMENTS
 
         check_choice("env_id", env_id, sorted(ENVIRONMENTS))
         check_choice("illegal_action", illegal_action, ("raise", "lose"))
@@ -84,7 +84,7 @@ class SingleAgentEnv(gym.Env):
             check_choice("learner_seat", learner_seat, ("alternate", "random", *self.seats))
         self.learner_seat = learner_seat
         if opponents is None:
-            from baselines.agents import RandomAgent
+            from polarzoo.baselines.agents import RandomAgent
 
             opponents = [RandomAgent()]
         if len(opponents) == 0:
@@ -112,7 +112,7 @@ class SingleAgentEnv(gym.Env):
     def add_opponent(self, opponent: Any, weight: float | None = None) -> int:
         """Add an agent (or a saved model's path) to the pool; returns the pool size."""
         if isinstance(opponent, str):
-            from baselines.agents import PolicyAgent
+            from polarzoo.baselines.agents import PolicyAgent
 
             opponent = PolicyAgent(opponent)
         self.opponents.append(opponent)
@@ -176,7 +176,7 @@ class SingleAgentEnv(gym.Env):
             raise RuntimeError("the episode has ended: call reset() before step()")
         reward_before = self._return
         if self.illegal_action == "lose":
-            from envs._common.aec import check_int_action
+            from polarzoo.envs._common.aec import check_int_action
 
             index = check_int_action(action, self.action_space.n)
             if not self._mask[index]:

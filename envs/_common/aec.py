@@ -298,7 +298,7 @@ class TurnBasedAECEnv(AECEnv):
         frame = self._render_rgb()
         if self.render_mode == "rgb_array":
             return frame
-        from envs._common.render import HumanWindow
+        from polarzoo.envs._common.render import HumanWindow
 
         if self._window is None:
             self._window = HumanWindow(self.metadata["name"], frame.shape[1], frame.shape[0])

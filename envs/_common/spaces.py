@@ -35,3 +35,14 @@ class LegalDiscrete(spaces.Discrete):
         return isinstance(other, spaces.Discrete) and self.n == other.n and self.start == other.start
 
     __hash__ = spaces.Discrete.__hash__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled (a saved SB3 model, a space sent from a subprocess) as a plain Discrete: the mask
+        # function is a bound method of the env, and pickling it would drag the whole env (and its
+        # opponents' saved models) into every model file.
+        return (spaces.Discrete, (int(self.n), int(self.start)))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "LegalDiscrete":
+        import copy
+
+        return LegalDiscrete(int(self.n), copy.deepcopy(self.legal_mask_fn, memo))

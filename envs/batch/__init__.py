@@ -1,16 +1,16 @@
 """Batched numpy rules cores: B games stepped at once, no per-game Python loop in the hot path.
 
-* :class:`~envs.batch.fire_and_ice.FireAndIceBatch`
-* :class:`~envs.batch.go_with_the_floe.GoWithTheFloeBatch`
+* :class:`~polarzoo.envs.batch.fire_and_ice.FireAndIceBatch`
+* :class:`~polarzoo.envs.batch.go_with_the_floe.GoWithTheFloeBatch`
 
 Both agree exactly with the single-game rules cores (lockstep tests in
 ``tests/test_batch.py``) and expose the same observation and mask layouts as the AEC envs,
 seen by the player to move.
 """
 
-from envs.batch.core import BatchCore, BatchStep, sample_legal_actions
-from envs.batch.fire_and_ice import FireAndIceBatch
-from envs.batch.go_with_the_floe import GoWithTheFloeBatch
+from polarzoo.envs.batch.core import BatchCore, BatchStep, sample_legal_actions
+from polarzoo.envs.batch.fire_and_ice import FireAndIceBatch
+from polarzoo.envs.batch.go_with_the_floe import GoWithTheFloeBatch
 
 BATCH_CORES = {"fire_and_ice_v0": FireAndIceBatch, "go_with_the_floe_v0": GoWithTheFloeBatch}
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from envs.batch.core import BatchCore
-from envs.fire_and_ice import rules
-from envs.fire_and_ice.env import NUM_CHANNELS
+from polarzoo.envs.batch.core import BatchCore
+from polarzoo.envs.fire_and_ice import rules
+from polarzoo.envs.fire_and_ice.env import NUM_CHANNELS
 
 #: GEOMETRIC[from, to]: 1 where the movement rule connects the two holes.
 _GEOMETRIC = rules.IS_GEOMETRIC_MOVE[: rules.NUM_MOVE_ACTIONS].reshape(rules.NUM_HOLES, rules.NUM_HOLES).astype(np.int8)

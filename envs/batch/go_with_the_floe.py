@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from envs.batch.core import BatchCore
-from envs.go_with_the_floe import rules
-from envs.go_with_the_floe.env import NUM_CHANNELS, _ON_BOARD_GRID
+from polarzoo.envs.batch.core import BatchCore
+from polarzoo.envs.go_with_the_floe import rules
+from polarzoo.envs.go_with_the_floe.env import NUM_CHANNELS, _ON_BOARD_GRID
 
 _PAD = rules.NUM_SQUARES  # index of a virtual square that is off the board
 _NEAR = np.where(rules.TARGET[:, :, 0] >= 0, rules.TARGET[:, :, 0], _PAD).astype(np.intp)  # (64, 8)

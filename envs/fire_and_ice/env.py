@@ -1,7 +1,7 @@
 """
 # Fire & Ice
 
-| Import | `from envs import fire_and_ice_v0` |
+| Import | `from polarzoo.envs import fire_and_ice_v0` |
 |---|---|
 | Agents | `agents = ["fire", "ice"]` (`"fire"` acts first) |
 | Action Shape | `Discrete(2402)` |
@@ -40,7 +40,7 @@ for the observing agent X:
 legal only when the mover has no move.  Conversions: `rules.action_to_notation`,
 `rules.notation_to_action`.
 
->>> from envs.fire_and_ice import rules
+>>> from polarzoo.envs.fire_and_ice import rules
 >>> rules.notation_to_action("D4-A4"), rules.action_to_notation(1179)
 (1179, 'D4-A4')
 
@@ -69,8 +69,8 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from envs._common.aec import TurnBasedAECEnv, check_choice, default_wrappers
-from envs.fire_and_ice import render, rules
+from polarzoo.envs._common.aec import TurnBasedAECEnv, check_choice, default_wrappers
+from polarzoo.envs.fire_and_ice import render, rules
 
 NUM_CHANNELS = 9
 _SUPPLY_CHANNELS = (7, 8)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from envs.fire_and_ice import rules
+from polarzoo.envs.fire_and_ice import rules
 
 SYMBOLS = {rules.EMPTY: ".", rules.FIRE + 1: "F", rules.ICE + 1: "I"}
 
@@ -67,7 +67,7 @@ def render_rgb(
     board: NDArray[np.int8], status: str, highlight_hole: int = -1, show_control: bool = True
 ) -> NDArray[np.uint8]:
     """An image of the board, uint8 (560, 520, 3)."""
-    from envs._common.render import require_pygame, surface_to_array
+    from polarzoo.envs._common.render import require_pygame, surface_to_array
 
     pygame = require_pygame()
     if not pygame.font.get_init():

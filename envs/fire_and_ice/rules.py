@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from envs._common.outcome import zero_sum_returns
+from polarzoo.envs._common.outcome import zero_sum_returns
 
 # --------------------------------------------------------------------------------------------
 # Geometry

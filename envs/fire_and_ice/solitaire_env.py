@@ -1,7 +1,7 @@
 """
 # Fire & Ice Solitaire
 
-| Import | `gymnasium.make("polarzoo/FireAndIceSolitaire-v0")` after `import envs`, or `from envs import fire_and_ice_solitaire_v0` |
+| Import | `gymnasium.make("polarzoo/FireAndIceSolitaire-v0")` after `import polarzoo`, or `from polarzoo.envs import fire_and_ice_solitaire_v0` |
 |---|---|
 | Action Space | `Discrete(2401)`: `49 * from_hole + to_hole` (a capture) |
 | Observation Space | `Box(0, 1, (7, 7, 2), int8)` |
@@ -48,11 +48,11 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from envs._common.aec import check_choice, check_int_action
-from envs._common.spaces import LegalDiscrete
-from envs.fire_and_ice import render, solitaire_rules
-from envs.fire_and_ice.rules import NUM_ISLANDS, NUM_POSITIONS, action_to_notation
-from envs.fire_and_ice.solitaire_rules import FIRE, TOTAL_CAPTURES
+from polarzoo.envs._common.aec import check_choice, check_int_action
+from polarzoo.envs._common.spaces import LegalDiscrete
+from polarzoo.envs.fire_and_ice import render, solitaire_rules
+from polarzoo.envs.fire_and_ice.rules import NUM_ISLANDS, NUM_POSITIONS, action_to_notation
+from polarzoo.envs.fire_and_ice.solitaire_rules import FIRE, TOTAL_CAPTURES
 
 #: Re-deals allowed when ``solvable_only`` is set (every one of 1,000 measured deals was solvable).
 MAX_DEALS = 100
@@ -116,7 +116,7 @@ class FireAndIceSolitaireEnv(gym.Env):
             self.state = solitaire_rules.deal(self.np_random)
             if not self.solvable_only:
                 break
-            from envs.fire_and_ice.solitaire_solver import is_solvable
+            from polarzoo.envs.fire_and_ice.solitaire_solver import is_solvable
 
             if is_solvable(self.state):
                 break
@@ -172,7 +172,7 @@ class FireAndIceSolitaireEnv(gym.Env):
         frame = render.render_rgb(self.state.board, self._status(), highlight, show_control=False)
         if self.render_mode == "rgb_array":
             return frame
-        from envs._common.render import HumanWindow
+        from polarzoo.envs._common.render import HumanWindow
 
         if self._window is None:
             self._window = HumanWindow(self.metadata["name"], frame.shape[1], frame.shape[0])

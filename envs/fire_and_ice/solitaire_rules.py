@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from envs.fire_and_ice.rules import (
+from polarzoo.envs.fire_and_ice.rules import (
     EMPTY,
     FIRE,
     ICE,

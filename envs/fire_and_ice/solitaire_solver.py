@@ -15,7 +15,7 @@ search is a depth-first search over captures with:
   (moving a poorly connected peg keeps the rest connected), then captures *onto* the best
   connected hole.
 
-Measured by ``python -m baselines.solitaire_solver --deals 1000`` (see README).
+Measured by ``python -m polarzoo.baselines.solitaire_solver --deals 1000`` (see README).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envs.fire_and_ice.rules import MOVE_DESTINATIONS, NUM_HOLES
-from envs.fire_and_ice.solitaire_rules import SolitaireState
+from polarzoo.envs.fire_and_ice.rules import MOVE_DESTINATIONS, NUM_HOLES
+from polarzoo.envs.fire_and_ice.solitaire_rules import SolitaireState
 
 _DEST_BITS = [sum(1 << int(t) for t in MOVE_DESTINATIONS[h]) for h in range(NUM_HOLES)]
 _LOW_BITS = sum(1 << (7 * i) for i in range(7))  # bit 0 of every island

@@ -1,7 +1,7 @@
 """
 # Go with the Floe
 
-| Import | `from envs import go_with_the_floe_v0` |
+| Import | `from polarzoo.envs import go_with_the_floe_v0` |
 |---|---|
 | Agents | `["black", "white"]` (`"black"`, the seals, acts first); with `match=True`: `["player_0", "player_1"]` |
 | Action Shape | `Discrete(1025)` |
@@ -45,7 +45,7 @@ the observing agent X:
 `d` = N, NE, E, SE, S, SW, W, NW; distance 1 is a step or a capture, 2 a slide or a jump;
 `1024` = PASS, legal only without any other action.
 
->>> from envs.go_with_the_floe import rules
+>>> from polarzoo.envs.go_with_the_floe import rules
 >>> rules.notation_to_action("B2-C3"), rules.action_to_notation(145)
 (145, 'B2-C3')
 
@@ -73,8 +73,8 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from envs._common.aec import TurnBasedAECEnv, default_wrappers
-from envs.go_with_the_floe import render, rules
+from polarzoo.envs._common.aec import TurnBasedAECEnv, default_wrappers
+from polarzoo.envs.go_with_the_floe import render, rules
 
 NUM_CHANNELS = 11
 MAX_MATCH_SCORE = 2 * rules.NUM_ON_BOARD

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from envs.go_with_the_floe import rules
+from polarzoo.envs.go_with_the_floe import rules
 
 
 def render_ansi(state: rules.State, header: str) -> str:
@@ -46,7 +46,7 @@ _RING = (40, 80, 130)
 
 def render_rgb(state: rules.State, status: str) -> NDArray[np.uint8]:
     """uint8 (HEIGHT, WIDTH, 3) image: ice squares, holes as rings, seals dark, bears white."""
-    from envs._common.render import require_pygame, surface_to_array
+    from polarzoo.envs._common.render import require_pygame, surface_to_array
 
     pygame = require_pygame()
     if not pygame.font.get_init():

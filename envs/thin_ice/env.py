@@ -1,7 +1,7 @@
 """
 # Thin Ice
 
-| Import | `from envs import thin_ice_v0` |
+| Import | `from polarzoo.envs import thin_ice_v0` |
 |---|---|
 | Agents | `["player_0", ..., "player_{N-1}"]`, `num_players` 2..6 (`player_0` calls first) |
 | Action Shape | `Discrete(9 + 3*T + 15 + 1)` with `T = grid * grid * 6` targets (907 for the default 7x7 grid) |
@@ -64,9 +64,9 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from envs._common.aec import TurnBasedAECEnv, check_choice, default_wrappers
-from envs.thin_ice import rules
-from envs.thin_ice.physics import NUM_ORIENTATIONS, ORIENTATIONS, PhysicsConfig, PilePhysics
+from polarzoo.envs._common.aec import TurnBasedAECEnv, check_choice, default_wrappers
+from polarzoo.envs.thin_ice import rules
+from polarzoo.envs.thin_ice.physics import NUM_ORIENTATIONS, ORIENTATIONS, PhysicsConfig, PilePhysics
 
 SLOT_FEATURES = 12
 PLAYER_FEATURES = rules.MAX_SLOTS * SLOT_FEATURES + 2
@@ -277,12 +277,12 @@ class raw_env(TurnBasedAECEnv):
 
     # ---- rendering --------------------------------------------------------------------------
     def _render_ansi(self) -> str:
-        from envs.thin_ice.render import render_ansi
+        from polarzoo.envs.thin_ice.render import render_ansi
 
         return render_ansi(self)
 
     def _render_rgb(self) -> NDArray[np.uint8]:
-        from envs.thin_ice.render import PileRenderer
+        from polarzoo.envs.thin_ice.render import PileRenderer
 
         if self._renderer is None:
             self._renderer = PileRenderer()

@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from envs.thin_ice import rules
-from envs.thin_ice.physics import PIECE_SIZE
+from polarzoo.envs.thin_ice import rules
+from polarzoo.envs.thin_ice.physics import PIECE_SIZE
 
 SIZE_COLOURS = {0: (0.95, 0.85, 0.2, 1.0), 1: (0.95, 0.5, 0.1, 1.0), 2: (0.8, 0.15, 0.15, 1.0)}  # S yellow, M orange, L red
 

@@ -2,7 +2,7 @@
 reorganising, eliminations, points and the end of the game.
 
 It decides nothing physical: placing and picking up go through a physics backend (one
-:class:`~envs.thin_ice.physics.PilePhysics` per player, or a stub in tests) that reports which
+:class:`~polarzoo.envs.thin_ice.physics.PilePhysics` per player, or a stub in tests) that reports which
 elimination rule (T, A, N), if any, fired while the pile moved.
 """
 
