@@ -13,7 +13,11 @@ mask) and, for search, the rules state ``env.state`` with the pure rules module 
 * :class:`MCTSAgent`: UCT with random rollouts over the rules core (Fire & Ice, Go with the Floe).
 * :class:`PolicyAgent`: a saved MaskablePPO model, acting greedily on its masked policy.
 
-``make_agent("random" | "heuristic" | "mcts:200" | "model:PATH", env_id)`` builds one from a spec.
+* :class:`~polarzoo.baselines.search.AlphaZeroAgent`: PUCT guided by a trained policy (``az:N``).
+
+``make_agent(spec, env_id)`` builds one from a spec: ``random``, ``heuristic``, ``mcts:N``,
+``model:PATH``, ``pretrained`` (the model shipped in the package for that env), ``az:N`` (PUCT with
+N simulations guided by the pretrained model) or ``az:N:PATH`` (guided by a saved model).
 """
 
 from __future__ import annotations
@@ -321,8 +325,28 @@ HEURISTICS: dict[str, type] = {
 }
 
 
+PRETRAINED_DIR = Path(__file__).with_name("pretrained")
+#: env id -> file in ``baselines/pretrained/`` (package data; see docs/pretrained.md for how each was made)
+PRETRAINED: dict[str, str] = {
+    "fire_and_ice_v0": "fire_and_ice_v0.zip",
+    "go_with_the_floe_v0": "go_with_the_floe_v0.zip",
+    "polarzoo/FireAndIceSolitaire-v0": "fire_and_ice_solitaire_v0.zip",
+}
+
+
+def pretrained_path(env_id: str) -> Path:
+    """The shipped model for ``env_id`` (works from any working directory after ``pip install``)."""
+    if env_id not in PRETRAINED:
+        raise ValueError(f"no pretrained model for {env_id}; available: {sorted(PRETRAINED)}")
+    path = PRETRAINED_DIR / PRETRAINED[env_id]
+    if not path.exists():
+        raise FileNotFoundError(f"the pretrained model file {path} is missing from this installation")
+    return path
+
+
 def make_agent(spec: str, env_id: str) -> Any:
-    """``"random"``, ``"heuristic"``, ``"mcts"`` / ``"mcts:N"``, ``"model:PATH"`` -> agent."""
+    """``"random"``, ``"heuristic"``, ``"mcts"`` / ``"mcts:N"``, ``"model:PATH"``, ``"pretrained"``,
+    ``"az:N"`` / ``"az:N:PATH"`` -> agent."""
     kind, _, argument = spec.partition(":")
     if kind == "random":
         return RandomAgent()
@@ -338,4 +362,14 @@ def make_agent(spec: str, env_id: str) -> Any:
         if not argument:
             raise ValueError("model agents need a path: model:runs/.../model.zip")
         return PolicyAgent(argument)
-    raise ValueError(f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N] or model:PATH")
+    if kind == "pretrained":
+        return PolicyAgent(pretrained_path(env_id), name="pretrained")
+    if kind == "az":
+        from polarzoo.baselines.search import AlphaZeroAgent
+
+        count, _, path = argument.partition(":")
+        simulations = int(count) if count else 100
+        if path:
+            return AlphaZeroAgent.from_path(path, env_id, simulations)
+        return AlphaZeroAgent.from_path(str(pretrained_path(env_id)), env_id, simulations)
+    raise ValueError(f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N], model:PATH, pretrained or az[:N[:PATH]]")

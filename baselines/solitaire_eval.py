@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--deals", type=int, default=200, help="evaluation deals (seeds 100000..)")
     parser.add_argument("--out", type=Path, default=Path("runs/solitaire"), help="output folder")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--model", type=Path, default=None, help="evaluate this saved model instead of training one")
+    parser.add_argument("--model", default=None,
+                        help="evaluate this saved model instead of training one ('pretrained': the model shipped in the package)")
     args = parser.parse_args(argv)
     import torch
     from sb3_contrib import MaskablePPO
@@ -79,6 +80,10 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     if args.model is not None:
+        if args.model == "pretrained":
+            from polarzoo.baselines.agents import pretrained_path
+
+            args.model = pretrained_path("polarzoo/FireAndIceSolitaire-v0")
         model = MaskablePPO.load(args.model, device="cpu")
         args.timesteps = int(model.num_timesteps)
     else:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
 import shlex
 import sys
 import time
@@ -42,6 +43,18 @@ def load_config(env_id: str, overrides: dict[str, Any] | None = None, path: Path
             config[key] = value
     config["env"] = env_id
     return config
+
+
+def policy_and_kwargs(config: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The MaskablePPO policy named by ``config["policy"]``: ``board`` (the board network of
+    :mod:`polarzoo.baselines.policies`) or ``mlp`` (SB3's flat MLP of ``net_arch``)."""
+    if config["policy"] == "mlp":
+        return "MlpPolicy", {"net_arch": list(config["net_arch"])}
+    if config["policy"] == "board":
+        from polarzoo.baselines.policies import BoardPolicy, board_for_env
+
+        return BoardPolicy, {"board": board_for_env(config["env"]), **dict(config.get("board_policy") or {})}
+    raise ValueError(f"policy must be 'board' or 'mlp', got {config['policy']!r}")
 
 
 def _opponent_pool(config: dict[str, Any], snapshots: list[str]) -> tuple[list[Any], list[float]]:
@@ -178,7 +191,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     import torch
     from sb3_contrib import MaskablePPO
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(int(config.get("torch_threads") or os.cpu_count() or 1))
     (run_dir / "snapshots").mkdir(parents=True, exist_ok=True)
     state: dict[str, Any] = {"timesteps": 0, "snapshots": [], "seed": seed}
     if resume:
@@ -189,10 +202,11 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
                                  tensorboard_log=str(run_dir / "tb"))
         print(f"resuming {run_dir} at {model.num_timesteps} timesteps")
     else:
+        policy, policy_kwargs = policy_and_kwargs(config)
         model = MaskablePPO(
-            "MlpPolicy", vec_env, learning_rate=config["learning_rate"], n_steps=config["n_steps"], batch_size=config["batch_size"],
+            policy, vec_env, learning_rate=config["learning_rate"], n_steps=config["n_steps"], batch_size=config["batch_size"],
             n_epochs=config["n_epochs"], gamma=config["gamma"], gae_lambda=config["gae_lambda"], ent_coef=config["ent_coef"],
-            clip_range=config["clip_range"], policy_kwargs={"net_arch": list(config["net_arch"])}, seed=seed, device="cpu",
+            clip_range=config["clip_range"], policy_kwargs=policy_kwargs, seed=seed, device="cpu",
             tensorboard_log=str(run_dir / "tb"), verbose=0,
         )
     if not resume and config.get("bc_games", 0) > 0:
@@ -251,6 +265,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--vec-env", choices=["dummy", "subproc"], default=None, help="vectorised env class")
     parser.add_argument("--bc-games", type=int, default=None, help="override the behaviour-cloning games (0 = off)")
     parser.add_argument("--bc-epochs", type=int, default=None, help="override the behaviour-cloning epochs")
+    parser.add_argument("--torch-threads", type=int, default=None, help="override torch threads (0 = every core)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--no-final-eval", action="store_true", help="skip the evaluation after training")
     args = parser.parse_args(argv)
@@ -266,6 +281,7 @@ def main(argv: list[str] | None = None) -> None:
             "total_timesteps": args.total_timesteps, "n_envs": args.n_envs, "eval_every": args.eval_every,
             "eval_games": args.eval_games, "final_eval_games": args.final_eval_games, "checkpoint_every": args.checkpoint_every,
             "snapshot_every": args.snapshot_every, "vec_env": args.vec_env, "bc_games": args.bc_games, "bc_epochs": args.bc_epochs,
+            "torch_threads": args.torch_threads,
         }
         config = load_config(args.env, overrides, args.config)
         run_dir = args.runs / (args.run_name or f"{args.env}-{time.strftime('%Y%m%d-%H%M%S')}")

@@ -91,6 +91,11 @@ class StandardWrapper(wrappers.OrderEnforcingWrapper):
         self._prev_obs = None
         super().reset(seed=seed, options=options)
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            EnvLogger.error_observe_before_reset()
+        return self.env.last(observe)
+
     def observe(self, agent: str) -> Any:
         observation = super().observe(agent)
         if agent == self.env.agent_selection:
@@ -140,6 +145,14 @@ class StandardWrapper(wrappers.OrderEnforcingWrapper):
 def default_wrappers(env: AECEnv, illegal_reward: float = -1.0) -> AECEnv:
     """The standard wrappers for ``env()`` (illegal move -> game over, -1 for the mover)."""
     return StandardWrapper(env, illegal_reward)
+
+
+def turn_based_parallel(env: AECEnv) -> Any:
+    """The parallel API over a turn-based AEC env: every agent submits an action each step and
+    only the one whose turn it is counts (PettingZoo's ``turn_based_aec_to_parallel``)."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+
+    return turn_based_aec_to_parallel(env)
 
 
 class TurnBasedAECEnv(AECEnv):
@@ -236,6 +249,7 @@ class TurnBasedAECEnv(AECEnv):
         self.terminations = {agent: False for agent in self.agents}
         self.truncations = {agent: False for agent in self.agents}
         self.infos = {agent: {} for agent in self.agents}
+        self._departed: dict[str, tuple[bool, bool, dict[str, Any]]] = {}
         self._new_game(options)
         self._mask = self._legal_mask()
         self.agent_selection = self._agent_of(self._current_seat())
@@ -243,12 +257,30 @@ class TurnBasedAECEnv(AECEnv):
             self.render()
 
     def observe(self, agent: str) -> dict[str, NDArray]:
+        """The observation of any possible agent at any time after ``reset``, also after it has
+        left the game (as PettingZoo's classic games do): an all-zero mask unless it is to act."""
         seat = self._seat_of(agent)
-        if agent == self.agent_selection and not (self.terminations[agent] or self.truncations[agent]):
+        if (agent == self.agent_selection and agent in self.agents
+                and not (self.terminations.get(agent, True) or self.truncations.get(agent, True))):
             mask = self._mask.copy()
         else:
             mask = self._no_mask.copy()
         return {"observation": self._observation(seat), "action_mask": mask}
+
+    def _was_dead_step(self, action: Any) -> None:
+        agent = self.agent_selection
+        # Kept so that last() still answers after the agent has left (PettingZoo deletes it).
+        self._departed[agent] = (bool(self.terminations[agent]), bool(self.truncations[agent]), self.infos[agent])
+        super()._was_dead_step(action)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """As PettingZoo's ``last()``, and still valid after the game: an agent that has left
+        gets its final observation (all-zero mask), reward 0 and its final flags and infos."""
+        agent = self.agent_selection
+        if agent in self.terminations:
+            return super().last(observe)
+        terminated, truncated, info = self._departed.get(agent, (True, False, {}))
+        return (self.observe(agent) if observe else None), 0.0, terminated, truncated, info
 
     def legal_action_mask(self) -> NDArray[np.int8]:
         """The int8 mask of the agent to act (a copy)."""

@@ -69,7 +69,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from polarzoo.envs._common.aec import TurnBasedAECEnv, check_choice, default_wrappers
+from polarzoo.envs._common.aec import TurnBasedAECEnv, turn_based_parallel, check_choice, default_wrappers
 from polarzoo.envs.fire_and_ice import render, rules
 
 NUM_CHANNELS = 9
@@ -211,3 +211,8 @@ class raw_env(TurnBasedAECEnv):
 def env(**kwargs: Any) -> Any:
     """Fire & Ice with PettingZoo's standard wrappers (an illegal move loses with -1)."""
     return default_wrappers(raw_env(**kwargs))
+
+
+def parallel_env(**kwargs: Any) -> Any:
+    """Fire & Ice through PettingZoo's parallel API (turn-based conversion of ``env()``)."""
+    return turn_based_parallel(env(**kwargs))

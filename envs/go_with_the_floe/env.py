@@ -73,7 +73,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from polarzoo.envs._common.aec import TurnBasedAECEnv, default_wrappers
+from polarzoo.envs._common.aec import TurnBasedAECEnv, turn_based_parallel, default_wrappers
 from polarzoo.envs.go_with_the_floe import render, rules
 
 NUM_CHANNELS = 11
@@ -227,3 +227,8 @@ class raw_env(TurnBasedAECEnv):
 def env(**kwargs: Any) -> Any:
     """Go with the Floe with PettingZoo's standard wrappers (an illegal move loses with -1)."""
     return default_wrappers(raw_env(**kwargs))
+
+
+def parallel_env(**kwargs: Any) -> Any:
+    """Go with the Floe through PettingZoo's parallel API (turn-based conversion of ``env()``)."""
+    return turn_based_parallel(env(**kwargs))

@@ -64,7 +64,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from polarzoo.envs._common.aec import TurnBasedAECEnv, check_choice, default_wrappers
+from polarzoo.envs._common.aec import TurnBasedAECEnv, turn_based_parallel, check_choice, default_wrappers
 from polarzoo.envs.thin_ice import rules
 from polarzoo.envs.thin_ice.physics import NUM_ORIENTATIONS, ORIENTATIONS, PhysicsConfig, PilePhysics
 
@@ -298,3 +298,8 @@ class raw_env(TurnBasedAECEnv):
 def env(**kwargs: Any) -> Any:
     """Thin Ice with PettingZoo's standard wrappers (an illegal move loses with -1)."""
     return default_wrappers(raw_env(**kwargs))
+
+
+def parallel_env(**kwargs: Any) -> Any:
+    """Thin Ice through PettingZoo's parallel API (turn-based conversion of ``env()``)."""
+    return turn_based_parallel(env(**kwargs))

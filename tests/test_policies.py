@@ -1,0 +1,90 @@
+"""baselines.policies: shapes, masking, exact equivariance, save/load without the run folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+pytest.importorskip("sb3_contrib")
+
+from sb3_contrib import MaskablePPO  # noqa: E402
+
+from polarzoo.baselines.agents import RandomAgent  # noqa: E402
+from polarzoo.baselines.policies import BoardPolicy, FireAndIceNet, FloeNet  # noqa: E402
+from polarzoo.envs.fire_and_ice import symmetry as fire_symmetry  # noqa: E402
+from polarzoo.envs.go_with_the_floe import symmetry as floe_symmetry  # noqa: E402
+from polarzoo.wrappers import SingleAgentEnv  # noqa: E402
+
+
+def test_fire_and_ice_net_is_equivariant_under_collineations() -> None:
+    torch.manual_seed(0)
+    net = FireAndIceNet(9, dim=16, blocks=2)
+    # Move the output layers away from their near-zero start so the test sees real logits.
+    for layer in (net.query, net.key, net.pass_logit):
+        torch.nn.init.normal_(layer.weight, std=0.5)
+    x = torch.rand(3, 7, 7, 9)
+    logits, value = net(x.flatten(1))
+    assert logits.shape == (3, 2402) and value.shape == (3, 16)
+    for k in (1, 169, 5000, 28_223):
+        mapped = torch.from_numpy(fire_symmetry.transform_observation(x.numpy(), k))
+        mapped_logits, mapped_value = net(mapped.flatten(1))
+        expected = torch.from_numpy(fire_symmetry.transform_mask(logits.detach().numpy(), k))
+        assert torch.allclose(mapped_logits, expected, atol=1e-5)
+        assert torch.allclose(mapped_value, value, atol=1e-5)
+    # Not invariant: a different board gives different logits.
+    assert not torch.allclose(net(torch.rand(3, 441))[0], logits)
+
+
+def test_floe_net_is_equivariant_under_the_mirror() -> None:
+    torch.manual_seed(0)
+    net = FloeNet(11, dim=8, blocks=1)
+    torch.nn.init.normal_(net.move_logits.weight, std=0.5)
+    x = torch.rand(2, 8, 8, 11)
+    logits, value = net(x.flatten(1))
+    assert logits.shape == (2, 1025)
+    mapped_logits, mapped_value = net(torch.from_numpy(floe_symmetry.transform_observation(x.numpy(), 1)).flatten(1))
+    assert torch.allclose(mapped_logits, torch.from_numpy(floe_symmetry.transform_mask(logits.detach().numpy(), 1)), atol=1e-5)
+    assert torch.allclose(mapped_value, value, atol=1e-5)
+
+
+@pytest.mark.parametrize("env_id,board", [("fire_and_ice_v0", "fire_and_ice"), ("go_with_the_floe_v0", "go_with_the_floe")])
+def test_board_policy_trains_masks_and_reloads_from_anywhere(env_id: str, board: str, tmp_path) -> None:
+    env = SingleAgentEnv(env_id, opponents=[RandomAgent()])
+    model = MaskablePPO(BoardPolicy, env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu",
+                        policy_kwargs={"board": board, "dim": 8, "blocks": 1})
+    model.learn(64)
+    observation, info = env.reset(seed=3)
+    for _ in range(20):
+        action, _ = model.predict(observation, action_masks=env.action_masks())
+        assert env.action_masks()[int(action)]
+        observation, reward, terminated, truncated, info = env.step(int(action))
+        if terminated or truncated:
+            observation, info = env.reset()
+    path = tmp_path / "run" / "model.zip"
+    model.save(path)
+    # The saved file must not hold the env (or its opponents): load it elsewhere, run folder gone.
+    moved = tmp_path / "elsewhere.zip"
+    path.rename(moved)
+    (tmp_path / "run").rmdir()
+    code = ("import sys; from sb3_contrib import MaskablePPO; m = MaskablePPO.load(sys.argv[1], device='cpu'); "
+            "print(type(m.policy).__name__, m.policy.board)")
+    other = tmp_path / "cwd"
+    other.mkdir()
+    out = subprocess.run([sys.executable, "-c", code, str(moved)], cwd=other, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": ""})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["BoardPolicy", board]
+    assert moved.stat().st_size < 5_000_000
+
+
+def test_board_policy_rejects_wrong_board() -> None:
+    env = SingleAgentEnv("go_with_the_floe_v0")
+    with pytest.raises(ValueError, match="logits"):
+        MaskablePPO(BoardPolicy, env, policy_kwargs={"board": "fire_and_ice"}, device="cpu")
+    with pytest.raises(ValueError, match="board must be one of"):
+        MaskablePPO(BoardPolicy, env, policy_kwargs={"board": "chess"}, device="cpu")

@@ -1,0 +1,50 @@
+"""Pretrained models ship in the package, are small, and load from any working directory."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from polarzoo.baselines.agents import PRETRAINED, pretrained_path
+
+pytest.importorskip("sb3_contrib")
+
+SCRIPT = """
+import sys
+import numpy as np
+from polarzoo.baselines.agents import make_agent
+from polarzoo.baselines.tournament import play_game
+env_id = sys.argv[1]
+agent = make_agent("pretrained", env_id)
+result = play_game(env_id, [agent, make_agent("random", env_id)], seed=3)
+print("ok", agent.name)
+"""
+
+
+@pytest.mark.parametrize("env_id", sorted(PRETRAINED))
+def test_pretrained_file_is_small_and_self_contained(env_id: str) -> None:
+    path = pretrained_path(env_id)
+    assert path.stat().st_size <= 5_000_000
+    import zipfile
+
+    data = zipfile.ZipFile(path).read("data").decode()
+    # No run folder, snapshot or env in the saved model: nothing else is loaded with it.
+    assert "snapshot" not in data and "SingleAgentEnv" not in data
+
+
+@pytest.mark.parametrize("env_id", ["fire_and_ice_v0", "go_with_the_floe_v0"])
+def test_make_agent_pretrained_from_another_working_directory(env_id: str, tmp_path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-c", SCRIPT, env_id], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("ok pretrained")
+
+
+def test_solitaire_eval_loads_the_pretrained_model(tmp_path) -> None:
+    out = subprocess.run([sys.executable, "-m", "polarzoo.baselines.solitaire_eval", "--model", "pretrained", "--deals", "2",
+                          "--out", str(tmp_path / "s")], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "| trained | 2 |" in out.stdout

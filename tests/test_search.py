@@ -1,0 +1,88 @@
+"""baselines.search (az:N): PUCT guided by a policy sees wins in one and refuses to allow them."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+pytest.importorskip("sb3_contrib")
+
+from sb3_contrib import MaskablePPO  # noqa: E402
+
+from polarzoo.baselines.policies import BoardPolicy, board_for_env  # noqa: E402
+from polarzoo.baselines.search import AlphaZeroAgent  # noqa: E402
+from polarzoo.envs.fire_and_ice import rules as fire_rules  # noqa: E402
+from polarzoo.envs.go_with_the_floe import rules as floe_rules  # noqa: E402
+from polarzoo.wrappers import SingleAgentEnv  # noqa: E402
+
+GAMES = {"fire_and_ice_v0": fire_rules, "go_with_the_floe_v0": floe_rules}
+
+
+def _untrained(env_id: str) -> MaskablePPO:
+    env = SingleAgentEnv(env_id)
+    return MaskablePPO(BoardPolicy, env, seed=0, device="cpu",
+                       policy_kwargs={"board": board_for_env(env_id), "dim": 8, "blocks": 1})
+
+
+def _wins_now(rules, state, action: int) -> bool:  # noqa: ANN001
+    return rules.apply(state, int(action)).winner == state.to_move
+
+
+def _allows_reply_win(rules, state, action: int) -> bool:  # noqa: ANN001
+    after = rules.apply(state, int(action))
+    return after.winner < 0 and any(_wins_now(rules, after, r) for r in rules.legal_actions(after))
+
+
+def _positions(rules, kind: str, count: int, seed: int) -> list:  # noqa: ANN001
+    """Positions met in seeded random games: ``win`` (a win in one exists) or ``block`` (no win in
+    one, some moves allow the opponent a win in one and at least one move does not)."""
+    rng = np.random.default_rng(seed)
+    found = []
+    while len(found) < count:
+        state = rules.initial_state()
+        while state.winner < 0 and len(found) < count:
+            actions = rules.legal_actions(state)
+            wins = [a for a in actions if _wins_now(rules, state, a)]
+            if kind == "win" and wins and len(wins) < len(actions):
+                found.append(state.copy())
+            if kind == "block" and not wins:
+                bad = [_allows_reply_win(rules, state, a) for a in actions]
+                if any(bad) and not all(bad):
+                    found.append(state.copy())
+            state = rules.apply(state, int(rng.choice(actions)))
+    return found
+
+
+@pytest.mark.parametrize("env_id", sorted(GAMES))
+def test_az_takes_a_win_in_one(env_id: str) -> None:
+    rules = GAMES[env_id]
+    agent = AlphaZeroAgent(_untrained(env_id), env_id, simulations=10)
+    for state in _positions(rules, "win", 5, seed=0):
+        action = agent.act(SimpleNamespace(state=state, rules=rules), "x", np.random.default_rng(0))
+        assert _wins_now(rules, state, action)
+
+
+@pytest.mark.parametrize("env_id", sorted(GAMES))
+def test_az_blocks_a_win_in_one(env_id: str) -> None:
+    rules = GAMES[env_id]
+    agent = AlphaZeroAgent(_untrained(env_id), env_id, simulations=60)
+    for state in _positions(rules, "block", 5, seed=1):
+        before = state.copy()
+        action = agent.act(SimpleNamespace(state=state, rules=rules), "x", np.random.default_rng(0))
+        assert state == before  # the search works on copies
+        assert rules.legal_action_mask(state)[action]
+        assert not _allows_reply_win(rules, state, action), rules.action_to_notation(action)
+
+
+def test_az_is_deterministic_for_a_seed_and_checks_arguments() -> None:
+    rules = fire_rules
+    agent = AlphaZeroAgent(_untrained("fire_and_ice_v0"), "fire_and_ice_v0", simulations=20)
+    state = _positions(rules, "block", 1, seed=2)[0]
+    env = SimpleNamespace(state=state, rules=rules)
+    assert agent.act(env, "x", np.random.default_rng(5)) == agent.act(env, "x", np.random.default_rng(5))
+    with pytest.raises(ValueError, match="simulations"):
+        AlphaZeroAgent(agent.model, "fire_and_ice_v0", simulations=0)
+    with pytest.raises(ValueError, match="rules core"):
+        AlphaZeroAgent(agent.model, "thin_ice_v0")
