@@ -56,9 +56,9 @@ def test_win_and_loss_conditions() -> None:
 def test_gymnasium_make_and_check_env() -> None:
     env = gym.make("polarzoo/FireAndIceSolitaire-v0")
     assert isinstance(env.unwrapped, fire_and_ice_solitaire_v0.FireAndIceSolitaireEnv)
-    # Gymnasium's step-determinism check steps an action it sampled *before* resetting, so it
-    # needs the "lose" policy for illegal actions; SB3's checker passes with the default.
-    check_env(fire_and_ice_solitaire_v0.env(illegal_action="lose"))
+    # Defaults, as a user runs them (Gymnasium's checker steps an action sampled before reset).
+    check_env(fire_and_ice_solitaire_v0.env())
+    check_env(env.unwrapped)
     sb3_check_env(fire_and_ice_solitaire_v0.env())
     assert "polarzoo/FireAndIceSolitaire-v0" in polarzoo.envs.GYMNASIUM_ENVIRONMENTS
 
@@ -77,7 +77,7 @@ def test_reset_deals_14_and_14_deterministically() -> None:
 
 
 def test_bad_input() -> None:
-    env = fire_and_ice_solitaire_v0.env()
+    env = fire_and_ice_solitaire_v0.env(illegal_action="raise")
     with pytest.raises(RuntimeError, match="reset"):
         env.step(0)
     env.reset(seed=0)
@@ -104,8 +104,8 @@ def test_step_after_the_end_raises() -> None:
         env.step(0)
 
 
-def test_illegal_action_lose_mode() -> None:
-    env = fire_and_ice_solitaire_v0.env(illegal_action="lose")
+def test_illegal_action_lose_mode_is_the_default() -> None:
+    env = fire_and_ice_solitaire_v0.env()
     env.reset(seed=0)
     _, reward, terminated, truncated, info = env.step(int(np.flatnonzero(env.action_masks() == 0)[0]))
     assert reward == -1.0 and terminated and not truncated and info["illegal_action"]

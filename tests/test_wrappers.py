@@ -12,11 +12,13 @@ from polarzoo.baselines.agents import FireAndIceHeuristic, RandomAgent
 from polarzoo.wrappers import SingleAgentEnv
 
 
-@pytest.mark.parametrize("env_id", ["fire_and_ice_v0", "go_with_the_floe_v0"])
+@pytest.mark.parametrize("env_id", ["fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0"])
 def test_check_env(env_id: str) -> None:
-    # Gymnasium's determinism check steps an action sampled before its reset: "lose" mode.
-    check_env(SingleAgentEnv(env_id, illegal_action="lose"))
-    sb3_check_env(SingleAgentEnv(env_id))
+    # With the defaults, as a user runs it (its determinism check steps an action sampled before reset).
+    kwargs = {"env_kwargs": {"num_players": 2, "grid": 3}} if env_id == "thin_ice_v0" else {}
+    check_env(SingleAgentEnv(env_id, **kwargs))
+    check_env(SingleAgentEnv(env_id, **kwargs).unwrapped)
+    sb3_check_env(SingleAgentEnv(env_id, **kwargs))
 
 
 def test_check_env_thin_ice() -> None:
@@ -53,8 +55,13 @@ def test_learner_seat_options_and_errors() -> None:
     with pytest.raises(RuntimeError, match="reset"):
         SingleAgentEnv("fire_and_ice_v0").step(0)
     env.reset(seed=1)
+    illegal = int(np.flatnonzero(env.action_masks() == 0)[0])
+    _, reward, terminated, truncated, info = env.step(illegal)  # default: the episode ends, lost
+    assert reward == -1.0 and terminated and not truncated and info["illegal_action"]
+    strict = SingleAgentEnv("go_with_the_floe_v0", illegal_action="raise")
+    strict.reset(seed=1)
     with pytest.raises(ValueError, match="illegal action"):
-        env.step(int(np.flatnonzero(env.action_masks() == 0)[0]))
+        strict.step(illegal)
 
 
 def test_opponent_pool_weights() -> None:

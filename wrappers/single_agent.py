@@ -47,7 +47,9 @@ class SingleAgentEnv(gym.Env):
         learner_seat: ``"alternate"`` (seat 0, 1, ... in turn per episode), ``"random"``, or a
             seat index / agent name to always play.
         env_kwargs: constructor arguments of the AEC env (e.g. ``{"num_players": 3}``).
-        illegal_action: ``"raise"`` (``ValueError``) or ``"lose"`` (episode ends, reward -1).
+        illegal_action: ``"lose"`` (default: the episode ends with reward -1 and
+            ``info["illegal_action"]`` = True, as ``env()`` does for the AEC envs, so Gymnasium's
+            ``check_env`` passes) or ``"raise"`` (``ValueError`` naming the action).
         render_mode: passed to the AEC env.
         normalize_observation: flatten the observation to float32 in [0, 1] (divided by the
             space's upper bounds), which is what an MLP policy wants; ``False`` keeps the AEC
@@ -63,7 +65,7 @@ class SingleAgentEnv(gym.Env):
         learner_seat: str | int = "alternate",
         env_kwargs: dict[str, Any] | None = None,
         opponent_weights: Sequence[float] | None = None,
-        illegal_action: str = "raise",
+        illegal_action: str = "lose",
         render_mode: str | None = None,
         normalize_observation: bool = True,
     ) -> None:

@@ -33,7 +33,7 @@ steps).  `info`: `action_mask`, `pegs_left`, `is_success`.  Stepping after the e
 | `render_mode` | `str \\| None` | `None` | `"ansi"`, `"rgb_array"` or `"human"` |
 | `reward` | `str` | `"sparse"` | `"sparse"` or `"shaped"` |
 | `solvable_only` | `bool` | `False` | deal only boards the exact solver proves winnable |
-| `illegal_action` | `str` | `"raise"` | `"raise"`: `ValueError` naming the action; `"lose"`: the episode ends with reward -1 and `info["illegal_action"]` (what Gymnasium's `check_env` needs: its determinism check steps an action sampled before a reset) |
+| `illegal_action` | `str` | `"lose"` | `"lose"`: the episode ends with reward -1 and `info["illegal_action"]` = True (as `env()` does for the AEC envs; Gymnasium's `check_env` passes: its determinism check steps an action sampled before a reset); `"raise"`: `ValueError` naming the action |
 
 ### Version History
 * v0: initial release.
@@ -68,7 +68,7 @@ class FireAndIceSolitaireEnv(gym.Env):
         render_mode: str | None = None,
         reward: str = "sparse",
         solvable_only: bool = False,
-        illegal_action: str = "raise",
+        illegal_action: str = "lose",
     ) -> None:
         check_choice("render_mode", render_mode, [None, *self.metadata["render_modes"]])
         check_choice("reward", reward, ("sparse", "shaped"))
@@ -104,6 +104,7 @@ class FireAndIceSolitaireEnv(gym.Env):
             "action_mask": self._mask.copy(),
             "pegs_left": self.state.pegs_left,
             "is_success": solitaire_rules.is_won(self.state),
+            "illegal_action": False,
         }
 
     def action_masks(self) -> NDArray[np.bool_]:
