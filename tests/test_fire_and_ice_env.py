@@ -111,7 +111,9 @@ def test_finished_game_needs_none_actions() -> None:
     rewards = dict(env._cumulative_rewards)
     assert sorted(rewards.values()) == [-1.0, 1.0]
     winner = max(rewards, key=rewards.get)
-    assert env.infos[winner]["winner"] == winner
+    assert env.infos[winner]["winner"] == env.possible_agents.index(winner)
+    assert env.result() == {"winner": winner, "moves": env.state.moves_made}
+    assert all(isinstance(v, int) for info in env.infos.values() for v in info.values())
     with pytest.raises(ValueError):  # PettingZoo: a dead agent must step with None
         env.step(0)
     env.step(None)

@@ -229,8 +229,18 @@ class TurnBasedAECEnv(AECEnv):
     def _agent_of(self, seat: int) -> str:
         return self.possible_agents[seat]
 
+    def _initial_info(self) -> dict[str, Any]:
+        """Every key of this env's infos with its value before the game ends.  Infos hold only
+        numbers (and numpy arrays), with the same keys on every step, so that libraries that
+        stack infos into arrays (Tianshou, RLlib) can; readable results are in :meth:`result`."""
+        return {}
+
     def _end_infos(self) -> dict[str, dict[str, Any]]:
-        """Extra info per agent when the game ends."""
+        """Updated info values per agent when the game ends (the keys of :meth:`_initial_info`)."""
+        return {}
+
+    def result(self) -> dict[str, Any]:
+        """The game's result in readable form (winner names, rules, per-game results)."""
         return {}
 
     # ---- PettingZoo API ---------------------------------------------------------------------
@@ -248,7 +258,7 @@ class TurnBasedAECEnv(AECEnv):
         self._cumulative_rewards = {agent: 0.0 for agent in self.agents}
         self.terminations = {agent: False for agent in self.agents}
         self.truncations = {agent: False for agent in self.agents}
-        self.infos = {agent: {} for agent in self.agents}
+        self.infos = {agent: self._initial_info() for agent in self.agents}
         self._departed: dict[str, tuple[bool, bool, dict[str, Any]]] = {}
         self._new_game(options)
         self._mask = self._legal_mask()

@@ -49,6 +49,11 @@ Winner +1, loser -1, given on the step that ends the game; 0 otherwise.  The gam
 With `env()`, an illegal action ends the game with -1 for the mover (PettingZoo's
 `TerminateIllegalWrapper`); `raw_env().step` raises `ValueError` instead.
 
+### Infos
+Numbers only, the same keys on every step: `winner` (-1 while the game goes on, then 0 = fire,
+1 = ice) and `moves` (moves made, set when the game ends).  `env.unwrapped.result()` gives the
+same in words (`{"winner": "fire", "moves": 31}`).
+
 ### Arguments
 | Parameter | Type | Default | Description |
 |---|---|---|---|
@@ -179,9 +184,16 @@ class raw_env(TurnBasedAECEnv):
     def _plies(self) -> int:
         return self.state.plies
 
+    def _initial_info(self) -> dict[str, Any]:
+        return {"winner": -1, "moves": 0}
+
     def _end_infos(self) -> dict[str, dict[str, Any]]:
-        winner = rules.COLOUR_NAMES[self.state.winner]
-        return {agent: {"winner": winner, "moves": self.state.moves_made} for agent in self.agents}
+        return {agent: {"winner": int(self.state.winner), "moves": int(self.state.moves_made)} for agent in self.agents}
+
+    def result(self) -> dict[str, Any]:
+        """``{"winner": "fire" | "ice" | None, "moves": moves made}``."""
+        state = self.state
+        return {"winner": rules.COLOUR_NAMES[state.winner] if state.winner >= 0 else None, "moves": int(state.moves_made)}
 
     def _observation(self, seat: int) -> NDArray[np.int8]:
         if self._control is None:

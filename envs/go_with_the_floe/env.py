@@ -53,7 +53,12 @@ the observing agent X:
 Single game: winner +1, loser -1 when it ends.  Match (`match=True`): two games with roles
 swapped (`player_0` plays Black first); the winner of each game scores the empty squares left;
 at the end of the second game each player gets +1 / -1 / 0 by match totals.  Each game's result
-and scores are in `infos` (`"game_results"`, `"match_scores"`) from the step that ends it.
+and scores are in `env.unwrapped.result()` (`"game_results"`, `"match_scores"`).
+
+### Infos
+Numbers only, the same keys on every step: `games_finished` (0, 1 or 2), `winner` (index into
+`possible_agents` of the last finished game's winner, -1 before), `score` / `opponent_score`
+(empty squares won so far by this agent / the other; match play).
 
 ### Arguments
 | Parameter | Type | Default | Description |
@@ -182,11 +187,22 @@ class raw_env(TurnBasedAECEnv):
             "plies": self.state.plies,
         }
         self.game_results.append(result)
-        for agent in self.agents:
-            self.infos[agent] = {"game_results": list(self.game_results), "match_scores": dict(zip(self.possible_agents, self.match_scores))}
+        for seat, agent in enumerate(self.possible_agents):
+            if agent in self.infos:
+                self.infos[agent] = {"games_finished": len(self.game_results), "winner": winner_index,
+                                     "score": self.match_scores[seat], "opponent_score": self.match_scores[1 - seat]}
         if self.match and self.game_index == 0:
             self.game_index = 1
             self.state = rules.initial_state()
+
+    def _initial_info(self) -> dict[str, Any]:
+        return {"games_finished": 0, "winner": -1, "score": 0, "opponent_score": 0}
+
+    def result(self) -> dict[str, Any]:
+        """``{"game_results": [per finished game: game, winner, winner_colour, score, plies],
+        "match_scores": {agent: empty squares won}}``."""
+        return {"game_results": [dict(r) for r in self.game_results],
+                "match_scores": dict(zip(self.possible_agents, self.match_scores))}
 
     def _outcome(self) -> NDArray[np.float32] | None:
         if self.state.winner < 0:

@@ -38,6 +38,12 @@ went_out_this_round]`.  Then 22 + N global values: the current call
 the supply left (3, / 5), whose turn relative to the observer (one-hot N), the phase (one-hot
 call / add / over), and rearrangements used (/ max, 1).
 
+### Infos
+Numbers only, the same keys on every step: `points` (set when the game ends), `out_rule` (the
+rule that put the agent's pile out, as an index into `"TAN"`: 0 = four pieces on the table,
+1 = three pieces touching nothing, 2 = tip in inner tip; -1 if none) and `out_round` (-1 if
+none).  `env.unwrapped.result()` gives them in words.
+
 ### Arguments
 | Parameter | Type | Default | Description |
 |---|---|---|---|
@@ -110,6 +116,10 @@ class MuJoCoPiles:
         self.last_steps = outcome.steps
         return outcome.eliminated
 
+
+#: ``infos[agent]["out_rule"]`` is the index of the rule that put the pile out in this string
+#: (T: four pieces on the table, A: three pieces touching nothing, N: tip in inner tip), -1 if none.
+OUT_RULE_CODES = "TAN"
 
 class raw_env(TurnBasedAECEnv):
     """Thin Ice AEC environment on MuJoCo physics (see the module docstring)."""
@@ -188,12 +198,23 @@ class raw_env(TurnBasedAECEnv):
     def _outcome(self) -> NDArray[np.float32] | None:
         return self.game.rewards() if self.game.state.phase == rules.OVER else None
 
+    def _initial_info(self) -> dict[str, Any]:
+        return {"points": 0.0, "out_rule": -1, "out_round": -1}
+
     def _end_infos(self) -> dict[str, dict[str, Any]]:
         s = self.game.state
         return {
-            agent: {"points": s.points[i], "out_rule": s.out_rule[i] or None, "out_round": s.out_round[i]}
+            agent: {"points": float(s.points[i]), "out_rule": OUT_RULE_CODES.find(s.out_rule[i]) if s.out_rule[i] else -1,
+                    "out_round": int(s.out_round[i])}
             for i, agent in enumerate(self.possible_agents)
         }
+
+    def result(self) -> dict[str, Any]:
+        """``{"points": {agent: points}, "out_rule": {agent: "T" | "A" | "N" | None}, "out_round": {agent: round or -1}}``."""
+        s = self.game.state
+        return {"points": {a: float(s.points[i]) for i, a in enumerate(self.possible_agents)},
+                "out_rule": {a: (s.out_rule[i] or None) for i, a in enumerate(self.possible_agents)},
+                "out_round": {a: int(s.out_round[i]) for i, a in enumerate(self.possible_agents)}}
 
     def _plies(self) -> int:
         return self._plies_taken
