@@ -49,6 +49,15 @@ def test_console_scripts_point_at_real_mains() -> None:
         assert callable(getattr(importlib.import_module(module), function))
 
 
+def test_one_pygame_distribution() -> None:
+    """pettingzoo[classic] brings pygame-ce; a second distribution (pygame) would share its
+    pygame/ folder, and uninstalling either would break the other."""
+    project = _pyproject()["project"]
+    requirements = list(project["dependencies"]) + [r for extra in project["optional-dependencies"].values() for r in extra]
+    names = {r.split(">")[0].split("=")[0].split("[")[0].split(";")[0].strip().lower() for r in requirements}
+    assert "pygame" not in names and "pygame-ce" in names
+
+
 def _python_files() -> list[Path]:
     folders = ["polarzoo", "envs", "wrappers", "baselines", "benchmarks", "tests", "docs"]
     return [path for folder in folders for path in (ROOT / folder).rglob("*.py")]
