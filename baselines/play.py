@@ -1,17 +1,45 @@
-"""Play and print one seeded game between two random agents.
+"""Play a game in the terminal: against an agent, or watch two agents.
 
-    python -m polarzoo.baselines.play --env fire_and_ice_v0 --seed 0
+    python -m polarzoo.baselines.play --env fire_and_ice_v0 --human fire --opponent heuristic
+    python -m polarzoo.baselines.play --env go_with_the_floe_v0 --human white --opponent pretrained
+    python -m polarzoo.baselines.play --env thin_ice_v0 --human player_0 --opponent random --players 3
+    python -m polarzoo.baselines.play --env fire_and_ice_v0 --seed 0      # random vs random, printed
 
 ``polarzoo-play`` is the same command (a console script installed with the package).
+
+The board is printed after every move.  On your turn type a move in the game's notation:
+
+* Fire & Ice: ``D4-A4`` (from-to), ``pass`` when nothing can move;
+* Go with the Floe: ``B2-C3`` (step or slide), ``G2xF3`` (capture), ``pass``;
+* Thin Ice: ``call SM``, ``place M c2 upright`` (size, grid cell, orientation: upright, inverted,
+  lying+x, lying-x, lying+y, lying-y), ``pickup 3`` (slot), ``done``.
+
+Commands: ``moves`` (one line ``legal: ...`` with every legal move), ``hint`` (the opponent
+agent's choice in your place), ``undo`` (take back your last move and the replies to it),
+``help``, ``quit``.  Anything else gets a one-line message and the prompt again.  Input may be
+piped from a file.  ``--window`` also shows the position in a window after every move
+(pygame for Fire & Ice and Go with the Floe, the MuJoCo picture for Thin Ice).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import sys
+from typing import Any, Callable, TextIO
 
 import numpy as np
 
 from polarzoo.envs import ENVIRONMENTS
+
+HELP = ("type a move ({example}), or: moves (list the legal moves), hint (a suggestion), "
+        "undo (take back your last move), help, quit")
+EXAMPLES = {"fire_and_ice_v0": "e.g. D4-A4", "go_with_the_floe_v0": "e.g. B2-C3 or G2xF3",
+            "thin_ice_v0": "e.g. call SM, place M c2 upright, pickup 3, done"}
+
+
+class Quit(Exception):
+    pass
 
 
 def play(env_id: str, seed: int, quiet: bool = False) -> dict[str, float]:
@@ -37,12 +65,195 @@ def play(env_id: str, seed: int, quiet: bool = False) -> dict[str, float]:
     return totals
 
 
+def outcome_line(env: Any, totals: dict[str, float]) -> str:
+    """``"fire wins"`` / ``"draw"`` / a ranking line for more than two players."""
+    best = max(totals.values())
+    winners = [agent for agent, total in totals.items() if total == best]
+    if len(winners) == len(totals):
+        return "draw"
+    if len(winners) == 1:
+        return f"{winners[0]} wins"
+    return f"{' and '.join(winners)} share the win"
+
+
+class HumanGame:
+    """The terminal loop (see the module docstring).  ``read`` returns the next input line or
+    ``None`` at the end of input; ``write`` prints one line."""
+
+    def __init__(self, env_id: str, human: str, opponent_spec: str, seed: int, env_kwargs: dict[str, Any],
+                 read: Callable[[str], str | None], write: Callable[[str], None], window: bool = False) -> None:
+        from polarzoo.baselines.agents import make_agent
+
+        self.env_id = env_id
+        self.env = ENVIRONMENTS[env_id].raw_env(render_mode="ansi", **env_kwargs)
+        self.env.reset(seed=seed)
+        if human not in self.env.possible_agents:
+            raise ValueError(f"--human must be one of {self.env.possible_agents}, got {human!r}")
+        self.human = human
+        self.opponent = make_agent(opponent_spec, env_id)
+        self.rng = np.random.default_rng(seed)
+        self.read, self.write = read, write
+        self.history: list[Any] = []  # env copies before each of the human's moves
+        self.window = _Window(env_id, env_kwargs, seed) if window else None
+
+    def legal(self) -> dict[str, int]:
+        env = self.env
+        mask = env.observe(env.agent_selection)["action_mask"]
+        return {env.action_to_notation(int(a)).lower(): int(a) for a in np.flatnonzero(mask)}
+
+    def show(self) -> None:
+        self.write(self.env.render())
+        if self.window is not None:
+            self.window.show(self.env)
+
+    def run(self) -> int:
+        self.write(f"You play {self.human} against {self.opponent.name}. {HELP.format(example=EXAMPLES[self.env_id])}")
+        self.show()
+        totals = {agent: 0.0 for agent in self.env.possible_agents}
+        try:
+            while self.env.agents:
+                env = self.env  # undo replaces it
+                agent = env.agent_selection
+                if env.terminations[agent] or env.truncations[agent]:
+                    totals[agent] += env._cumulative_rewards[agent]
+                    env.step(None)
+                    continue
+                if agent == self.human:
+                    action = self.ask()
+                    if action is None:  # undo: the position changed, show it and ask again
+                        self.show()
+                        continue
+                else:
+                    action = int(self.opponent.act(env, agent, self.rng))
+                    self.write(f"{agent} plays {env.action_to_notation(action)}")
+                env.step(action)
+                self.show()
+        except Quit:
+            self.write("quit: game abandoned")
+            return 0
+        self.write(outcome_line(self.env, totals))
+        return 0
+
+    def ask(self) -> int | None:
+        env = self.env
+        while True:
+            line = self.read(f"{self.human}> ")
+            if line is None:
+                raise Quit
+            text = line.strip()
+            command = text.lower()
+            if not text:
+                continue
+            if command in ("quit", "exit", "q"):
+                raise Quit
+            if command in ("help", "?"):
+                self.write(HELP.format(example=EXAMPLES[self.env_id]))
+                continue
+            if command == "moves":
+                self.write("legal: " + " ".join(env.action_to_notation(a) for a in self.legal().values()))
+                continue
+            if command == "hint":
+                suggestion = int(self.opponent.act(copy.deepcopy(env), self.human, np.random.default_rng(0)))
+                self.write(f"hint ({self.opponent.name}): {env.action_to_notation(suggestion)}")
+                continue
+            if command == "undo":
+                if not self.history:
+                    self.write("nothing to undo: you have not moved yet")
+                    continue
+                self.env = self.history.pop()
+                self.write("undone: your last move and the replies to it")
+                return None
+            legal = self.legal()
+            key = " ".join(command.split())
+            if key in legal:
+                self.history.append(copy.deepcopy(env))
+                return legal[key]
+            self.write(self.why_not(text))
+
+    def why_not(self, text: str) -> str:
+        try:
+            action = self.env.notation_to_action(text)
+        except ValueError as error:
+            return f"{error} (type moves for the legal ones, help for commands)"
+        if 0 <= action < len(self.env.observe(self.human)["action_mask"]):
+            return f"illegal: {self.env._explain_illegal(action)} (type moves for the legal ones)"
+        return f"{text!r} is not a move here (type moves for the legal ones)"
+
+
+class _Window:
+    """Shows the env's ``rgb_array`` picture after every move (pygame)."""
+
+    def __init__(self, env_id: str, env_kwargs: dict[str, Any], seed: int) -> None:
+        from polarzoo.envs._common.render import HumanWindow
+
+        self.window_class = HumanWindow
+        self.window: Any = None
+        self.name = env_id
+
+    def show(self, env: Any) -> None:
+        frame = env._render_rgb()
+        if self.window is None:
+            self.window = self.window_class(self.name, frame.shape[1], frame.shape[0])
+        self.window.show(frame, 1000)
+
+
+def _stdin_reader(stream: TextIO, echo: bool) -> Callable[[str], str | None]:
+    def read(prompt: str) -> str | None:
+        if stream.isatty():
+            try:
+                return input(prompt)
+            except EOFError:
+                return None
+        sys.stdout.write(prompt)
+        line = stream.readline()
+        if not line:
+            sys.stdout.write("\n")
+            return None
+        if echo:
+            sys.stdout.write(line if line.endswith("\n") else line + "\n")
+        return line.rstrip("\n")
+
+    return read
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env", default="fire_and_ice_v0", choices=sorted(ENVIRONMENTS), help="environment id")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the env and the random agents")
+    parser.add_argument("--env", default="fire_and_ice_v0", choices=sorted(ENVIRONMENTS), help="environment id (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for the env and the agents (default: %(default)s)")
+    parser.add_argument("--human", default=None, help="the seat you play (e.g. fire, ice, black, white, player_0); "
+                        "without it two random agents play")
+    parser.add_argument("--opponent", default="heuristic",
+                        help="agent spec for the other seats: random, heuristic, mcts:N, model:PATH, pretrained, az:N "
+                             "(default: %(default)s)")
+    parser.add_argument("--players", type=int, default=None, help="Thin Ice: number of players 2..6 (default: 2)")
+    parser.add_argument("--window", action="store_true", help="also show the position in a window after every move")
     args = parser.parse_args(argv)
-    play(args.env, args.seed)
+    env_kwargs: dict[str, Any] = {}
+    if args.players is not None:
+        if args.env != "thin_ice_v0":
+            parser.error("--players is for thin_ice_v0 only")
+        if not 2 <= args.players <= 6:
+            parser.error(f"--players must be 2..6, got {args.players}")
+        env_kwargs["num_players"] = args.players
+    if args.human is None:
+        play(args.env, args.seed)
+        return
+    seats = ENVIRONMENTS[args.env].raw_env(**env_kwargs).possible_agents
+    if args.human not in seats:
+        parser.error(f"--human must be one of {', '.join(seats)} for {args.env}, got {args.human!r}")
+    from polarzoo.baselines.agents import make_agent
+
+    try:
+        make_agent(args.opponent, args.env)
+    except (ValueError, FileNotFoundError, ImportError) as error:
+        parser.error(f"--opponent {args.opponent}: {error}")
+    game = HumanGame(args.env, args.human, args.opponent, args.seed, env_kwargs,
+                     read=_stdin_reader(sys.stdin, echo=not sys.stdin.isatty()), write=print, window=args.window)
+    try:
+        sys.exit(game.run())
+    except KeyboardInterrupt:
+        print("\ninterrupted: game abandoned")
+        sys.exit(130)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import Solver, board_bits
 
 #: positions the solver may expand to decide one capture while labelling
-LABEL_BUDGET = 2000
+LABEL_BUDGET = 300
 
 EVAL_FIRST_SEED = 100_000
 
