@@ -17,8 +17,9 @@ The board is printed after every move.  On your turn type a move in the game's n
 Commands: ``moves`` (one line ``legal: ...`` with every legal move), ``hint`` (the opponent
 agent's choice in your place), ``undo`` (take back your last move and the replies to it),
 ``help``, ``quit``.  Anything else gets a one-line message and the prompt again.  Input may be
-piped from a file.  ``--window`` also shows the position in a window after every move
-(pygame for Fire & Ice and Go with the Floe, the MuJoCo picture for Thin Ice).
+piped from a file.  ``--window``: Fire & Ice and Go with the Floe are played in a pygame window
+instead (click a piece, then its destination; see :mod:`polarzoo.baselines.window_play`);
+Thin Ice shows the MuJoCo picture in a window after every move while you type.
 """
 
 from __future__ import annotations
@@ -247,6 +248,15 @@ def main(argv: list[str] | None = None) -> None:
         make_agent(args.opponent, args.env)
     except (ValueError, FileNotFoundError, ImportError) as error:
         parser.error(f"--opponent {args.opponent}: {error}")
+    if args.window and args.env != "thin_ice_v0":
+        from polarzoo.baselines.window_play import WindowGame
+
+        try:
+            print(WindowGame(args.env, args.human, args.opponent, args.seed).run())
+        except KeyboardInterrupt:
+            print("\ninterrupted: game abandoned")
+            sys.exit(130)
+        return
     game = HumanGame(args.env, args.human, args.opponent, args.seed, env_kwargs,
                      read=_stdin_reader(sys.stdin, echo=not sys.stdin.isatty()), write=print, window=args.window)
     try:

@@ -48,6 +48,33 @@ def main() -> None:
                 env.step(agent.act(env, env.agent_selection, rng))
         save(env.render(), name)
         env.close()
+    window_play_picture()
+
+
+def window_play_picture() -> None:
+    """The play window (--window) mid-game: a selected peg with its legal destinations."""
+    import os
+
+    os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+    import pygame
+
+    from polarzoo.baselines.window_play import WindowGame
+
+    frames: list[np.ndarray] = []
+    game = WindowGame("fire_and_ice_v0", "fire", "heuristic", seed=4, events=[], on_frame=frames.append)
+
+    def clicks():  # noqa: ANN202
+        for turn in range(6):
+            moves = sorted(game.board.moves(game.env.observe("fire")["action_mask"]))
+            source, target = moves[(7 * turn) % len(moves)]
+            yield pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=tuple(game.board.centres[source]), button=1)
+            if turn == 5:
+                save(frames[-1], "window_play.png")
+                return
+            yield pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=tuple(game.board.centres[target]), button=1)
+
+    game.scripted = clicks()
+    game.run()
 
 
 if __name__ == "__main__":

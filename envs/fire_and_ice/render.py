@@ -63,6 +63,13 @@ ISLAND_CENTRES = _CENTRE + _BIG_RADIUS * _PATTERN
 HOLE_CENTRES = (ISLAND_CENTRES[:, None, :] + _HOLE_SPREAD * _PATTERN[None, :, :]).reshape(-1, 2)
 
 
+def hole_at(x: float, y: float, radius: float = 14.0) -> int:
+    """The hole under pixel ``(x, y)`` of :func:`render_rgb`'s picture (within ``radius``), or -1."""
+    distances = np.hypot(HOLE_CENTRES[:, 0] - x, HOLE_CENTRES[:, 1] - y)
+    hole = int(np.argmin(distances))
+    return hole if distances[hole] <= radius else -1
+
+
 def render_rgb(
     board: NDArray[np.int8], status: str, highlight_hole: int = -1, show_control: bool = True
 ) -> NDArray[np.uint8]:

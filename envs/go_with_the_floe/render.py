@@ -44,6 +44,20 @@ _ICE_EDGE = (160, 190, 210)
 _RING = (40, 80, 130)
 
 
+def square_centre(sq: int) -> tuple[int, int]:
+    """Pixel centre of square ``sq`` in :func:`render_rgb`'s picture (rank 1 at the bottom)."""
+    row, col = divmod(sq, rules.SIZE)
+    return MARGIN + col * CELL + CELL // 2, MARGIN + (rules.SIZE - 1 - row) * CELL + CELL // 2
+
+
+def square_at(x: float, y: float) -> int:
+    """The square under pixel ``(x, y)`` of :func:`render_rgb`'s picture, or -1."""
+    col, row_from_top = int((x - MARGIN) // CELL), int((y - MARGIN) // CELL)
+    if not (0 <= col < rules.SIZE and 0 <= row_from_top < rules.SIZE):
+        return -1
+    return (rules.SIZE - 1 - row_from_top) * rules.SIZE + col
+
+
 def render_rgb(state: rules.State, status: str) -> NDArray[np.uint8]:
     """uint8 (HEIGHT, WIDTH, 3) image: ice squares, holes as rings, seals dark, bears white."""
     from polarzoo.envs._common.render import require_pygame, surface_to_array

@@ -1,0 +1,185 @@
+"""Play Fire & Ice or Go with the Floe in a window (pygame): click, then click.
+
+Click one of your pegs / tokens (it is ringed in yellow; its legal destinations get green
+dots), then a destination.  Keys: ``p`` pass (when it is the only move it is played for you),
+``u`` undo (your last move and the replies), ``h`` hint (the opponent agent's choice, ringed
+in blue), ``q`` or closing the window quits.  The last move is marked by the renderer.  Used by
+``python -m polarzoo.baselines.play --window``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from polarzoo.envs import ENVIRONMENTS
+
+WINDOW_GAMES = ("fire_and_ice_v0", "go_with_the_floe_v0")
+
+
+class _Board:
+    """Where cells are on the picture and how (from, to) pairs map to actions."""
+
+    def __init__(self, env_id: str) -> None:
+        self.env_id = env_id
+        if env_id == "fire_and_ice_v0":
+            from polarzoo.envs.fire_and_ice import render, rules
+
+            self.centres = render.HOLE_CENTRES.astype(int)
+            self.cell_at = render.hole_at
+            self.pass_action = rules.PASS
+            self.ends = lambda a: divmod(a, rules.NUM_HOLES)
+        elif env_id == "go_with_the_floe_v0":
+            from polarzoo.envs.go_with_the_floe import render, rules
+
+            self.centres = np.array([render.square_centre(sq) for sq in range(rules.NUM_SQUARES)])
+            self.cell_at = render.square_at
+            self.pass_action = rules.PASS
+            self.ends = lambda a: (a // rules.ACTIONS_PER_SQUARE, rules.action_destination(a))
+        else:
+            raise ValueError(f"window play is for {', '.join(WINDOW_GAMES)}; use the terminal for {env_id}")
+
+    def moves(self, mask: np.ndarray) -> dict[tuple[int, int], int]:
+        return {self.ends(int(a)): int(a) for a in np.flatnonzero(mask) if a != self.pass_action}
+
+
+class WindowGame:
+    """One game between a person (mouse) and an agent.
+
+    ``events``: an iterable of pygame events used instead of the real event queue (tests);
+    ``on_frame``: called with each frame shown (a uint8 (H, W, 3) array)."""
+
+    def __init__(self, env_id: str, human: str, opponent_spec: str, seed: int = 0,
+                 events: Iterable[Any] | None = None, on_frame: Callable[[np.ndarray], None] | None = None) -> None:
+        from polarzoo.baselines.agents import make_agent
+        from polarzoo.envs._common.render import require_pygame
+
+        self.pygame = require_pygame()
+        self.board = _Board(env_id)
+        self.env = ENVIRONMENTS[env_id].raw_env(render_mode="rgb_array")
+        self.env.reset(seed=seed)
+        if human not in self.env.possible_agents:
+            raise ValueError(f"human must be one of {self.env.possible_agents}, got {human!r}")
+        self.human, self.opponent = human, make_agent(opponent_spec, env_id)
+        self.rng = np.random.default_rng(seed)
+        self.scripted = None if events is None else iter(events)
+        self.on_frame = on_frame
+        self.selected, self.hint, self.message = -1, -1, ""
+        self.history: list[Any] = []
+        self.screen: Any = None
+
+    # ---- drawing ---------------------------------------------------------------------------
+    def draw(self) -> np.ndarray:
+        pygame = self.pygame
+        frame = self.env.render()
+        surface = pygame.surfarray.make_surface(np.transpose(frame, (1, 0, 2)))
+        if self.env.agents and self.env.agent_selection == self.human:
+            moves = self.board.moves(self.env.observe(self.human)["action_mask"])
+            if self.selected >= 0:
+                pygame.draw.circle(surface, (250, 220, 40), tuple(self.board.centres[self.selected]), 15, width=3)
+                for (source, target) in moves:
+                    if source == self.selected:
+                        pygame.draw.circle(surface, (40, 200, 60), tuple(self.board.centres[target]), 6)
+            if self.hint >= 0:
+                source, target = self.board.ends(self.hint) if self.hint != self.board.pass_action else (-1, -1)
+                for cell in (source, target):
+                    if cell >= 0:
+                        pygame.draw.circle(surface, (60, 120, 250), tuple(self.board.centres[cell]), 17, width=3)
+        if self.message:
+            font = pygame.font.Font(None, 24)
+            surface.blit(font.render(self.message, True, (250, 250, 120)), (12, 8))
+        picture = np.transpose(pygame.surfarray.array3d(surface), (1, 0, 2)).copy()
+        if self.scripted is None:
+            if self.screen is None:
+                pygame.display.init()
+                pygame.display.set_caption(f"{self.board.env_id}: you play {self.human}")
+                self.screen = pygame.display.set_mode((picture.shape[1], picture.shape[0]))
+            self.screen.blit(surface, (0, 0))
+            pygame.display.flip()
+        if self.on_frame is not None:
+            self.on_frame(picture)
+        return picture
+
+    # ---- input -----------------------------------------------------------------------------
+    def next_event(self) -> Any:
+        if self.scripted is not None:
+            return next(self.scripted, None)
+        return self.pygame.event.wait()
+
+    def human_move(self) -> int | None:
+        """The person's action; ``None`` after an undo; raises ``StopIteration`` to quit."""
+        pygame, env = self.pygame, self.env
+        mask = env.observe(self.human)["action_mask"]
+        moves = self.board.moves(mask)
+        if not moves and mask[self.board.pass_action]:
+            self.message = "no move: you pass"
+            return self.board.pass_action
+        while True:
+            self.draw()
+            event = self.next_event()
+            if event is None or event.type == pygame.QUIT:
+                raise StopIteration
+            if event.type == pygame.KEYDOWN:
+                key = getattr(event, "unicode", "") or ""
+                if key == "q":
+                    raise StopIteration
+                if key == "u":
+                    if self.history:
+                        self.env = self.history.pop()
+                        self.selected, self.hint, self.message = -1, -1, "undone"
+                        return None
+                    self.message = "nothing to undo"
+                elif key == "h":
+                    self.hint = int(self.opponent.act(copy.deepcopy(env), self.human, np.random.default_rng(0)))
+                    self.message = f"hint: {env.action_to_notation(self.hint)}"
+                elif key == "p":
+                    if mask[self.board.pass_action]:
+                        return self.board.pass_action
+                    self.message = "you cannot pass: you have a move"
+                continue
+            if event.type != pygame.MOUSEBUTTONDOWN:
+                continue
+            cell = self.board.cell_at(*event.pos)
+            if self.selected >= 0 and (self.selected, cell) in moves:
+                action = moves[(self.selected, cell)]
+                self.history.append(copy.deepcopy(env))
+                self.selected, self.hint, self.message = -1, -1, ""
+                return action
+            if any(source == cell for source, _ in moves):
+                self.selected, self.message = cell, ""
+            else:
+                self.selected = -1
+                self.message = "click one of your pieces that can move" if cell >= 0 else ""
+
+    def run(self) -> str:
+        """Play to the end; returns the result line (``"... wins"``, ``"draw"`` or ``"quit"``)."""
+        from polarzoo.baselines.play import outcome_line
+
+        totals = {agent: 0.0 for agent in self.env.possible_agents}
+        try:
+            while self.env.agents:
+                env = self.env
+                agent = env.agent_selection
+                if env.terminations[agent] or env.truncations[agent]:
+                    totals[agent] += env._cumulative_rewards[agent]
+                    env.step(None)
+                    continue
+                if agent == self.human:
+                    action = self.human_move()
+                    if action is None:
+                        continue
+                else:
+                    action = int(self.opponent.act(env, agent, self.rng))
+                    self.message = f"{agent} played {env.action_to_notation(action)}"
+                env.step(action)
+        except StopIteration:
+            return "quit"
+        result = outcome_line(self.env, totals)
+        self.message = result + " (close the window)"
+        self.draw()
+        if self.scripted is None:
+            while (event := self.next_event()).type not in (self.pygame.QUIT, self.pygame.KEYDOWN):
+                pass
+        return result
