@@ -344,6 +344,20 @@ def pretrained_path(env_id: str) -> Path:
     return path
 
 
+def _count(argument: str, kind: str, default: int) -> int:
+    if not argument:
+        return default
+    if not argument.isdigit() or int(argument) < 1:
+        raise ValueError(f"{kind} needs a positive whole number of simulations, e.g. {kind}:{default}; got {argument!r}")
+    return int(argument)
+
+
+def _model_path(path: str) -> str:
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"no model file {path} (give the path of a saved model.zip)")
+    return path
+
+
 def make_agent(spec: str, env_id: str) -> Any:
     """``"random"``, ``"heuristic"``, ``"mcts"`` / ``"mcts:N"``, ``"model:PATH"``, ``"pretrained"``,
     ``"az:N"`` / ``"az:N:PATH"`` -> agent."""
@@ -357,19 +371,19 @@ def make_agent(spec: str, env_id: str) -> Any:
     if kind == "mcts":
         if env_id not in ("fire_and_ice_v0", "go_with_the_floe_v0"):
             raise ValueError(f"MCTS needs a two-player rules core; {env_id} has none")
-        return MCTSAgent(int(argument) if argument else 200)
+        return MCTSAgent(_count(argument, "mcts", 200))
     if kind == "model":
         if not argument:
             raise ValueError("model agents need a path: model:runs/.../model.zip")
-        return PolicyAgent(argument)
+        return PolicyAgent(_model_path(argument))
     if kind == "pretrained":
         return PolicyAgent(pretrained_path(env_id), name="pretrained")
     if kind == "az":
         from polarzoo.baselines.search import AlphaZeroAgent
 
         count, _, path = argument.partition(":")
-        simulations = int(count) if count else 100
+        simulations = _count(count, "az", 100)
         if path:
-            return AlphaZeroAgent.from_path(path, env_id, simulations)
+            return AlphaZeroAgent.from_path(_model_path(path), env_id, simulations)
         return AlphaZeroAgent.from_path(str(pretrained_path(env_id)), env_id, simulations)
     raise ValueError(f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N], model:PATH, pretrained or az[:N[:PATH]]")

@@ -90,16 +90,74 @@ def plot_learning_curve(run_dir: Path, path: Path) -> bool:
     return True
 
 
+class _Writer:
+    """Writes into the output folder as results come; if it cannot, says so once and goes on
+    (the table is still printed: no finished game is lost to a full disk or a bad path)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out, self.failed = out, None
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            self.games = (out / "games.jsonl").open("a")
+        except OSError as error:
+            self._fail(error)
+            self.games = None
+
+    def _fail(self, error: OSError) -> None:
+        if self.failed is None:
+            self.failed = f"cannot write to {self.out}: {error.strerror or error}"
+            print(f"warning: {self.failed}; results are printed only", flush=True)
+
+    def game(self, record: dict[str, Any]) -> None:
+        if self.games is not None:
+            try:
+                self.games.write(json.dumps(record) + "\n")
+                self.games.flush()
+            except OSError as error:
+                self._fail(error)
+                self.games = None
+
+    def write(self, name: str, text: str) -> None:
+        if self.failed is None:
+            try:
+                (self.out / name).write_text(text)
+            except OSError as error:
+                self._fail(error)
+
+    def call(self, function: Any, *args: Any) -> None:
+        if self.failed is None:
+            try:
+                function(*args)
+            except OSError as error:
+                self._fail(error)
+
+    def close(self) -> None:
+        if self.games is not None:
+            self.games.close()
+
+
 def evaluate(
     env_id: str, agent_specs: Sequence[str], games: int, out: Path, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
     run_dir: Path | None = None, agents: Sequence[Any] | None = None, show_progress: bool = True,
 ) -> dict[str, Any]:
+    """Round-robin of the agents (built from ``agent_specs`` unless ``agents`` are given).
+
+    Each finished game is appended to ``out/games.jsonl`` at once; at the end ``eval.json``,
+    ``eval.md``, ``winrate.png`` (and ``learning_curve.png`` with ``run_dir``).  Returns the
+    summary with ``"table"`` (markdown) and ``"written"`` (the files written)."""
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
     agents = list(agents) if agents is not None else [make_agent(spec, env_id) for spec in agent_specs]
+    if len(agents) < 2:
+        raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
     names = [a.name for a in agents]
     if len(set(names)) != len(names):
         raise ValueError(f"agent names must differ, got {names}")
-    out.mkdir(parents=True, exist_ok=True)
-    results = round_robin(env_id, agents, games, seed, env_kwargs, show_progress)
+    writer = _Writer(out)
+    try:
+        results = round_robin(env_id, agents, games, seed, env_kwargs, show_progress, on_game=writer.game)
+    finally:
+        writer.close()
     ratings = elo_ratings(results, names)
     table = markdown_table(results, ratings)
     summary = {
@@ -110,30 +168,77 @@ def evaluate(
         "elo": ratings,
         "illegal_moves": sum(r.illegal for r in results),
     }
-    (out / "eval.json").write_text(json.dumps(summary, indent=2))
-    (out / "eval.md").write_text(table + "\n")
-    plot_heatmap(win_rate_matrix(results, names), names, out / "winrate.png", f"{env_id}: win rates")
+    writer.write("eval.json", json.dumps(summary, indent=2))
+    writer.write("eval.md", table + "\n")
+    writer.call(plot_heatmap, win_rate_matrix(results, names), names, out / "winrate.png", f"{env_id}: win rates")
+    written = ["games.jsonl", "eval.json", "eval.md", "winrate.png"]
     if run_dir is not None:
-        plot_learning_curve(run_dir, out / "learning_curve.png")
+        writer.call(plot_learning_curve, run_dir, out / "learning_curve.png")
+        written.append("learning_curve.png")
     summary["table"] = table
+    summary["written"] = [] if writer.failed else [str(out / name) for name in written if (out / name).exists()]
     return summary
 
 
 def main(argv: list[str] | None = None) -> None:
     from polarzoo.envs import ENVIRONMENTS
 
+    from polarzoo.baselines.runs import new_run_dir
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", required=True, choices=sorted(ENVIRONMENTS), help="environment id")
-    parser.add_argument("--agents", nargs="+", default=["random", "heuristic"], help="agent specs: random, heuristic, mcts[:N], model:PATH")
-    parser.add_argument("--games", type=int, default=20, help="seeded games per pairing and seat")
-    parser.add_argument("--seed", type=int, default=0, help="first seed")
-    parser.add_argument("--out", type=Path, default=Path("runs/eval"), help="output folder")
+    parser.add_argument("--agents", nargs="+", default=["random", "heuristic"],
+                        help="agent specs: random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]] (default: %(default)s)")
+    parser.add_argument("--games", type=int, default=20, help="seeded games per pairing and seat (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="first seed (default: %(default)s)")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default: a new runs/eval-<env>-<time>)")
     parser.add_argument("--run-dir", type=Path, default=None, help="a training run folder: also plot its learning curve")
-    parser.add_argument("--env-kwargs", type=json.loads, default=None, help='JSON constructor arguments, e.g. \'{"num_players": 2}\'')
+    parser.add_argument("--env-kwargs", default=None, help='JSON constructor arguments, e.g. \'{"num_players": 2}\'')
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    summary = evaluate(args.env, args.agents, args.games, args.out, args.seed, args.env_kwargs, args.run_dir)
+    if args.games < 1:
+        parser.error(f"--games must be at least 1, got {args.games}")
+    if len(args.agents) < 2:
+        parser.error(f"--agents needs at least two agents to play each other, got {len(args.agents)}")
+    env_kwargs = None
+    if args.env_kwargs is not None:
+        try:
+            env_kwargs = json.loads(args.env_kwargs)
+        except json.JSONDecodeError as error:
+            parser.error(f"--env-kwargs is not JSON ({error.msg}): {args.env_kwargs}")
+        if not isinstance(env_kwargs, dict):
+            parser.error("--env-kwargs must be a JSON object, e.g. '{\"num_players\": 3}'")
+        try:
+            ENVIRONMENTS[args.env].raw_env(**env_kwargs)
+        except (TypeError, ValueError) as error:
+            parser.error(f"--env-kwargs: {error}")
+    agents = []
+    for spec in args.agents:
+        try:
+            agents.append(make_agent(spec, args.env))
+        except (ValueError, FileNotFoundError, ImportError) as error:
+            parser.error(f"--agents {spec}: {error}")
+        except Exception as error:  # a corrupt model file, e.g.: name the file, not the library's internals
+            parser.error(f"--agents {spec}: cannot load it ({type(error).__name__}: {error})")
+    names = [a.name for a in agents]
+    if len(set(names)) != len(names):
+        parser.error(f"--agents: two agents have the same name ({', '.join(names)}); list each once")
+    out = args.out
+    if out is None:
+        try:
+            out = new_run_dir(Path("runs"), None, f"eval-{args.env}")
+        except OSError as error:
+            out = Path("runs") / "eval-unwritable"
+            print(f"warning: cannot create a run folder under runs/ ({error.strerror or error})")
+    print(f"writing to {out}", flush=True)
+    summary = evaluate(args.env, [], args.games, out, args.seed, env_kwargs, args.run_dir, agents=agents,
+                       show_progress=not args.no_progress)
+    print(f"\n## {args.env}: round-robin, {args.games} games per pairing and seat (seeds from {args.seed})\n")
     print(summary["table"])
-    print(f"\nwritten to {args.out}/ (eval.json, eval.md, winrate.png)")
+    if summary["written"]:
+        print("\nwritten:\n" + "\n".join(f"  {path}" for path in summary["written"]))
+    else:
+        print("\nnothing was written (see the warning above); the table above is the result")
 
 
 if __name__ == "__main__":

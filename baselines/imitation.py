@@ -9,20 +9,31 @@ observations (normalised as :class:`polarzoo.wrappers.SingleAgentEnv` does), mas
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from polarzoo.baselines.agents import RandomAgent
 
 
+def _bar(total: int, desc: str, unit: str, show: bool) -> Any:
+    if not show:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm comes with the train extra
+        return None
+    return tqdm(total=total, desc=desc, unit=unit)
+
+
 def collect_demonstrations(env_id: str, teacher: Any, games: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-                           random_opponent_share: float = 0.5) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                           random_opponent_share: float = 0.5, show_progress: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     from polarzoo.envs import ENVIRONMENTS
     from polarzoo.wrappers.single_agent import normalize, observation_scale
 
     rng = np.random.default_rng(seed)
     observations, masks, actions = [], [], []
+    bar = _bar(games, "teacher games", "game", show_progress)
     for game in range(games):
         env = ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {}))
         env.reset(seed=seed + game)
@@ -43,12 +54,18 @@ def collect_demonstrations(env_id: str, teacher: Any, games: int, seed: int = 0,
             else:
                 action = opponent.act(env, agent, rng)
             env.step(action)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
     return np.array(observations), np.array(masks), np.array(actions)
 
 
 def clone(model: Any, observations: np.ndarray, masks: np.ndarray, actions: np.ndarray, epochs: int = 10,
-          batch_size: int = 256, learning_rate: float = 1e-3, seed: int = 0) -> list[float]:
-    """Fit ``model.policy`` to the demonstrations; returns the mean loss of each epoch."""
+          batch_size: int = 256, learning_rate: float = 1e-3, seed: int = 0,
+          on_epoch: Callable[[int, float], None] | None = None, show_progress: bool = False) -> list[float]:
+    """Fit ``model.policy`` to the demonstrations; returns the mean loss of each epoch.
+    ``on_epoch(epoch, loss)`` runs after each epoch (the trainer saves a checkpoint there)."""
     import torch
 
     policy = model.policy
@@ -56,7 +73,8 @@ def clone(model: Any, observations: np.ndarray, masks: np.ndarray, actions: np.n
     rng = np.random.default_rng(seed)
     losses = []
     policy.set_training_mode(True)
-    for _ in range(epochs):
+    bar = _bar(epochs, "behaviour cloning", "epoch", show_progress)
+    for epoch in range(epochs):
         order = rng.permutation(len(actions))
         epoch_losses = []
         for start in range(0, len(order), batch_size):
@@ -69,5 +87,14 @@ def clone(model: Any, observations: np.ndarray, masks: np.ndarray, actions: np.n
             optimizer.step()
             epoch_losses.append(float(loss.detach()))
         losses.append(float(np.mean(epoch_losses)))
+        if bar is not None:
+            bar.update(1)
+            bar.set_postfix(loss=f"{losses[-1]:.3f}")
+        if on_epoch is not None:
+            policy.set_training_mode(False)
+            on_epoch(epoch, losses[-1])
+            policy.set_training_mode(True)
+    if bar is not None:
+        bar.close()
     policy.set_training_mode(False)
     return losses

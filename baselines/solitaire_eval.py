@@ -72,6 +72,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default=None,
                         help="evaluate this saved model instead of training one ('pretrained': the model shipped in the package)")
     args = parser.parse_args(argv)
+    if args.deals < 1:
+        parser.error(f"--deals must be at least 1, got {args.deals}")
+    if args.timesteps < 1:
+        parser.error(f"--timesteps must be at least 1, got {args.timesteps}")
+    if args.model not in (None, "pretrained") and not Path(args.model).is_file():
+        parser.error(f"--model {args.model}: no model file there (give a saved model.zip, or 'pretrained')")
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env

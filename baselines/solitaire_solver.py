@@ -74,6 +74,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, default=None, help="also write the summary to this JSON file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    if args.deals < 1:
+        parser.error(f"--deals must be at least 1, got {args.deals}")
     if args.seed is not None:
         state = deal_for_seed(args.seed)
         print(render.render_ansi(state.board, f"Deal for seed {args.seed}: 14 Fire, 14 Ice, Fire to move", show_control=False))

@@ -97,7 +97,7 @@ class PairResult:
 
 def head_to_head(
     env_id: str, first: Any, second: Any, games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-    progress: Callable[[], None] | None = None,
+    progress: Callable[[], None] | None = None, on_game: Callable[[dict[str, Any]], None] | None = None,
 ) -> PairResult:
     """``first`` against ``second``, ``games_per_seat`` seeded games with ``first`` in each seat."""
     from polarzoo.envs import ENVIRONMENTS
@@ -116,6 +116,9 @@ def head_to_head(
             tally[outcome] += 1
             result.lengths.append(record.length)
             result.illegal += sum(record.illegal)
+            if on_game is not None:
+                on_game({"agent": first.name, "opponent": second.name, "agent_seat": seat, "game": game,
+                         "result": ("win", "draw", "loss")[outcome], "length": record.length, "illegal": sum(record.illegal)})
             if progress:
                 progress()
         result.by_seat[seat] = tally
@@ -143,7 +146,7 @@ def elo_ratings(results: Sequence[PairResult], names: Sequence[str], iterations:
 
 def round_robin(
     env_id: str, agents: Sequence[Any], games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-    show_progress: bool = True,
+    show_progress: bool = True, on_game: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[PairResult]:
     pairs = list(itertools.combinations(range(len(agents)), 2))
     bar = None
@@ -159,7 +162,8 @@ def round_robin(
             bar = None
     results = []
     for i, j in pairs:
-        results.append(head_to_head(env_id, agents[i], agents[j], games_per_seat, seed, env_kwargs, bar.update if bar else None))
+        results.append(head_to_head(env_id, agents[i], agents[j], games_per_seat, seed, env_kwargs, bar.update if bar else None,
+                                    on_game))
     if bar:
         bar.close()
     return results

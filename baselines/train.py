@@ -23,9 +23,11 @@ import os
 import shlex
 import sys
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 CONFIG_PATH = Path(__file__).with_name("hyperparams.yaml")
@@ -160,30 +162,83 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
     return SelfPlayCallback()
 
 
-def behaviour_clone(model: Any, config: dict[str, Any], run_dir: Path, seed: int) -> None:
-    """Warm-start the policy by copying ``bc_teacher``'s moves (see baselines/imitation.py)."""
+def behaviour_clone(model: Any, config: dict[str, Any], run_dir: Path, seed: int, state: dict[str, Any],
+                    progress_bar: bool = True) -> None:
+    """Warm-start the policy by copying ``bc_teacher``'s moves (see baselines/imitation.py).
+
+    The demonstrations are kept in ``run_dir/demonstrations.npz`` and the weights are saved after
+    every epoch, so a Ctrl-C (or a kill) during cloning loses at most one epoch: ``--resume``
+    continues with the epochs left."""
     from polarzoo.baselines.agents import make_agent
     from polarzoo.baselines.imitation import clone, collect_demonstrations
 
     started = time.perf_counter()
-    teacher = make_agent(config["bc_teacher"], config["env"])
-    observations, masks, actions = collect_demonstrations(config["env"], teacher, config["bc_games"], seed=seed + 77,
-                                                          env_kwargs=config["env_kwargs"])
-    losses = clone(model, observations, masks, actions, epochs=config["bc_epochs"], seed=seed)
+    done = int(state.get("bc_epochs_done", 0))
+    demos = run_dir / "demonstrations.npz"
+    if demos.exists():
+        data = np.load(demos)
+        observations, masks, actions = data["observations"], data["masks"], data["actions"]
+    else:
+        teacher = make_agent(config["bc_teacher"], config["env"])
+        observations, masks, actions = collect_demonstrations(config["env"], teacher, config["bc_games"], seed=seed + 77,
+                                                              env_kwargs=config["env_kwargs"], show_progress=progress_bar)
+        np.savez_compressed(demos, observations=observations, masks=masks, actions=actions)
+    losses = list(state.get("bc_losses", []))
+
+    def after_epoch(epoch: int, loss: float) -> None:
+        losses.append(loss)
+        state["bc_epochs_done"], state["bc_losses"] = done + epoch + 1, losses
+        save_checkpoint(run_dir, model, state)
+
+    try:
+        clone(model, observations, masks, actions, epochs=config["bc_epochs"] - done, seed=seed + done, on_epoch=after_epoch,
+              show_progress=progress_bar)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted during behaviour cloning after {state.get('bc_epochs_done', 0)} of {config['bc_epochs']} epochs "
+              f"(saved); continue with --resume {run_dir}")
+        sys.exit(130)
     report = {"teacher": config["bc_teacher"], "games": config["bc_games"], "samples": len(actions), "epochs": config["bc_epochs"],
               "loss_per_epoch": losses, "seconds": time.perf_counter() - started}
     (run_dir / "behaviour_cloning.json").write_text(json.dumps(report, indent=2))
-    print(f"behaviour cloning: {len(actions)} moves of {config['bc_teacher']} from {config['bc_games']} games, "
-          f"loss {losses[0]:.2f} -> {losses[-1]:.2f} in {report['seconds']:.0f} s")
+    if losses:
+        print(f"behaviour cloning: {len(actions)} moves of {config['bc_teacher']} from {config['bc_games']} games, "
+              f"loss {losses[0]:.2f} -> {losses[-1]:.2f} in {report['seconds']:.0f} s")
 
 
 def save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any]) -> None:
+    """``checkpoints/latest.zip`` + ``state.json``; the one before is kept as ``previous.zip`` +
+    ``previous_state.json``, for a latest file that a crash or a full disk left unreadable."""
     folder = run_dir / "checkpoints"
     folder.mkdir(exist_ok=True)
     state["timesteps"] = int(model.num_timesteps)
     model.save(folder / "latest.tmp.zip")
+    if (folder / "latest.zip").exists() and (folder / "state.json").exists():
+        (folder / "latest.zip").replace(folder / "previous.zip")
+        (folder / "state.json").replace(folder / "previous_state.json")
     (folder / "latest.tmp.zip").replace(folder / "latest.zip")  # atomic: a kill never leaves half a file
-    (folder / "state.json").write_text(json.dumps(state, indent=2))
+    (folder / "state.tmp.json").write_text(json.dumps(state, indent=2))
+    (folder / "state.tmp.json").replace(folder / "state.json")
+
+
+def read_checkpoint_state(run_dir: Path) -> tuple[dict[str, Any], str]:
+    """The state of the newest readable checkpoint and its model file name; ``ValueError`` saying
+    what is wrong when there is none."""
+    folder = run_dir / "checkpoints"
+    problems = []
+    for model_name, state_name in (("latest.zip", "state.json"), ("previous.zip", "previous_state.json")):
+        model_path, state_path = folder / model_name, folder / state_name
+        if not model_path.exists() or not state_path.exists():
+            problems.append(f"{model_name}: missing")
+            continue
+        try:
+            state = json.loads(state_path.read_text())
+            if not isinstance(state, dict) or "timesteps" not in state:
+                raise ValueError("no timesteps")
+            zipfile.ZipFile(model_path).testzip()
+            return state, model_name
+        except (ValueError, OSError, zipfile.BadZipFile) as error:
+            problems.append(f"{model_name}: unreadable ({type(error).__name__})")
+    raise ValueError(f"no readable checkpoint in {folder} ({'; '.join(problems)})")
 
 
 def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int = 0, progress_bar: bool = True,
@@ -194,13 +249,18 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     torch.set_num_threads(int(config.get("torch_threads") or os.cpu_count() or 1))
     (run_dir / "snapshots").mkdir(parents=True, exist_ok=True)
     state: dict[str, Any] = {"timesteps": 0, "snapshots": [], "seed": seed}
+    model_name = "latest.zip"
     if resume:
-        state = json.loads((run_dir / "checkpoints" / "state.json").read_text())
+        state, model_name = read_checkpoint_state(run_dir)
+        if model_name != "latest.zip":
+            print(f"checkpoints/latest.zip is unreadable: resuming from the previous checkpoint ({state['timesteps']} timesteps)")
+        seed = int(state.get("seed", seed))
+        state["snapshots"] = [p for p in state.get("snapshots", []) if Path(p).exists()]
     vec_env = make_vec_env(config, state["snapshots"], seed + state["timesteps"])
     if resume:
-        model = MaskablePPO.load(run_dir / "checkpoints" / "latest.zip", env=vec_env, device="cpu",
+        model = MaskablePPO.load(run_dir / "checkpoints" / model_name, env=vec_env, device="cpu",
                                  tensorboard_log=str(run_dir / "tb"))
-        print(f"resuming {run_dir} at {model.num_timesteps} timesteps")
+        print(f"resuming {run_dir} at {model.num_timesteps} timesteps (seed {seed})")
     else:
         policy, policy_kwargs = policy_and_kwargs(config)
         model = MaskablePPO(
@@ -209,8 +269,8 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
             clip_range=config["clip_range"], policy_kwargs=policy_kwargs, seed=seed, device="cpu",
             tensorboard_log=str(run_dir / "tb"), verbose=0,
         )
-    if not resume and config.get("bc_games", 0) > 0:
-        behaviour_clone(model, config, run_dir, seed)
+    if config.get("bc_games", 0) > 0 and state.get("bc_epochs_done", 0) < config["bc_epochs"] and model.num_timesteps == 0:
+        behaviour_clone(model, config, run_dir, seed, state, progress_bar)
     remaining = config["total_timesteps"] - model.num_timesteps
     started = time.perf_counter()
     steps_before = model.num_timesteps
@@ -241,21 +301,47 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
                 pass
         summary = evaluate(config["env"], [], config["final_eval_games"], run_dir, seed=20_000, env_kwargs=config["env_kwargs"],
                            run_dir=run_dir, agents=agents, show_progress=progress_bar)
+        print(f"\n## Final evaluation: {config['env']}, {config['final_eval_games']} games per pairing and seat\n")
         print(summary["table"])
+        print("\nwritten:\n" + "\n".join(f"  {path}" for path in [str(run_dir / "model.zip"), *summary["written"]]))
+    print(f"view the training logs: tensorboard --logdir {run_dir / 'tb'}")
     return run_dir
+
+
+#: config keys that must be positive whole numbers, and those that may also be 0 (= off)
+POSITIVE_KEYS = ("total_timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_games", "final_eval_games",
+                 "checkpoint_every", "max_snapshots", "bc_epochs")
+NON_NEGATIVE_KEYS = ("snapshot_every", "eval_every", "bc_games", "torch_threads")
+
+
+def check_config(config: dict[str, Any]) -> None:
+    """``ValueError`` naming the first bad value (before any work starts)."""
+    for key in POSITIVE_KEYS + NON_NEGATIVE_KEYS:
+        value = config.get(key)
+        least = 1 if key in POSITIVE_KEYS else 0
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise ValueError(f"{key} must be a whole number >= {least}, got {value!r}")
+    if config["vec_env"] not in ("dummy", "subproc"):
+        raise ValueError(f"vec_env must be dummy or subproc, got {config['vec_env']!r}")
+    if config["policy"] not in ("board", "mlp"):
+        raise ValueError(f"policy must be board or mlp, got {config['policy']!r}")
+    if not isinstance(config.get("opponents"), dict) or not config["opponents"]:
+        raise ValueError("opponents must be a mapping like {random: 0.5, self: 0.5}")
 
 
 def main(argv: list[str] | None = None) -> None:
     from polarzoo.envs import ENVIRONMENTS
 
+    from polarzoo.baselines.runs import new_run_dir
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", choices=sorted(ENVIRONMENTS), help="environment id (not needed with --resume)")
     parser.add_argument("--resume", type=Path, default=None, help="continue an interrupted run from its folder")
-    parser.add_argument("--config", type=Path, default=CONFIG_PATH, help="hyperparameter YAML keyed by env id")
-    parser.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of run folders")
+    parser.add_argument("--config", type=Path, default=CONFIG_PATH, help="hyperparameter YAML keyed by env id (default: the packaged hyperparams.yaml)")
+    parser.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of run folders (default: %(default)s)")
     parser.add_argument("--run-name", default=None, help="run folder name (default <env>-<time>)")
-    parser.add_argument("--seed", type=int, default=0, help="training seed")
-    parser.add_argument("--total-timesteps", type=int, default=None, help="override the config's budget")
+    parser.add_argument("--seed", type=int, default=0, help="training seed (default: %(default)s)")
+    parser.add_argument("--total-timesteps", type=int, default=None, help="override the config's budget (with --resume: a new total)")
     parser.add_argument("--n-envs", type=int, default=None, help="override the number of parallel envs")
     parser.add_argument("--eval-every", type=int, default=None, help="override the evaluation interval (0 = never)")
     parser.add_argument("--eval-games", type=int, default=None, help="override games per seat in periodic evaluations")
@@ -269,24 +355,55 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--no-final-eval", action="store_true", help="skip the evaluation after training")
     args = parser.parse_args(argv)
+    overrides = {
+        "total_timesteps": args.total_timesteps, "n_envs": args.n_envs, "eval_every": args.eval_every,
+        "eval_games": args.eval_games, "final_eval_games": args.final_eval_games, "checkpoint_every": args.checkpoint_every,
+        "snapshot_every": args.snapshot_every, "vec_env": args.vec_env, "bc_games": args.bc_games, "bc_epochs": args.bc_epochs,
+        "torch_threads": args.torch_threads,
+    }
+    for key, value in overrides.items():
+        least = 1 if key in POSITIVE_KEYS else 0
+        if isinstance(value, int) and value < least:
+            parser.error(f"--{key.replace('_', '-')} must be at least {least}, got {value}")
     if args.resume:
         run_dir = args.resume
-        config = yaml.safe_load((run_dir / "config.yaml").read_text())
+        if not run_dir.is_dir():
+            parser.error(f"--resume {run_dir}: no such folder")
+        if not (run_dir / "config.yaml").exists():
+            parser.error(f"--resume {run_dir}: not a training run folder (no config.yaml); start a new run with --env")
+        try:
+            config = yaml.safe_load((run_dir / "config.yaml").read_text())
+            check_config(config)
+            read_checkpoint_state(run_dir)
+        except (yaml.YAMLError, ValueError, TypeError, KeyError) as error:
+            parser.error(f"--resume {run_dir}: {str(error).splitlines()[0]}")
+        ignored = [f"--{name.replace('_', '-')}" for name in ("env", "config", "runs", "run_name", "seed", "n_envs", "eval_every",
+                   "eval_games", "final_eval_games", "checkpoint_every", "snapshot_every", "vec_env", "bc_games", "bc_epochs",
+                   "torch_threads") if getattr(args, name) != parser.get_default(name)]
+        if ignored:
+            print(f"resuming: ignoring {', '.join(ignored)} (the run's saved config and seed are used)")
         if args.total_timesteps:
             config["total_timesteps"] = args.total_timesteps
     else:
         if not args.env:
             parser.error("--env is required unless --resume is given")
-        overrides = {
-            "total_timesteps": args.total_timesteps, "n_envs": args.n_envs, "eval_every": args.eval_every,
-            "eval_games": args.eval_games, "final_eval_games": args.final_eval_games, "checkpoint_every": args.checkpoint_every,
-            "snapshot_every": args.snapshot_every, "vec_env": args.vec_env, "bc_games": args.bc_games, "bc_epochs": args.bc_epochs,
-            "torch_threads": args.torch_threads,
-        }
-        config = load_config(args.env, overrides, args.config)
-        run_dir = args.runs / (args.run_name or f"{args.env}-{time.strftime('%Y%m%d-%H%M%S')}")
-        run_dir.mkdir(parents=True, exist_ok=False)
+        try:
+            config = load_config(args.env, overrides, args.config)
+            check_config(config)
+        except FileNotFoundError:
+            parser.error(f"--config {args.config}: no such file")
+        except yaml.YAMLError as error:
+            parser.error(f"--config {args.config}: not valid YAML ({str(error).splitlines()[0]})")
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            parser.error(f"--config {args.config}: {error}")
+        try:
+            run_dir = new_run_dir(args.runs, args.run_name, args.env)
+        except FileExistsError:
+            parser.error(f"--run-name {args.run_name}: {args.runs / args.run_name} exists; choose another name or --resume it")
+        except OSError as error:
+            parser.error(f"--runs {args.runs}: cannot create the run folder ({error.strerror or error})")
         (run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=True))
+    print(f"run folder: {run_dir}", flush=True)
     with (run_dir / "command.txt").open("a") as handle:
         handle.write("python -m polarzoo.baselines.train " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])) + "\n")
     train(config, run_dir, resume=args.resume is not None, seed=args.seed, progress_bar=not args.no_progress,
