@@ -170,7 +170,7 @@ def fit(model: Any, observations: np.ndarray, legal: np.ndarray, winning: np.nda
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
-            total += float(loss) * len(index)
+            total += float(loss.detach()) * len(index)
         losses.append(total / len(order))
         if bar is not None:
             bar.update(1)

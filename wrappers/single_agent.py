@@ -1,7 +1,8 @@
 """A single-agent ``gymnasium.Env`` view of any of our AEC envs.
 
-The learner plays one seat; every other seat is played *inside* the env by an opponent agent
-(see :mod:`polarzoo.baselines.agents`), drawn per episode from a pool.  Unlike PettingZoo's SB3 tutorial,
+The learner plays one seat; every other seat is played *inside* the env by an opponent: any
+object with ``act(env, agent, rng) -> action`` (the agents of :mod:`polarzoo.baselines.agents`)
+or such a callable, drawn per episode from a pool (default: uniformly random legal moves).  Unlike PettingZoo's SB3 tutorial,
 where one model plays both seats and only ever sees the mover's reward, the learner here
 receives every reward addressed to its own agent, including the -1 that lands on it when an
 opponent's move ends the game.
@@ -37,13 +38,19 @@ def normalize(observation: NDArray, scale: NDArray[np.float32]) -> NDArray[np.fl
     return observation.ravel().astype(np.float32) * scale
 
 
+def random_legal_opponent(env: Any, agent: str, rng: np.random.Generator) -> int:
+    """The default opponent: a uniformly random legal action."""
+    return int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"])))
+
+
 class SingleAgentEnv(gym.Env):
     """One learner seat against opponent agents inside the env.
 
     Args:
         env_id: an id of ``polarzoo.envs.ENVIRONMENTS`` (e.g. ``"fire_and_ice_v0"``).
         opponents: the pool; each episode draws one agent per opponent seat (uniformly, or by
-            ``opponent_weights``).  Default: a single :class:`~polarzoo.baselines.agents.RandomAgent`.
+            ``opponent_weights``): objects with ``act(env, agent, rng)`` or such callables.
+            Default: uniformly random legal moves.
         learner_seat: ``"alternate"`` (seat 0, 1, ... in turn per episode), ``"random"``, or a
             seat index / agent name to always play.
         env_kwargs: constructor arguments of the AEC env (e.g. ``{"num_players": 3}``).
@@ -86,9 +93,7 @@ class SingleAgentEnv(gym.Env):
             check_choice("learner_seat", learner_seat, ("alternate", "random", *self.seats))
         self.learner_seat = learner_seat
         if opponents is None:
-            from polarzoo.baselines.agents import RandomAgent
-
-            opponents = [RandomAgent()]
+            opponents = [random_legal_opponent]
         if len(opponents) == 0:
             raise ValueError("opponents must hold at least one agent")
         self.opponents = list(opponents)
@@ -112,11 +117,11 @@ class SingleAgentEnv(gym.Env):
 
     # ---- opponent pool ----------------------------------------------------------------------
     def add_opponent(self, opponent: Any, weight: float | None = None) -> int:
-        """Add an agent (or a saved model's path) to the pool; returns the pool size."""
-        if isinstance(opponent, str):
-            from polarzoo.baselines.agents import PolicyAgent
-
-            opponent = PolicyAgent(opponent)
+        """Add an agent (an object with ``act(env, agent, rng)``, or such a callable) to the
+        pool; returns the pool size.  A saved model: ``PolicyAgent(path)`` from
+        :mod:`polarzoo.baselines.agents`."""
+        if not (hasattr(opponent, "act") or callable(opponent)):
+            raise TypeError(f"an opponent must have act(env, agent, rng) or be such a callable, got {opponent!r}")
         self.opponents.append(opponent)
         if self.opponent_weights is not None:
             self.opponent_weights.append(1.0 if weight is None else weight)
@@ -210,7 +215,9 @@ class SingleAgentEnv(gym.Env):
             if current == self._learner:
                 self._mask = aec.observe(current)["action_mask"]
                 return
-            aec.step(self._seat_agents[current].act(aec, current, self.np_random))
+            opponent = self._seat_agents[current]
+            act = opponent.act if hasattr(opponent, "act") else opponent
+            aec.step(act(aec, current, self.np_random))
             self._collect()
 
     def _observation(self) -> NDArray:

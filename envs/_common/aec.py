@@ -163,7 +163,9 @@ class TurnBasedAECEnv(AECEnv):
     ``super().__init__``.
     """
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array", "human"], "is_parallelizable": True}
+    # Turn-based games are not "parallelizable" in PettingZoo's sense (aec_to_parallel needs every
+    # agent to act each step); parallel_env() uses the turn-based conversion instead.
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array", "human"], "is_parallelizable": False}
     num_actions: int
     #: Safety cap on actions per game; reaching it truncates (no rewards).
     max_plies: int = 10_000

@@ -16,7 +16,7 @@ _GEOMETRIC_FLOAT = _GEOMETRIC.astype(np.float32)
 
 class FireAndIceBatch(BatchCore):
     """State: ``board`` int8 (B, 49), ``to_move`` / ``winner`` int8 (B,), ``supply`` int8 (B, 2),
-    ``moves`` int8 (B,): 55 bytes per game."""
+    ``moves`` int8 (B,): 54 bytes per game."""
 
     num_actions = rules.NUM_ACTIONS
     observation_shape = (rules.NUM_ISLANDS, rules.NUM_POSITIONS, NUM_CHANNELS)
@@ -98,8 +98,3 @@ class FireAndIceBatch(BatchCore):
         mine = (self._control == colours[:, None]).sum(axis=1)
         theirs = (self._control == (1 - colours)[:, None]).sum(axis=1)
         return ((mine - theirs) / rules.NUM_ISLANDS).astype(np.float32)
-
-    def state_of(self, row: int) -> rules.State:
-        """Game ``row`` as a single-game state (moves, board, supply, winner, mover)."""
-        return rules.State(self.board[row].copy(), int(self.to_move[row]), self.supply[row].astype(np.int16),
-                           int(self.moves[row]), winner=int(self.winner[row]))

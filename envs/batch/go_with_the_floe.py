@@ -11,7 +11,9 @@ from numpy.typing import NDArray
 
 from polarzoo.envs.batch.core import BatchCore
 from polarzoo.envs.go_with_the_floe import rules
-from polarzoo.envs.go_with_the_floe.env import NUM_CHANNELS, _ON_BOARD_GRID
+from polarzoo.envs.go_with_the_floe.env import NUM_CHANNELS
+
+_ON_BOARD_GRID = rules.ON_BOARD.reshape(rules.SIZE, rules.SIZE)
 
 _PAD = rules.NUM_SQUARES  # index of a virtual square that is off the board
 _NEAR = np.where(rules.TARGET[:, :, 0] >= 0, rules.TARGET[:, :, 0], _PAD).astype(np.intp)  # (64, 8)
@@ -19,8 +21,8 @@ _FAR = np.where(rules.TARGET[:, :, 1] >= 0, rules.TARGET[:, :, 1], _PAD).astype(
 _ON_BOARD_PAD = np.append(rules.ON_BOARD, False)
 _U = np.uint64
 _FULL = _U(0xFFFFFFFFFFFFFFFF)
-_NOT_A = _U(rules._NOT_A)
-_NOT_H = _U(rules._NOT_H)
+_NOT_A = _U(rules.NOT_FILE_A_BITS)
+_NOT_H = _U(rules.NOT_FILE_H_BITS)
 _ON_BOARD_BITS = _U(rules.ON_BOARD_BITS)
 _SHIFTS = [  # (left shift, right shift, mask) per direction N, NE, E, SE, S, SW, W, NW
     (8, 0, _FULL), (9, 0, _NOT_A), (1, 0, _NOT_A), (0, 7, _NOT_A), (0, 8, _FULL), (0, 9, _NOT_H), (0, 1, _NOT_H), (7, 0, _NOT_H),

@@ -66,7 +66,7 @@ def _move_destinations() -> NDArray[np.intp]:
 MOVE_DESTINATIONS: NDArray[np.intp] = _move_destinations()
 #: MOVE_ACTIONS[hole, k] = the action index of the move hole -> MOVE_DESTINATIONS[hole, k].
 MOVE_ACTIONS: NDArray[np.intp] = np.arange(NUM_HOLES)[:, None] * NUM_HOLES + MOVE_DESTINATIONS
-#: IS_MOVE[action]: whether a move action connects two holes by the movement rule.
+#: IS_GEOMETRIC_MOVE[action]: whether a move action connects two holes by the movement rule.
 IS_GEOMETRIC_MOVE: NDArray[np.bool_] = np.zeros(NUM_ACTIONS, dtype=bool)
 IS_GEOMETRIC_MOVE[MOVE_ACTIONS.ravel()] = True
 

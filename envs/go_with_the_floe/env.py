@@ -83,8 +83,6 @@ from polarzoo.envs.go_with_the_floe import render, rules
 
 NUM_CHANNELS = 11
 MAX_MATCH_SCORE = 2 * rules.NUM_ON_BOARD
-_BOARD_SHAPE = (rules.SIZE, rules.SIZE)
-_ON_BOARD_GRID = rules.ON_BOARD.reshape(_BOARD_SHAPE)
 
 
 # [colour][EMPTY, SEAL, BEAR] -> channels 0-1 (own tokens, opponent's tokens).

@@ -64,39 +64,15 @@ _TARGET_LIST: list[list[tuple[int, int]]] = [
 ]
 
 # Bitboards (Python ints) for the isolation flood fill.
-_FULL = (1 << NUM_SQUARES) - 1
+_ALL_BITS = (1 << NUM_SQUARES) - 1
 _FILE_A = sum(1 << (8 * r) for r in range(SIZE))
-_FILE_H = _FILE_A << 7
-_NOT_A = _FULL & ~_FILE_A
-_NOT_H = _FULL & ~_FILE_H
+#: Bitboards of every square off file A / off file H (shifts east / west must not wrap a rank).
+NOT_FILE_A_BITS = _ALL_BITS & ~_FILE_A
+NOT_FILE_H_BITS = _ALL_BITS & ~(_FILE_A << 7)
 ON_BOARD_BITS = sum(1 << sq for sq in range(NUM_SQUARES) if ON_BOARD[sq])
 KING_NEIGHBOURS_BITS = [
     sum(1 << int(t) for t in TARGET[sq, :, 0] if t >= 0) for sq in range(NUM_SQUARES)
 ]
-
-
-def _shift(bits: int, d: int) -> int:
-    """Move every set square one step in direction ``d``, dropping squares that leave the board."""
-    if d == 0:
-        return (bits << 8) & _FULL
-    if d == 1:
-        return (bits << 9) & _NOT_A
-    if d == 2:
-        return (bits << 1) & _NOT_A
-    if d == 3:
-        return (bits >> 7) & _NOT_A
-    if d == 4:
-        return bits >> 8
-    if d == 5:
-        return (bits >> 9) & _NOT_H
-    if d == 6:
-        return (bits >> 1) & _NOT_H
-    return (bits << 7) & _NOT_H
-
-
-def _king_spread(bits: int) -> int:
-    horizontal = bits | ((bits << 1) & _NOT_A) | ((bits >> 1) & _NOT_H)
-    return horizontal | ((horizontal << 8) & _FULL) | (horizontal >> 8)
 
 
 # --------------------------------------------------------------------------------------------
@@ -271,7 +247,7 @@ def _bits(flags: NDArray[np.bool_]) -> int:
 def _flood(reach: int, nodes: int, rings: int, target: int) -> int:
     """Grow ``reach`` over ``nodes`` by king steps and single-ring jumps until it stops growing
     or touches ``target``.  (The eight directions are written out: this is the hot loop.)"""
-    A, H = _NOT_A, _NOT_H
+    A, H = NOT_FILE_A_BITS, NOT_FILE_H_BITS
     while True:
         horizontal = reach | ((reach << 1) & A) | ((reach >> 1) & H)
         grown = horizontal | (horizontal << 8) | (horizontal >> 8)
