@@ -22,6 +22,7 @@ import numpy as np
 
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.tournament import PairResult, elo_ratings, markdown_table, round_robin
+from polarzoo.baselines.runs import HelpFormatter, prog_name
 
 
 def win_rate_matrix(results: Sequence[PairResult], names: Sequence[str]) -> np.ndarray:
@@ -185,12 +186,12 @@ def main(argv: list[str] | None = None) -> None:
 
     from polarzoo.baselines.runs import new_run_dir
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.evaluate"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--env", required=True, choices=sorted(ENVIRONMENTS), help="environment id")
     parser.add_argument("--agents", nargs="+", default=["random", "heuristic"],
-                        help="agent specs: random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]] (default: %(default)s)")
-    parser.add_argument("--games", type=int, default=20, help="seeded games per pairing and seat (default: %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="first seed (default: %(default)s)")
+                        help="agent specs: random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]]")
+    parser.add_argument("--games", type=int, default=20, help="seeded games per pairing and seat")
+    parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: a new runs/eval-<env>-<time>)")
     parser.add_argument("--run-dir", type=Path, default=None, help="a training run folder: also plot its learning curve")
     parser.add_argument("--env-kwargs", default=None, help='JSON constructor arguments, e.g. \'{"num_players": 2}\'')

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from polarzoo.baselines.runs import HelpFormatter, prog_name
 
 TWO_PLAYER_ENVS = ("fire_and_ice_v0", "go_with_the_floe_v0")
 
@@ -133,18 +134,18 @@ def evaluate_vs_random(module: Any, env_id: str, games: int, seed: int = 20_000)
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.rllib_train"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--env", required=True, choices=TWO_PLAYER_ENVS, help="a two-player env id")
-    parser.add_argument("--iterations", type=int, default=20, help="PPO iterations (default: %(default)s)")
-    parser.add_argument("--num-env-runners", type=int, default=0, help="remote env runners, 0 = sample in the driver (default: %(default)s)")
+    parser.add_argument("--iterations", type=int, default=20, help="PPO iterations")
+    parser.add_argument("--num-env-runners", type=int, default=0, help="remote env runners, 0 = sample in the driver")
     parser.add_argument("--address", default=None, help="Ray cluster address (e.g. auto or HOST:6379); default: start a local Ray")
-    parser.add_argument("--batch-size", type=int, default=4000, help="transitions per iteration (default: %(default)s)")
+    parser.add_argument("--batch-size", type=int, default=4000, help="transitions per iteration")
     parser.add_argument("--minibatch-size", type=int, default=256, help="(default: %(default)s)")
-    parser.add_argument("--epochs", type=int, default=4, help="passes over each batch (default: %(default)s)")
+    parser.add_argument("--epochs", type=int, default=4, help="passes over each batch")
     parser.add_argument("--lr", type=float, default=3e-4, help="(default: %(default)s)")
-    parser.add_argument("--dim", type=int, default=32, help="board network width (default: %(default)s)")
-    parser.add_argument("--blocks", type=int, default=3, help="board network blocks (default: %(default)s)")
-    parser.add_argument("--eval-games", type=int, default=20, help="games per seat against random at the end (default: %(default)s)")
+    parser.add_argument("--dim", type=int, default=32, help="board network width")
+    parser.add_argument("--blocks", type=int, default=3, help="board network blocks")
+    parser.add_argument("--eval-games", type=int, default=20, help="games per seat against random at the end")
     parser.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: runs/rllib-<env>-<time>)")
     args = parser.parse_args(argv)

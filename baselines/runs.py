@@ -1,10 +1,24 @@
-"""Run folders for the CLIs: unique, announced, never overwritten."""
+"""What the CLIs share: run folders (unique, announced, never overwritten) and the help format."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
 from pathlib import Path
+
+
+def prog_name(module: str) -> str:
+    """What ``--help`` and errors call the command: the console script's name when run as one,
+    else the ``python -m`` form."""
+    import sys
+
+    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return invoked if invoked.startswith("polarzoo-") else f"python -m {module}"
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """``--help`` keeps the module docstring's layout (the ``python -m`` examples) and shows every default."""
 
 
 def new_run_dir(parent: Path, stem: str | None, prefix: str) -> Path:

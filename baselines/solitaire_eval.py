@@ -24,6 +24,7 @@ import numpy as np
 from polarzoo.baselines.tournament import wilson_interval
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import solve
+from polarzoo.baselines.runs import HelpFormatter, prog_name
 
 
 Policy = Callable[[FireAndIceSolitaireEnv, np.ndarray, np.random.Generator], int]
@@ -64,7 +65,7 @@ def play(policy: Policy, deals: int, first_seed: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.solitaire_eval"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--timesteps", type=int, default=100_000, help="MaskablePPO training timesteps")
     parser.add_argument("--deals", type=int, default=200, help="evaluation deals (seeds 100000..)")
     parser.add_argument("--out", type=Path, default=Path("runs/solitaire"), help="output folder")

@@ -37,6 +37,7 @@ from polarzoo.envs.fire_and_ice import solitaire_rules
 from polarzoo.envs.fire_and_ice.rules import NUM_HOLES, NUM_ISLANDS, NUM_POSITIONS
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import Solver, board_bits
+from polarzoo.baselines.runs import HelpFormatter, prog_name
 
 #: positions the solver may expand to decide one capture while labelling
 LABEL_BUDGET = 300
@@ -204,7 +205,7 @@ def new_model(dim: int, blocks: int, learning_rate: float, seed: int) -> Any:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.solitaire_train"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--deals", type=int, default=2000, help="deals for the first demonstrations")
     parser.add_argument("--rounds", type=int, default=3, help="DAgger rounds after the first fit")
     parser.add_argument("--dagger-deals", type=int, default=500, help="deals the policy plays per DAgger round")

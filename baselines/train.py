@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 import yaml
+from polarzoo.baselines.runs import HelpFormatter, prog_name
 
 CONFIG_PATH = Path(__file__).with_name("hyperparams.yaml")
 REFERENCE_AGENTS = ("random", "heuristic")
@@ -334,13 +335,13 @@ def main(argv: list[str] | None = None) -> None:
 
     from polarzoo.baselines.runs import new_run_dir
 
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.train"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--env", choices=sorted(ENVIRONMENTS), help="environment id (not needed with --resume)")
     parser.add_argument("--resume", type=Path, default=None, help="continue an interrupted run from its folder")
-    parser.add_argument("--config", type=Path, default=CONFIG_PATH, help="hyperparameter YAML keyed by env id (default: the packaged hyperparams.yaml)")
-    parser.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of run folders (default: %(default)s)")
+    parser.add_argument("--config", type=Path, default=CONFIG_PATH, help="hyperparameter YAML keyed by env id")
+    parser.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of run folders")
     parser.add_argument("--run-name", default=None, help="run folder name (default <env>-<time>)")
-    parser.add_argument("--seed", type=int, default=0, help="training seed (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=0, help="training seed")
     parser.add_argument("--total-timesteps", type=int, default=None, help="override the config's budget (with --resume: a new total)")
     parser.add_argument("--n-envs", type=int, default=None, help="override the number of parallel envs")
     parser.add_argument("--eval-every", type=int, default=None, help="override the evaluation interval (0 = never)")
