@@ -15,7 +15,8 @@ plane.  On your turn you move one of your pegs to an empty hole on the same isla
 same position on another island, and then put one of your opponent's pegs into the hole you
 left.  Three of your pegs on a line of an island control it; control three islands on an
 island-line and you win, even when the peg your opponent placed completes it for you.
-The full rules, with every ambiguity resolved, are in `spec/fire_and_ice.md`.
+The full rules as implemented, with every ambiguity and its resolution, are in the repository's
+`docs/rules/fire_and_ice.md`.
 
 ### Observation Space
 `observation[island, position, channel]` with islands A..G on axis 0 and positions 1..7 on axis 1,

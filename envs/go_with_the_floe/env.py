@@ -15,7 +15,8 @@ squares).  Either token steps one or slides two squares in a king direction, or 
 ring; bears may capture an adjacent seal (both tokens leave the board).  Every move leaves a
 ring (a hole in the ice) on the start square and on a slide's middle square.  White wins by
 capturing both seals; Black wins when a seal is isolated (no bear can ever reach a square next
-to it) or when both players pass in a row.  Full rules: `spec/go_with_the_floe.md`.
+to it) or when both players pass in a row.  Full rules as implemented:
+the repository's `docs/rules/go_with_the_floe.md`.
 
 **Differences from Ludii** (deliberate, per the spec): isolation is decided by bear
 reachability over the ring graph (Ludii instead declares a Black win when Black has no move and

@@ -15,7 +15,7 @@ player still in then adds those pieces to their own pile (caller first, going le
 reorganise it (pick a piece up and place it again).  You are out the moment your pile has four
 pieces touching the table (T), three pieces touching nothing (A), or two pieces nested tip in
 tip (N).  Whether a pile stands, topples or nests is decided by MuJoCo, at every physics step.
-Full rules: `spec/thin_ice.md`.
+Full rules as implemented: the repository's `docs/rules/thin_ice.md`.
 
 ### Action Space
 * `0..8`: calls S, M, L, SS, MM, LL, SM, SL, ML (legal when the supply has the pieces);
