@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     summary = run_deals(args.deals, args.first_seed, progress=not args.no_progress)
     t = summary["time_ms"]
-    print(f"| deals | solvable | median ms | p90 ms | p99 ms | max ms | median nodes | max nodes |")
+    print("| deals | solvable | median ms | p90 ms | p99 ms | max ms | median nodes | max nodes |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     print(
         f"| {summary['deals']} | {summary['solvable']} ({summary['fraction_solvable']:.1%}) | {t['median']:.2f} | "

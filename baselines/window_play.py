@@ -180,6 +180,6 @@ class WindowGame:
         self.message = result + " (close the window)"
         self.draw()
         if self.scripted is None:
-            while (event := self.next_event()).type not in (self.pygame.QUIT, self.pygame.KEYDOWN):
+            while self.next_event().type not in (self.pygame.QUIT, self.pygame.KEYDOWN):
                 pass
         return result

@@ -46,6 +46,8 @@ def test_thin_ice_benchmark_cli() -> None:
 def test_training_fps_benchmark_cli() -> None:
     out = run("-m", "benchmarks.training_fps", "--timesteps", "256", "--envs", "go_with_the_floe_v0")
     assert "BatchVecEnv" in out and "SubprocVecEnv" in out
+    out = run("-m", "benchmarks.training_fps", "--policies", "--timesteps", "256", "--envs", "fire_and_ice_v0")
+    assert "| fire_and_ice_v0 | board |" in out and "| fire_and_ice_v0 | mlp |" in out
 
 
 def test_solitaire_eval_cli(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ elimination rule (T, A, N), if any, fired while the pile moved.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
