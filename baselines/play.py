@@ -67,6 +67,18 @@ def play(env_id: str, seed: int, quiet: bool = False) -> dict[str, float]:
     return totals
 
 
+def next_live_agent(env: Any, totals: dict[str, float]) -> str | None:
+    """Step the agents that have left (PettingZoo's ``None`` steps), adding their final rewards
+    to ``totals``; return the agent to act next, or ``None`` once the game is over."""
+    while env.agents:
+        agent = env.agent_selection
+        if not (env.terminations[agent] or env.truncations[agent]):
+            return agent
+        totals[agent] += env._cumulative_rewards[agent]
+        env.step(None)
+    return None
+
+
 def outcome_line(env: Any, totals: dict[str, float]) -> str:
     """``"fire wins"`` / ``"draw"`` / a ranking line for more than two players."""
     best = max(totals.values())
@@ -113,13 +125,8 @@ class HumanGame:
         self.show()
         totals = {agent: 0.0 for agent in self.env.possible_agents}
         try:
-            while self.env.agents:
+            while (agent := next_live_agent(self.env, totals)) is not None:
                 env = self.env  # undo replaces it
-                agent = env.agent_selection
-                if env.terminations[agent] or env.truncations[agent]:
-                    totals[agent] += env._cumulative_rewards[agent]
-                    env.step(None)
-                    continue
                 if agent == self.human:
                     action = self.ask()
                     if action is None:  # undo: the position changed, show it and ask again

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from polarzoo.baselines.runs import HelpFormatter, prog_name
+from polarzoo.baselines.runs import HelpFormatter, prog_name, require_at_least
 
 TWO_PLAYER_ENVS = ("fire_and_ice_v0", "go_with_the_floe_v0")
 
@@ -149,11 +149,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: runs/rllib-<env>-<time>)")
     args = parser.parse_args(argv)
-    for name in ("iterations", "batch_size", "minibatch_size", "epochs", "dim", "blocks"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    if args.num_env_runners < 0 or args.eval_games < 0:
-        parser.error("--num-env-runners and --eval-games must be >= 0")
+    require_at_least(parser, args, 1, "iterations", "batch_size", "minibatch_size", "epochs", "dim", "blocks")
+    require_at_least(parser, args, 0, "num_env_runners", "eval_games")
     try:
         import ray
     except ImportError:

@@ -17,6 +17,14 @@ def prog_name(module: str) -> str:
     return invoked if invoked.startswith("polarzoo-") else f"python -m {module}"
 
 
+def require_at_least(parser: argparse.ArgumentParser, args: argparse.Namespace, least: int, *names: str) -> None:
+    """``parser.error`` (one line, exit 2) for the first of ``names`` below ``least``."""
+    for name in names:
+        value = getattr(args, name)
+        if value is not None and value < least:
+            parser.error(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
+
+
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
     """``--help`` keeps the module docstring's layout (the ``python -m`` examples) and shows every default."""
 

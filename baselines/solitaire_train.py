@@ -37,7 +37,7 @@ from polarzoo.envs.fire_and_ice import solitaire_rules
 from polarzoo.envs.fire_and_ice.rules import NUM_HOLES, NUM_ISLANDS, NUM_POSITIONS
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import Solver, board_bits
-from polarzoo.baselines.runs import HelpFormatter, prog_name
+from polarzoo.baselines.runs import HelpFormatter, prog_name, require_at_least
 
 #: positions the solver may expand to decide one capture while labelling
 LABEL_BUDGET = 300
@@ -92,9 +92,12 @@ def observation_of(state: solitaire_rules.SolitaireState) -> np.ndarray:
     return planes.reshape(NUM_ISLANDS, NUM_POSITIONS, 2)  # the env's observation (island, position, channel)
 
 
-def demonstrations(seeds: range, rng: np.random.Generator) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
-    """(observations, legal masks, winning masks) along random winning lines of the given deals."""
+def labelled_walks(seeds: range, choose: Any) -> tuple[list, list, list, int]:
+    """Play each deal with ``choose(state, winning_captures) -> action`` while the position is
+    winnable, labelling every position on the way; returns (observations, legal masks, winning
+    masks, deals won)."""
     observations, legal, winning = [], [], []
+    won = 0
     for seed in seeds:
         env = FireAndIceSolitaireEnv()
         env.reset(seed=seed)
@@ -102,18 +105,20 @@ def demonstrations(seeds: range, rng: np.random.Generator) -> tuple[list[np.ndar
         while not solitaire_rules.is_over(state):
             wins = winning_captures(solver, state)
             if len(wins) == 0:
-                break  # an unsolvable deal (never met so far)
-            _record(state, wins, observations, legal, winning)
-            state = solitaire_rules.apply(state, int(rng.choice(wins)))
-    return observations, legal, winning
+                break  # lost (or an unsolvable deal, never met so far)
+            mask = np.zeros(solitaire_rules.NUM_ACTIONS, dtype=bool)
+            mask[wins] = True
+            observations.append(observation_of(state).reshape(-1))
+            legal.append(solitaire_rules.legal_action_mask(state).astype(bool))
+            winning.append(mask)
+            state = solitaire_rules.apply(state, choose(state, wins))
+        won += solitaire_rules.is_won(state)
+    return observations, legal, winning, won
 
 
-def _record(state: Any, wins: np.ndarray, observations: list, legal: list, winning: list) -> None:
-    mask = np.zeros(solitaire_rules.NUM_ACTIONS, dtype=bool)
-    mask[wins] = True
-    observations.append(observation_of(state).reshape(-1))
-    legal.append(solitaire_rules.legal_action_mask(state).astype(bool))
-    winning.append(mask)
+def demonstrations(seeds: range, rng: np.random.Generator) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+    """(observations, legal masks, winning masks) along random winning lines of the given deals."""
+    return labelled_walks(seeds, lambda state, wins: int(rng.choice(wins)))[:3]
 
 
 def greedy_action(model: Any, state: solitaire_rules.SolitaireState) -> int:
@@ -124,20 +129,7 @@ def greedy_action(model: Any, state: solitaire_rules.SolitaireState) -> int:
 
 def dagger_data(model: Any, seeds: range) -> tuple[list, list, list, int]:
     """Positions the greedy policy reaches (while winnable), labelled; and how many deals it won."""
-    observations, legal, winning = [], [], []
-    won = 0
-    for seed in seeds:
-        env = FireAndIceSolitaireEnv()
-        env.reset(seed=seed)
-        state, solver = env.state, BudgetSolver(LABEL_BUDGET)
-        while not solitaire_rules.is_over(state):
-            wins = winning_captures(solver, state)
-            if len(wins) == 0:
-                break
-            _record(state, wins, observations, legal, winning)
-            state = solitaire_rules.apply(state, greedy_action(model, state))
-        won += solitaire_rules.is_won(state)
-    return observations, legal, winning, won
+    return labelled_walks(seeds, lambda state, wins: greedy_action(model, state))
 
 
 def fit(model: Any, observations: np.ndarray, legal: np.ndarray, winning: np.ndarray, epochs: int, batch_size: int,
@@ -219,11 +211,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("runs/solitaire-train"), help="output folder")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)
-    for name in ("deals", "epochs", "batch_size", "dim", "blocks", "eval_deals"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    if args.rounds < 0 or args.dagger_deals < 1:
-        parser.error("--rounds must be >= 0 and --dagger-deals >= 1")
+    require_at_least(parser, args, 1, "deals", "dagger_deals", "epochs", "batch_size", "dim", "blocks", "eval_deals")
+    require_at_least(parser, args, 0, "rounds")
     import torch
 
     torch.manual_seed(args.seed)

@@ -155,17 +155,12 @@ class WindowGame:
 
     def run(self) -> str:
         """Play to the end; returns the result line (``"... wins"``, ``"draw"`` or ``"quit"``)."""
-        from polarzoo.baselines.play import outcome_line
+        from polarzoo.baselines.play import next_live_agent, outcome_line
 
         totals = {agent: 0.0 for agent in self.env.possible_agents}
         try:
-            while self.env.agents:
-                env = self.env
-                agent = env.agent_selection
-                if env.terminations[agent] or env.truncations[agent]:
-                    totals[agent] += env._cumulative_rewards[agent]
-                    env.step(None)
-                    continue
+            while (agent := next_live_agent(self.env, totals)) is not None:
+                env = self.env  # undo replaces it
                 if agent == self.human:
                     action = self.human_move()
                     if action is None:

@@ -21,6 +21,7 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
+from polarzoo.envs._common.symmetry import permute_actions
 from polarzoo.envs.fire_and_ice import rules
 
 
@@ -116,9 +117,7 @@ def transform_observation(observation: NDArray, k: int) -> NDArray:
 
 def transform_mask(mask: NDArray, k: int) -> NDArray:
     """A mask or per-action vector ``(..., 2402)`` mapped by symmetry ``k``."""
-    out = np.empty_like(mask)
-    out[..., action_map(k)] = mask
-    return out
+    return permute_actions(mask, action_map(k))
 
 
 def transform_action(action: int, k: int) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from polarzoo.envs._common.symmetry import permute_actions
 from polarzoo.envs.go_with_the_floe import rules
 
 NUM_SYMMETRIES = 2
@@ -78,9 +79,7 @@ def transform_observation(observation: NDArray, k: int) -> NDArray:
 
 def transform_mask(mask: NDArray, k: int) -> NDArray:
     """A mask or per-action vector ``(..., 1025)`` mapped by symmetry ``k``."""
-    out = np.empty_like(mask)
-    out[..., action_map(k)] = mask
-    return out
+    return permute_actions(mask, action_map(k))
 
 
 def transform_action(action: int, k: int) -> int:
