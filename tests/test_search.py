@@ -86,3 +86,18 @@ def test_az_is_deterministic_for_a_seed_and_checks_arguments() -> None:
         AlphaZeroAgent(agent.model, "fire_and_ice_v0", simulations=0)
     with pytest.raises(ValueError, match="rules core"):
         AlphaZeroAgent(agent.model, "thin_ice_v0")
+
+
+def test_az_captures_the_last_seal_on_a_hand_built_position() -> None:
+    """One seal left on D4, a bear next to it on E5: White takes it and wins at once."""
+    rules = floe_rules
+    state = rules.initial_state()
+    state.board[:] = rules.EMPTY
+    for name, token in (("D4", rules.SEAL), ("E5", rules.BEAR), ("G7", rules.BEAR)):
+        state.board[rules.square_from_name(name)] = token
+    for name in ("C3", "C4", "C5"):
+        state.rings[rules.square_from_name(name)] = True
+    state.to_move = rules.WHITE
+    agent = AlphaZeroAgent(_untrained("go_with_the_floe_v0"), "go_with_the_floe_v0", simulations=5)
+    action = agent.act(SimpleNamespace(state=state, rules=rules), "white", np.random.default_rng(0))
+    assert rules.action_to_notation(action, state) == "E5xD4"
