@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from polarzoo.envs.batch import FireAndIceBatch, GoWithTheFloeBatch
+from polarzoo.envs.batch import FireAndIceBatch, GoWithTheFloeBatch, sample_legal_actions
 from polarzoo.envs.fire_and_ice import rules as fire_rules
 from polarzoo.envs.fire_and_ice.env import observation_tensor as fire_observation
 from polarzoo.envs.go_with_the_floe import rules as floe_rules
@@ -121,3 +121,34 @@ def test_final_observation_from_a_chosen_observer() -> None:
             assert result.final_observation[i][0, 0, 6] == (1 if i == 0 else 0)  # channel 6: observer is Fire
             assert result.mover[i] == before[i]
             break
+
+
+def test_step_arguments_are_checked() -> None:
+    core = FireAndIceBatch(4, seed=0)
+    actions = sample_legal_actions(core.mask, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="active must be a boolean array"):
+        core.step(actions, active=[0, 2])
+    with pytest.raises(ValueError, match="active must be a boolean array"):
+        core.step(actions, active=np.ones(3, dtype=bool))
+    with pytest.raises(ValueError, match="observer must be"):
+        core.step(actions, observer=np.full(4, 5))
+    with pytest.raises(ValueError, match="observer must be"):
+        core.step(actions, observer=np.zeros(2, dtype=np.int8))
+    core.step(actions, active=np.array([True, False, True, False]), observer=np.zeros(4, dtype=np.int8))
+
+
+def test_batch_vec_env_rejects_float_and_string_actions_without_counting_them() -> None:
+    pytest.importorskip("stable_baselines3")
+    from polarzoo.wrappers.batch_vec_env import BatchVecEnv
+
+    venv = BatchVecEnv("fire_and_ice_v0", num_envs=2, seed=0)
+    venv.reset()
+    legal = sample_legal_actions(venv.core.mask, np.random.default_rng(1))
+    for bad in (legal + 0.7, np.array(["a", "b"])):
+        with pytest.raises(TypeError, match="actions must be integers"):
+            venv.step(bad)
+    with pytest.raises(ValueError, match="illegal actions"):
+        venv.step(np.array([2401, 2401]))
+    assert (venv._lengths == 0).all()
+    venv.step(legal)
+    assert (venv._lengths == 1).all()

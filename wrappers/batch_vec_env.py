@@ -114,15 +114,19 @@ class BatchVecEnv(VecEnv):
         return self._normalise(self.core.observe())
 
     def step_async(self, actions: NDArray) -> None:
-        self._actions = np.asarray(actions, dtype=np.int64)
+        array = np.asarray(actions)
+        # Reject, never truncate: a float 3.7 or a string is a caller's bug, not action 3.
+        if array.shape != (self.num_envs,) or not np.issubdtype(array.dtype, np.integer):
+            raise TypeError(f"actions must be integers of shape ({self.num_envs},); got {array.dtype} {array.shape}")
+        self._actions = array.astype(np.int64)
 
     def step_wait(self) -> tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.bool_], list[dict[str, Any]]]:
         assert self._actions is not None, "step_async first"
         rewards = np.zeros(self.num_envs, dtype=np.float32)
         dones = np.zeros(self.num_envs, dtype=bool)
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
+        result = self.core.step(self._actions, observer=self.learner_colour)  # raises on bad actions: nothing counted
         self._lengths += 1
-        result = self.core.step(self._actions, observer=self.learner_colour)
         self._finish(result, rewards, dones, infos)
         self._play_opponents(rewards, dones, infos)
         if self.shaping:

@@ -92,7 +92,13 @@ class BatchCore:
         actions = np.asarray(actions)
         if actions.shape != (self.batch_size,) or not np.issubdtype(actions.dtype, np.integer):
             raise TypeError(f"actions must be an integer array of shape ({self.batch_size},); got {actions.dtype} {actions.shape}")
-        rows = self._all if active is None else np.flatnonzero(active)
+        rows = self._all if active is None else np.flatnonzero(self._check_active(active))
+        if observer is not None:
+            observer = np.asarray(observer)
+            if observer.shape != (self.batch_size,) or not np.issubdtype(observer.dtype, np.integer) \
+                    or ((observer < 0) | (observer > 1)).any():
+                raise ValueError(f"observer must be an integer array of colours 0/1 with shape ({self.batch_size},); "
+                                 f"got {observer.dtype} {observer.shape} {observer[:8].tolist() if observer.ndim else observer}")
         chosen = actions[rows].astype(np.int64)
         if ((chosen < 0) | (chosen >= self.num_actions)).any() or not self._mask[rows, chosen].all():
             bad = rows[(chosen < 0) | (chosen >= self.num_actions) | ~self._mask[rows, np.clip(chosen, 0, self.num_actions - 1)].astype(bool)]
@@ -116,6 +122,14 @@ class BatchCore:
         return BatchStep(self.observe(), self._mask.copy(), rewards, terminated, winner, mover, final)
 
     _observation_dtype = np.int8
+
+    def _check_active(self, active: NDArray) -> NDArray[np.bool_]:
+        """``active`` must be a boolean mask of the B games (a list of indices is a common slip)."""
+        active = np.asarray(active)
+        if active.dtype != np.bool_ or active.shape != (self.batch_size,):
+            raise ValueError(f"active must be a boolean array of shape ({self.batch_size},); got {active.dtype} {active.shape}"
+                             " (to pick games by index, build a mask: m = np.zeros(B, bool); m[indices] = True)")
+        return active
 
     def potential(self, colours: NDArray[np.int8]) -> NDArray[np.float32]:
         """A heuristic value of each game for ``colours`` in [-1, 1] (for reward shaping); 0 by default."""
