@@ -140,6 +140,8 @@ def test_wheel_contents_have_no_top_level_packages(installed_wheel: Path) -> Non
     top = {name.split("/")[0] for name in names}
     assert top <= {"polarzoo", *(n for n in top if n.endswith(".dist-info"))}, top
     assert "polarzoo/baselines/hyperparams.yaml" in names
+    for model in ("fire_and_ice_v0", "go_with_the_floe_v0", "fire_and_ice_solitaire_v0"):
+        assert f"polarzoo/baselines/pretrained/{model}.zip" in names
 
 
 def test_fresh_venv_imports_beside_users_own_packages(installed_wheel: Path, tmp_path: Path) -> None:
