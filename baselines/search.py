@@ -124,7 +124,7 @@ class AlphaZeroAgent:
         # Children's outcomes: a win in one is certain (no network needed).
         winning = []
         for i, action in enumerate(node.actions):
-            child = _Node(rules.apply(state, int(action)))
+            child = _Node(rules.apply_inplace(state.copy(), int(action)))  # legal by the mask: no re-check
             if child.state.winner >= 0:
                 child.terminal_value = float(rules.returns(child.state)[child.mover])
                 if child.state.winner == node.mover:

@@ -104,3 +104,14 @@ def test_bad_invocations_give_one_line(args: list[str], message: str) -> None:
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
     assert len([line for line in result.stderr.splitlines() if line.startswith("play.py: error") or "error:" in line]) == 1
+
+
+def test_thin_ice_window_shows_the_picture_while_you_type() -> None:
+    pytest.importorskip("mujoco")
+    pytest.importorskip("pygame")
+    env = {**os.environ, "SDL_VIDEODRIVER": "dummy"}
+    result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play", "--env", "thin_ice_v0", "--human", "player_0",
+                             "--opponent", "random", "--window"], input="call S\nquit\n", capture_output=True, text=True,
+                            timeout=120, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "game abandoned" in result.stdout and "Traceback" not in result.stderr
