@@ -108,7 +108,10 @@ def test_match_game_one_result_in_infos_before_the_end() -> None:
     while env.game_index == 0:
         env.step(int(rng.choice(np.flatnonzero(env.legal_action_mask()))))
     info = env.infos["player_0"]
-    assert len(info["game_results"]) == 1 and not any(env.terminations.values())
+    winner = env.result()["game_results"][0]["winner"]
+    assert info["games_finished"] == 1 and info["winner"] == env.possible_agents.index(winner)
+    assert info["score"] + env.infos["player_1"]["score"] == env.result()["game_results"][0]["score"]
+    assert len(env.result()["game_results"]) == 1 and not any(env.terminations.values())
     assert env.agent_selection == "player_1" and env.observe("player_1")["observation"][0, 0, 8] == 1
     assert env.rewards == {"player_0": 0.0, "player_1": 0.0}  # match reward only at the very end
 
