@@ -108,7 +108,7 @@ class HumanGame:
         self.rng = np.random.default_rng(seed)
         self.read, self.write = read, write
         self.history: list[Any] = []  # env copies before each of the human's moves
-        self.window = _Window(env_id, env_kwargs, seed) if window else None
+        self.window = _Window(env_id) if window else None
 
     def legal(self) -> dict[str, int]:
         env = self.env
@@ -192,7 +192,7 @@ class HumanGame:
 class _Window:
     """Shows the env's ``rgb_array`` picture after every move (pygame)."""
 
-    def __init__(self, env_id: str, env_kwargs: dict[str, Any], seed: int) -> None:
+    def __init__(self, env_id: str) -> None:
         from polarzoo.envs._common.render import HumanWindow
 
         self.window_class = HumanWindow

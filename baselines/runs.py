@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -11,8 +12,6 @@ from pathlib import Path
 def prog_name(module: str) -> str:
     """What ``--help`` and errors call the command: the console script's name when run as one,
     else the ``python -m`` form."""
-    import sys
-
     invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
     return invoked if invoked.startswith("polarzoo-") else f"python -m {module}"
 
