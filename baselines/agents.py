@@ -73,7 +73,7 @@ class FireAndIceHeuristic:
     def _control(boards: np.ndarray) -> np.ndarray:
         from polarzoo.envs.fire_and_ice import rules
 
-        return rules.LINE_OWNER[boards.reshape(-1, rules.NUM_ISLANDS, rules.NUM_POSITIONS) @ rules._POWERS_OF_THREE]
+        return rules.island_control(boards)
 
     def _opponent_can_win(self, board: np.ndarray, opponent: int, supply_left: bool) -> bool:
         from polarzoo.envs.fire_and_ice import rules
@@ -84,7 +84,7 @@ class FireAndIceHeuristic:
         if replies.size == 0:
             return False
         control = self._control(self._boards_after(board, replies, opponent, supply_left))
-        return bool((rules.LINE_OWNER[(control + 1) @ rules._POWERS_OF_THREE] == opponent).any())
+        return bool((rules.winners_from_control(control) == opponent).any())
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
         from polarzoo.envs.fire_and_ice import rules
@@ -95,7 +95,7 @@ class FireAndIceHeuristic:
             return int(actions[0])
         boards = self._boards_after(state.board, actions, me, state.supply[1 - me] > 0)
         control = self._control(boards)  # (n, 7)
-        winners = rules.LINE_OWNER[(control + 1) @ rules._POWERS_OF_THREE]
+        winners = rules.winners_from_control(control)
         if (winners == me).any():
             return int(actions[np.flatnonzero(winners == me)[0]])
         line_values = boards[:, rules.HOLE_LINES]  # (n, 7 islands, 7 lines, 3)

@@ -139,22 +139,84 @@ class FireAndIceNet(nn.Module):
 
 
 class _ResidualConv(nn.Module):
+    """Two 3x3 convolutions with a global-pooling bias between them (KataGo's trick): a 3x3 stack
+    alone sees five squares away, and a bear must know where a seal is across the board."""
+
     def __init__(self, dim: int) -> None:
         super().__init__()
         self.conv1 = nn.Conv2d(dim, dim, 3, padding=1)
         self.conv2 = nn.Conv2d(dim, dim, 3, padding=1)
+        self.pool_bias = nn.Linear(2 * dim, dim)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return torch.relu(h + self.conv2(torch.relu(self.conv1(h))))
+        x = torch.relu(self.conv1(h))
+        pooled = torch.cat([x.mean(dim=(2, 3)), x.amax(dim=(2, 3))], dim=-1)
+        x = torch.relu(x + self.pool_bias(pooled)[:, :, None, None])
+        return torch.relu(h + self.conv2(x))
+
+
+class FloeReach(nn.Module):
+    """Reach planes over the isolation graph of :mod:`polarzoo.envs.go_with_the_floe.rules`
+    (ice squares without a hole; king steps, and jumps over one hole), computed from the
+    observation with the rules' own :func:`~polarzoo.envs.go_with_the_floe.rules.spread_bits` on
+    int64 bitboards, so the network sees what the game's end test sees:
+
+    * squares a bear can reach in at most 1, 2, 3, 4 and 6 moves, and at all;
+    * squares a seal can reach in at most 1, 2 and 3 moves, and at all.
+
+    Read from the observation's channels (mine, opponent's, holes, ice, "I play White"), so the
+    planes are the same for either seat's view and commute with the row mirror.  No gradient
+    flows through them.
+    """
+
+    BEAR_STEPS = (1, 2, 3, 4, 6)
+    SEAL_STEPS = (1, 2, 3)
+    ITERATIONS = 52  # "at all": the flood stops growing long before (checked each move)
+    num_planes = len(BEAR_STEPS) + len(SEAL_STEPS) + 2
+    _LOW63 = (1 << 63) - 1  # int64 tensors hold no bit 63; square 63 (H8) is water anyway
+
+    def __init__(self) -> None:
+        super().__init__()
+        powers = torch.tensor([1 << q if q < 63 else 0 for q in range(floe_rules.NUM_SQUARES)], dtype=torch.int64)
+        self.register_buffer("powers", powers, persistent=False)
+        self.register_buffer("shifts", torch.arange(floe_rules.NUM_SQUARES, dtype=torch.int64), persistent=False)
+        self.not_file_a = floe_rules.NOT_FILE_A_BITS & self._LOW63
+        self.not_file_h = floe_rules.NOT_FILE_H_BITS & self._LOW63
+
+    def _pack(self, plane: torch.Tensor) -> torch.Tensor:  # (B, 8, 8) -> (B,) int64 bitboards
+        return ((plane.flatten(1) > 0).long() * self.powers).sum(dim=1)
+
+    def _unpack(self, bits: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:  # (B,) -> (B, 8, 8)
+        return ((bits[:, None] >> self.shifts) & 1).to(dtype).view(-1, floe_rules.SIZE, floe_rules.SIZE)
+
+    @torch.no_grad()
+    def forward(self, board: torch.Tensor) -> torch.Tensor:  # (B, C, 8, 8) -> (B, planes, 8, 8)
+        mine, theirs, rings, ice = (self._pack(board[:, i]) for i in range(4))
+        white = board[:, 4].amax(dim=(1, 2)) > 0
+        bears, seals = torch.where(white, mine, theirs), torch.where(white, theirs, mine)
+        nodes = ice & ~rings
+        planes = []
+        for reach, marks in ((bears, self.BEAR_STEPS), (seals, self.SEAL_STEPS)):
+            for step in range(1, self.ITERATIONS + 1):
+                grown = floe_rules.spread_bits(reach, nodes, rings, self.not_file_a, self.not_file_h)
+                if step in marks:
+                    planes.append(grown)
+                elif step > marks[-1] and torch.equal(grown, reach):
+                    break  # stopped growing everywhere
+                reach = grown
+            planes.append(reach)
+        return torch.stack([self._unpack(bits, board.dtype) for bits in planes], dim=1)
 
 
 class FloeNet(nn.Module):
-    """8x8 squares -> (action logits, value latent), averaged over the row mirror."""
+    """8x8 squares (the observation plus :class:`FloeReach` planes) -> (action logits, value
+    latent), residual 3x3 convolutions with global pooling, averaged over the row mirror."""
 
     def __init__(self, channels: int, dim: int = 32, blocks: int = 2, symmetrize: bool = True) -> None:
         super().__init__()
         self.channels, self.symmetrize = channels, symmetrize
-        self.stem = nn.Sequential(nn.Conv2d(channels, dim, 3, padding=1), nn.ReLU())
+        self.reach = FloeReach()
+        self.stem = nn.Sequential(nn.Conv2d(channels + FloeReach.num_planes, dim, 3, padding=1), nn.ReLU())
         self.blocks = nn.Sequential(*(_ResidualConv(dim) for _ in range(blocks)))
         self.move_logits = nn.Conv2d(dim, floe_rules.ACTIONS_PER_SQUARE, 1)
         self.pass_logit = nn.Linear(2 * dim, 1)
@@ -175,6 +237,7 @@ class FloeNet(nn.Module):
 
     def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         board = features.reshape(-1, floe_rules.SIZE, floe_rules.SIZE, self.channels).permute(0, 3, 1, 2)
+        board = torch.cat([board, self.reach(board)], dim=1)  # the reach of the mirror is the mirrored reach
         logits, value = self._single(board)
         if not self.symmetrize:
             return logits, value

@@ -36,9 +36,22 @@ REFERENCE_AGENTS = ("random", "heuristic")
 
 
 def load_config(env_id: str, overrides: dict[str, Any] | None = None, path: Path = CONFIG_PATH) -> dict[str, Any]:
-    table = yaml.safe_load(path.read_text())
-    config = dict(table["default"])
-    config.update(table.get(env_id) or {})
+    """The packaged ``default`` and ``env_id`` sections, then (for another ``path``) that file's
+    ``default`` and ``env_id`` sections on top, then ``overrides``: a user's file only needs the
+    keys it changes."""
+    config: dict[str, Any] = {}
+    for source in dict.fromkeys([CONFIG_PATH, Path(path)]):
+        table = yaml.safe_load(Path(source).read_text()) or {}
+        if not isinstance(table, dict):
+            raise ValueError(f"{source}: expected a mapping of env ids to settings")
+        for section in ("default", env_id):
+            extra = table.get(section) or {}
+            if not isinstance(extra, dict):
+                raise ValueError(f"{source}: section {section!r} must be a mapping")
+            unknown = sorted(set(extra) - set(config)) if config else []
+            if unknown:
+                raise ValueError(f"{source}: unknown config key(s) {unknown} in {section!r}; known: {sorted(config)}")
+            config.update(extra)
     for key, value in (overrides or {}).items():
         if value is not None:
             if key not in config:
@@ -90,6 +103,11 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
                 config["env"], opponents=agents, opponent_weights=weights, learner_seat=config["learner_seat"],
                 env_kwargs=config["env_kwargs"],
             )
+            if config["shaping"]:
+                from polarzoo.wrappers.shaping import PotentialShaping
+
+                # Monitor inside: the logged episode returns stay the game's own.
+                return PotentialShaping(Monitor(env), scale=config["shaping"], gamma=config["gamma"])
             return Monitor(env)
 
         return build

@@ -62,6 +62,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.only:
         envs = {k: v for k, v in envs.items() if any(s in k for s in args.only)}
     results: dict[str, list[float]] = {name: [] for name in envs}
+    for env_fn in envs.values():  # imports, compiled kernels (cached on disk) and caches warm
+        steps_per_second(env_fn, 200, seed=0)
     for trial in range(args.trials):
         for name, env_fn in envs.items():
             results[name].append(steps_per_second(env_fn, args.steps, seed=trial))

@@ -94,7 +94,10 @@ class StandardWrapper(wrappers.OrderEnforcingWrapper):
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:
             EnvLogger.error_observe_before_reset()
-        return self.env.last(observe)
+        # Observed through self.observe, as PettingZoo's wrappers do, so that step() reuses the
+        # mask of this observation instead of computing the observation again.
+        _, reward, terminated, truncated, info = self.env.last(observe=False)
+        return (self.observe(self.env.agent_selection) if observe else None), reward, terminated, truncated, info
 
     def observe(self, agent: str) -> Any:
         observation = super().observe(agent)

@@ -250,19 +250,30 @@ def _line_owner_table() -> NDArray[np.int8]:
 #: LINE_OWNER[code]: which colour holds a line of a Fano plane filled as ``code`` (see above).
 #: Two lines always meet, so at most one colour can.  Used for islands and for the island-level.
 LINE_OWNER: NDArray[np.int8] = _line_owner_table()
-_POWERS_OF_THREE = 3 ** np.arange(NUM_POSITIONS, dtype=np.int64)
-_CONTROL_OFFSET = int(_POWERS_OF_THREE.sum())
+#: POWERS_OF_THREE[p] = 3**p: a filling of a Fano plane is coded as ``sum(value[p] * 3**p)``.
+POWERS_OF_THREE: NDArray[np.int64] = 3 ** np.arange(NUM_POSITIONS, dtype=np.int64)
 
 
 def island_control(board: NDArray[np.int8]) -> NDArray[np.int8]:
-    """int8 (7,): the controlling colour of each island, or -1."""
-    return LINE_OWNER[board.reshape(NUM_ISLANDS, NUM_POSITIONS).dot(_POWERS_OF_THREE)]
+    """The controlling colour of each island, or -1: (7,) for a board of 49 holes, (..., 7) for
+    a stack of boards (..., 49)."""
+    board = np.asarray(board)
+    return LINE_OWNER[board.reshape(*board.shape[:-1], NUM_ISLANDS, NUM_POSITIONS) @ POWERS_OF_THREE]
+
+
+def winners_from_control(control: NDArray[np.int8]) -> NDArray[np.int8]:
+    """The colour whose controlled islands contain an island-line, or -1, for each row of a
+    (..., 7) stack of island controls."""
+    return LINE_OWNER[(np.asarray(control) + 1) @ POWERS_OF_THREE]
 
 
 def winner_from_control(control: NDArray[np.int8]) -> int:
-    """The colour whose controlled islands contain an island-line, or -1."""
+    """The colour whose controlled islands contain an island-line, or -1 (one board)."""
     # sum((c + 1) * 3**p) = sum(c * 3**p) + sum(3**p), and sum(3**p) = (3**7 - 1) / 2
-    return int(LINE_OWNER[int(control.dot(_POWERS_OF_THREE)) + _CONTROL_OFFSET])
+    return int(LINE_OWNER[int(control.dot(POWERS_OF_THREE)) + _CONTROL_OFFSET])
+
+
+_CONTROL_OFFSET = int(POWERS_OF_THREE.sum())
 
 
 def winner_of(board: NDArray[np.int8]) -> int:

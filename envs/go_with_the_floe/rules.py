@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -244,19 +245,28 @@ def _bits(flags: NDArray[np.bool_]) -> int:
     return int.from_bytes(np.packbits(flags, bitorder="little").tobytes(), "little")
 
 
+def spread_bits(reach, nodes, rings, not_file_a=NOT_FILE_A_BITS, not_file_h=NOT_FILE_H_BITS):  # type: ignore[no-untyped-def]
+    """One move of growth in the isolation graph: ``reach`` plus every square of ``nodes`` one
+    king step or one single-ring jump away from it (all bitboards, square ``sq`` = bit ``sq``).
+
+    Written with ``<< >> & |`` only, so it runs on Python ints and, elementwise, on integer
+    arrays and tensors (the networks' reach planes call it on int64 tensors, with the file masks
+    passed without bit 63, which no ice square uses).  The eight directions are written out:
+    this is the hot loop of the end test."""
+    A, H = not_file_a, not_file_h
+    horizontal = reach | ((reach << 1) & A) | ((reach >> 1) & H)
+    grown = horizontal | (horizontal << 8) | (horizontal >> 8)
+    grown = grown | (((reach << 8) & rings) << 8) | (((reach >> 8) & rings) >> 8)  # N, S
+    grown = grown | ((((reach << 1) & A & rings) << 1) & A) | ((((reach >> 1) & H & rings) >> 1) & H)  # E, W
+    grown = grown | ((((reach << 9) & A & rings) << 9) & A) | ((((reach >> 9) & H & rings) >> 9) & H)  # NE, SW
+    grown = grown | ((((reach << 7) & H & rings) << 7) & H) | ((((reach >> 7) & A & rings) >> 7) & A)  # NW, SE
+    return (grown & nodes) | reach
+
+
 def _flood(reach: int, nodes: int, rings: int, target: int) -> int:
-    """Grow ``reach`` over ``nodes`` by king steps and single-ring jumps until it stops growing
-    or touches ``target``.  (The eight directions are written out: this is the hot loop.)"""
-    A, H = NOT_FILE_A_BITS, NOT_FILE_H_BITS
+    """Grow ``reach`` over ``nodes`` until it stops growing or touches ``target``."""
     while True:
-        horizontal = reach | ((reach << 1) & A) | ((reach >> 1) & H)
-        grown = horizontal | (horizontal << 8) | (horizontal >> 8)
-        grown |= (((reach << 8) & rings) << 8) | (((reach >> 8) & rings) >> 8)  # N, S
-        grown |= ((((reach << 1) & A & rings) << 1) & A) | ((((reach >> 1) & H & rings) >> 1) & H)  # E, W
-        grown |= ((((reach << 9) & A & rings) << 9) & A) | ((((reach >> 9) & H & rings) >> 9) & H)  # NE, SW
-        grown |= ((((reach << 7) & H & rings) << 7) & H) | ((((reach >> 7) & A & rings) >> 7) & A)  # NW, SE
-        grown &= nodes
-        grown |= reach
+        grown = spread_bits(reach, nodes, rings)
         if grown == reach or grown & target:
             return grown
         reach = grown
@@ -266,6 +276,13 @@ def bear_reach_bits(state: State, seal_sq: int) -> int:
     """Bitboard of the squares the bears can reach in the isolation graph for the seal on ``seal_sq``."""
     rings = _bits(state.rings)
     return _flood(_bits(state.board == BEAR), ON_BOARD_BITS & ~rings & ~(1 << seal_sq), rings, KING_NEIGHBOURS_BITS[seal_sq])
+
+
+def reach_bits(state: State, token: int) -> int:
+    """Bitboard of the squares the ``token`` kind (:data:`SEAL` / :data:`BEAR`) can ever reach in
+    the isolation graph with nothing left out (agents' and networks' features)."""
+    rings = _bits(state.rings)
+    return _flood(_bits(state.board == token), ON_BOARD_BITS & ~rings, rings, 0)
 
 
 def is_isolated(state: State, seal_sq: int) -> bool:
@@ -324,8 +341,12 @@ def check_action(state: State, action: int) -> None:
         raise ValueError(explain_illegal(state, action))
 
 
-def apply_inplace(state: State, action: int) -> State:
-    """Play ``action`` (assumed legal) in place and return ``state``."""
+def apply_inplace(state: State, action: int, decide: Any = None) -> State:
+    """Play ``action`` (assumed legal) in place and return ``state``.
+
+    ``decide(board, rings, passes) -> winner`` replaces the end test written here (the env
+    passes the compiled :func:`polarzoo.envs.go_with_the_floe.kernels.decide`, tested in
+    lockstep with it)."""
     if action == PASS:
         state.passes += 1
     else:
@@ -346,7 +367,7 @@ def apply_inplace(state: State, action: int) -> State:
     state.plies += 1
     state.last_action = action
     state.to_move = 1 - state.to_move
-    state.winner = _decide_winner(state)
+    state.winner = _decide_winner(state) if decide is None else int(decide(state.board, state.rings, state.passes))
     return state
 
 
@@ -364,3 +385,19 @@ def returns(state: State) -> NDArray[np.float32]:
 def empty_squares(state: State) -> int:
     """On-board squares with neither ring nor token (the match score of a game's winner)."""
     return int((ON_BOARD & ~state.rings & (state.board == EMPTY)).sum())
+
+
+def shaping_potential(state: State, colour: int) -> float:
+    """A heuristic value of ``state`` for ``colour`` in [-1, 1], for potential-based reward
+    shaping in training (not part of the rules; the game's rewards never use it).  White gains
+    0.4 per seal captured and loses up to 0.2 as the closest bear-seal pair (king distance) moves
+    apart; Black's value is the negative."""
+    seals = np.flatnonzero(state.board == SEAL)
+    bears = np.flatnonzero(state.board == BEAR)
+    value = 0.4 * (2 - len(seals))
+    if len(seals) and len(bears):
+        cols, rows = seals % SIZE, seals // SIZE
+        gap = np.maximum(np.abs(cols[:, None] - bears % SIZE), np.abs(rows[:, None] - bears // SIZE)).min()
+        value -= 0.2 * (int(gap) - 1) / (SIZE - 2)
+    return float(value if colour == WHITE else -value)
+

@@ -1,0 +1,225 @@
+"""Compiled (numba) kernels for B Go with the Floe games at once: one pass per game per step.
+
+The readable rules in :mod:`polarzoo.envs.go_with_the_floe.rules` are the specification; these
+kernels do the same with the same tables (``TARGET``, the bitboard masks of the isolation flood
+fill) and are tested in lockstep against them (``tests/test_batch.py``).  They back
+:class:`polarzoo.envs.batch.GoWithTheFloeBatch`, which validates inputs before any kernel runs.
+
+State per game: ``board`` int8 (64,), ``rings`` uint8 (64,), ``to_move`` / ``passes`` /
+``winner`` int8.  Single games (no match play).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from polarzoo.envs.go_with_the_floe import rules
+
+_SQUARES = rules.NUM_SQUARES
+_PASS = rules.PASS
+_TARGET = rules.TARGET.astype(np.int64)  # (64, 8, 2): near, far square or -1
+_START = rules.initial_state().board.copy()
+_ON_BOARD = rules.ON_BOARD.astype(np.uint8)
+_EMPTY, _SEAL, _BEAR = rules.EMPTY, rules.SEAL, rules.BEAR
+_BLACK, _WHITE = rules.BLACK, rules.WHITE
+_U = np.uint64
+_NOT_A = _U(rules.NOT_FILE_A_BITS)
+_NOT_H = _U(rules.NOT_FILE_H_BITS)
+_ON_BOARD_BITS = _U(rules.ON_BOARD_BITS)
+_KING = np.array(rules.KING_NEIGHBOURS_BITS, dtype=np.uint64)
+_ONE = _U(1)
+_CHANNELS = 11
+
+
+@njit(cache=True, nogil=True)
+def _spread(reach, nodes, rings):  # type: ignore[no-untyped-def]
+    # rules.spread_bits on uint64 (every operand uint64, so numba never goes through floats).
+    one, seven, eight, nine = _U(1), _U(7), _U(8), _U(9)
+    horizontal = reach | ((reach << one) & _NOT_A) | ((reach >> one) & _NOT_H)
+    grown = horizontal | (horizontal << eight) | (horizontal >> eight)
+    grown |= (((reach << eight) & rings) << eight) | (((reach >> eight) & rings) >> eight)
+    grown |= ((((reach << one) & _NOT_A & rings) << one) & _NOT_A) | ((((reach >> one) & _NOT_H & rings) >> one) & _NOT_H)
+    grown |= ((((reach << nine) & _NOT_A & rings) << nine) & _NOT_A) | ((((reach >> nine) & _NOT_H & rings) >> nine) & _NOT_H)
+    grown |= ((((reach << seven) & _NOT_H & rings) << seven) & _NOT_H) | ((((reach >> seven) & _NOT_A & rings) >> seven) & _NOT_A)
+    return (grown & nodes) | reach
+
+
+@njit(cache=True, nogil=True)
+def decide(board, rings, passes):  # type: ignore[no-untyped-def]
+    """The winner of one game (``board`` (64,), ``rings`` (64,), ``passes``), or -1: the rules'
+    ``_decide_winner`` on uint64 bitboards."""
+    seals = _U(0)
+    bears = _U(0)
+    ring_bits = _U(0)
+    for sq in range(_SQUARES):
+        bit = _ONE << _U(sq)
+        v = board[sq]
+        if v == _SEAL:
+            seals |= bit
+        elif v == _BEAR:
+            bears |= bit
+        if rings[sq]:
+            ring_bits |= bit
+    if seals == _U(0):
+        return _WHITE
+    free = _ON_BOARD_BITS & ~ring_bits
+    for sq in range(_SQUARES):
+        if board[sq] == _SEAL:
+            seal = _ONE << _U(sq)
+            target = _KING[sq]
+            nodes = free & ~seal
+            reach = bears & nodes
+            while True:
+                grown = _spread(reach, nodes, ring_bits)
+                if grown == reach or (grown & target) != _U(0):
+                    break
+                reach = grown
+            if (grown & target) == _U(0):
+                return _BLACK
+    if passes >= 2:
+        return _BLACK
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _reset_game(board, rings, to_move, passes, winner, g):  # type: ignore[no-untyped-def]
+    board[g, :] = _START
+    rings[g, :] = 0
+    to_move[g] = _BLACK
+    passes[g] = 0
+    winner[g] = -1
+
+
+@njit(cache=True, nogil=True)
+def reset_games(board, rings, to_move, passes, winner, rows):  # type: ignore[no-untyped-def]
+    for i in range(rows.shape[0]):
+        _reset_game(board, rings, to_move, passes, winner, rows[i])
+
+
+@njit(cache=True, nogil=True)
+def _play(board, rings, to_move, passes, winner, g, action):  # type: ignore[no-untyped-def]
+    if action == _PASS:
+        passes[g] += 1
+    else:
+        passes[g] = 0
+        source = action // 16
+        rest = action - 16 * source
+        direction, far_move = rest // 2, rest % 2
+        near, far = _TARGET[source, direction, 0], _TARGET[source, direction, 1]
+        token = board[g, source]
+        board[g, source] = _EMPTY
+        rings[g, source] = 1
+        if far_move == 0:
+            if board[g, near] == _SEAL and token == _BEAR:
+                board[g, near] = _EMPTY  # capture: both tokens leave
+            else:
+                board[g, near] = token
+        else:
+            rings[g, near] = 1
+            board[g, far] = token
+    to_move[g] = 1 - to_move[g]
+    winner[g] = decide(board[g], rings[g], passes[g])
+
+
+@njit(cache=True, nogil=True)
+def write_observation(board, rings, to_move, passes, winner, colour, out):  # type: ignore[no-untyped-def]
+    """One game's (8, 8, 11) observation for ``colour``, flat into ``out`` (704,): square sq's
+    eleven channels at 11 sq .. 11 sq + 10 (the match channels 8-10 are written 0)."""
+    own = _SEAL if colour == _BLACK else _BEAR
+    other = _BEAR if colour == _BLACK else _SEAL
+    is_white = 1 if colour == _WHITE else 0
+    my_turn = 1 if (to_move == colour and winner < 0) else 0
+    passed = 1 if passes > 0 else 0
+    i = 0
+    for sq in range(_SQUARES):
+        v = board[sq]
+        ring = 1 if rings[sq] else 0
+        on = _ON_BOARD[sq]
+        out[i] = 1 if v == own else 0
+        out[i + 1] = 1 if v == other else 0
+        out[i + 2] = ring
+        out[i + 3] = on
+        out[i + 4] = is_white
+        out[i + 5] = my_turn
+        out[i + 6] = 1 if (on and not ring and v == _EMPTY) else 0
+        out[i + 7] = passed
+        out[i + 8] = 0
+        out[i + 9] = 0
+        out[i + 10] = 0
+        i += _CHANNELS
+
+
+@njit(cache=True, nogil=True)
+def write_mask(board, rings, to_move, winner, row):  # type: ignore[no-untyped-def]
+    """One game's legal-action mask (1,025,) into ``row``."""
+    row[:] = 0
+    if winner >= 0:
+        return
+    token = _SEAL if to_move == _BLACK else _BEAR
+    is_bear = token == _BEAR
+    any_move = False
+    for source in range(_SQUARES):
+        if board[source] != token:
+            continue
+        base = 16 * source
+        for d in range(8):
+            near = _TARGET[source, d, 0]
+            if near < 0:
+                continue
+            near_token = board[near]
+            if (not rings[near] and near_token == _EMPTY) or (is_bear and near_token == _SEAL):
+                row[base + 2 * d] = 1
+                any_move = True
+            far = _TARGET[source, d, 1]
+            if far >= 0 and not rings[far] and board[far] == _EMPTY and near_token == _EMPTY:
+                row[base + 2 * d + 1] = 1
+                any_move = True
+    if not any_move:
+        row[_PASS] = 1
+
+
+@njit(cache=True, nogil=True)
+def observe_games(board, rings, to_move, passes, winner, colours, out):  # type: ignore[no-untyped-def]
+    """Observations of every game seen by ``colours[g]`` (-1: the player to move) into ``out``."""
+    for g in range(board.shape[0]):
+        colour = colours[g] if colours[g] >= 0 else to_move[g]
+        write_observation(board[g], rings[g], to_move[g], passes[g], winner[g], colour, out[g])
+
+
+@njit(cache=True, nogil=True)
+def mask_games(board, rings, to_move, winner, out):  # type: ignore[no-untyped-def]
+    for g in range(board.shape[0]):
+        write_mask(board[g], rings[g], to_move[g], winner[g], out[g])
+
+
+@njit(cache=True, nogil=True)
+def step_games(board, rings, to_move, passes, winner, actions, active, auto_reset, observer,  # type: ignore[no-untyped-def]
+               observation, mask, final_observation, rewards, terminated, winner_out, mover_out):
+    """One step of every game (see :func:`polarzoo.envs.fire_and_ice.kernels.step_games`)."""
+    for g in range(board.shape[0]):
+        terminated[g] = False
+        winner_out[g] = -1
+        mover_out[g] = -1
+        rewards[g, 0] = 0.0
+        rewards[g, 1] = 0.0
+        ended = False
+        if active[g]:
+            mover = to_move[g]
+            mover_out[g] = mover
+            _play(board, rings, to_move, passes, winner, g, actions[g])
+            w = winner[g]
+            if w >= 0:
+                ended = True
+                terminated[g] = True
+                winner_out[g] = w
+                rewards[g, w] = 1.0
+                rewards[g, 1 - w] = -1.0
+                seen_by = observer[g] if observer[g] >= 0 else mover
+                write_observation(board[g], rings[g], to_move[g], passes[g], winner[g], seen_by, final_observation[g])
+                if auto_reset:
+                    _reset_game(board, rings, to_move, passes, winner, g)
+        if not ended:
+            final_observation[g, :] = 0
+        write_observation(board[g], rings[g], to_move[g], passes[g], winner[g], to_move[g], observation[g])
+        write_mask(board[g], rings[g], to_move[g], winner[g], mask[g])

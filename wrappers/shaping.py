@@ -1,0 +1,63 @@
+"""Potential-based reward shaping (Ng, Harada & Russell, 1999) for :class:`SingleAgentEnv`.
+
+The learner's reward gets ``scale * (gamma * phi(s') - phi(s))`` added, with ``phi`` a heuristic
+value of the position for the learner and ``phi = 0`` once the episode ends, so the optimal
+policies are those of the unshaped game.  ``info["episode_return"]`` and SB3's ``Monitor`` (put it
+inside this wrapper) keep reporting the game's own rewards.
+
+    env = PotentialShaping(Monitor(SingleAgentEnv("go_with_the_floe_v0")), scale=1.0, gamma=0.99)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import gymnasium as gym
+
+from polarzoo.wrappers.single_agent import SingleAgentEnv
+
+#: env id -> the rules' shaping potential, called as ``potential(state, colour)``.
+POTENTIALS: dict[str, Callable[[Any, int], float]] = {}
+
+
+def _potentials() -> dict[str, Callable[[Any, int], float]]:
+    if not POTENTIALS:
+        from polarzoo.envs.go_with_the_floe import rules as floe_rules
+
+        POTENTIALS["go_with_the_floe_v0"] = floe_rules.shaping_potential
+    return POTENTIALS
+
+
+class PotentialShaping(gym.Wrapper):
+    """Adds ``scale * (gamma * phi(s') - phi(s))`` to each reward of a wrapped SingleAgentEnv."""
+
+    def __init__(self, env: gym.Env, scale: float = 1.0, gamma: float = 0.99) -> None:
+        super().__init__(env)
+        base = env.unwrapped
+        if not isinstance(base, SingleAgentEnv):
+            raise TypeError(f"PotentialShaping wraps a SingleAgentEnv, got {type(base).__name__}")
+        table = _potentials()
+        if base.env_id not in table:
+            raise ValueError(f"no shaping potential for {base.env_id}; known: {sorted(table)}")
+        self._potential_of, self.scale, self.gamma = table[base.env_id], float(scale), float(gamma)
+        self._phi = 0.0
+
+    def _phi_now(self) -> float:
+        base = self.env.unwrapped
+        game = base.aec.unwrapped
+        return self.scale * self._potential_of(game.state, game.colour_of(base.learner))
+
+    def reset(self, **kwargs: Any) -> Any:
+        observation, info = self.env.reset(**kwargs)
+        self._phi = self._phi_now()
+        return observation, info
+
+    def step(self, action: Any) -> Any:
+        observation, reward, terminated, truncated, info = self.env.step(action)
+        phi = 0.0 if (terminated or truncated) else self._phi_now()
+        reward = float(reward) + self.gamma * phi - self._phi
+        self._phi = phi
+        return observation, reward, terminated, truncated, info
+
+    def action_masks(self) -> Any:
+        return self.env.unwrapped.action_masks()
