@@ -28,6 +28,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from polarzoo.envs._common.outcome import zero_sum_returns
+
 
 class Agent(Protocol):
     name: str
@@ -213,16 +215,19 @@ class MCTSAgent:
     and states with ``copy()``, ``to_move`` and ``winner`` (Fire & Ice, Go with the Floe).
     """
 
-    def __init__(self, simulations: int = 200, exploration: float = 1.4, rollout_limit: int = 200) -> None:
+    def __init__(self, simulations: int = 200, exploration: float = 1.4, rollout_limit: int = 200,
+                 compiled_rollouts: bool = True) -> None:
         if simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
         self.simulations = simulations
         self.exploration = exploration
         self.rollout_limit = rollout_limit
+        self.compiled_rollouts = compiled_rollouts
         self.name = f"mcts{simulations}"
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
         rules = env.rules
+        kernels = getattr(env, "kernels", None) if self.compiled_rollouts else None
         actions = legal_actions(env, agent)
         if len(actions) == 1:
             return int(actions[0])
@@ -237,7 +242,10 @@ class MCTSAgent:
                 child = _Node(child_state, node, action, rules, rng)
                 node.children.append(child)
                 node = child
-            outcome = self._rollout(node.state, rules, rng)
+            if kernels is not None:  # the whole random playout in one compiled call
+                outcome = zero_sum_returns(kernels.playout_winner(node.state, rng, self.rollout_limit))
+            else:
+                outcome = self._rollout(node.state, rules, rng)
             while node is not None:  # backpropagation
                 node.visits += 1
                 if node.mover >= 0:

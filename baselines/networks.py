@@ -173,11 +173,13 @@ class FloeReach(nn.Module):
     SEAL_STEPS = (1, 2, 3)
     ITERATIONS = 52  # "at all": the flood stops growing long before (checked each move)
     num_planes = len(BEAR_STEPS) + len(SEAL_STEPS) + 2
-    _LOW63 = (1 << 63) - 1  # int64 tensors hold no bit 63; square 63 (H8) is water anyway
+    _LOW63 = (1 << 63) - 1
 
     def __init__(self) -> None:
         super().__init__()
-        powers = torch.tensor([1 << q if q < 63 else 0 for q in range(floe_rules.NUM_SQUARES)], dtype=torch.int64)
+        # Water squares (H8 = bit 63 among them) pack as 0: the flood never enters them, and an
+        # int64 holds no bit 63.
+        powers = torch.tensor([1 << q if floe_rules.ON_BOARD[q] else 0 for q in range(floe_rules.NUM_SQUARES)], dtype=torch.int64)
         self.register_buffer("powers", powers, persistent=False)
         self.register_buffer("shifts", torch.arange(floe_rules.NUM_SQUARES, dtype=torch.int64), persistent=False)
         self.not_file_a = floe_rules.NOT_FILE_A_BITS & self._LOW63

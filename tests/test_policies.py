@@ -88,3 +88,40 @@ def test_board_policy_rejects_wrong_board() -> None:
         MaskablePPO(BoardPolicy, env, policy_kwargs={"board": "fire_and_ice"}, device="cpu")
     with pytest.raises(ValueError, match="board must be one of"):
         MaskablePPO(BoardPolicy, env, policy_kwargs={"board": "chess"}, device="cpu")
+
+
+def test_floe_reach_planes_match_the_rules_flood_fill() -> None:
+    """FloeReach's planes are the rules' isolation-graph reach (rules.reach_bits / spread_bits),
+    for both seats' views of positions from random games."""
+    from polarzoo.baselines.networks import FloeReach
+    from polarzoo.envs.go_with_the_floe import rules as floe_rules
+    from polarzoo.envs.go_with_the_floe.env import observation_tensor
+
+    reach = FloeReach()
+    rng = np.random.default_rng(0)
+
+    def planes_of(bits: int) -> np.ndarray:
+        return np.array([(bits >> q) & 1 for q in range(64)]).reshape(8, 8)
+
+    def within(state: floe_rules.State, token: int, moves: int) -> int:
+        rings = int(np.packbits(state.rings, bitorder="little").view("<u8")[0])
+        bits = int(np.packbits(state.board == token, bitorder="little").view("<u8")[0])
+        for _ in range(moves):
+            bits = floe_rules.spread_bits(bits, floe_rules.ON_BOARD_BITS & ~rings, rings)
+        return bits
+
+    checked = 0
+    for _ in range(25):
+        state = floe_rules.initial_state()
+        while state.winner < 0:
+            for colour in (0, 1):
+                obs = torch.tensor(observation_tensor(state, colour), dtype=torch.float32).permute(2, 0, 1)[None]
+                planes = reach(obs)[0].numpy().astype(int)
+                assert np.array_equal(planes[0], planes_of(within(state, floe_rules.BEAR, 1)))
+                assert np.array_equal(planes[3], planes_of(within(state, floe_rules.BEAR, 4)))
+                assert np.array_equal(planes[5], planes_of(floe_rules.reach_bits(state, floe_rules.BEAR)))
+                assert np.array_equal(planes[6], planes_of(within(state, floe_rules.SEAL, 1)))
+                assert np.array_equal(planes[9], planes_of(floe_rules.reach_bits(state, floe_rules.SEAL)))
+                checked += 1
+            floe_rules.apply_inplace(state, int(rng.choice(floe_rules.legal_actions(state))))
+    assert checked > 300

@@ -128,6 +128,8 @@ class raw_env(TurnBasedAECEnv):
     num_actions = rules.NUM_ACTIONS
     #: The pure rules module (search agents play on ``self.state`` with it).
     rules = rules
+    #: The compiled kernels (random playouts for search agents: ``kernels.playout_winner``).
+    kernels = kernels
     # A standard game ends within 48 moves; the cap only guards pathological handicap games.
     max_plies = 400
 

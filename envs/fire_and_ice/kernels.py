@@ -53,30 +53,39 @@ def reset_games(board, to_move, supply, moves, winner, control, rows):  # type: 
 
 
 @njit(cache=True, nogil=True)
+def play(board, supply, control, mover, action):  # type: ignore[no-untyped-def]
+    """Play ``action`` for ``mover`` on one game's rows (``board`` (49,), ``supply`` (2,),
+    ``control`` (7,), updated in place); returns the winner, or -1 (the caller flips the turn)."""
+    opponent = 1 - mover
+    if action == _PASS:
+        return -1
+    source = action // _HOLES
+    destination = action - source * _HOLES
+    board[destination] = mover + 1
+    if supply[opponent] > 0:
+        board[source] = opponent + 1
+        supply[opponent] -= 1
+    else:
+        board[source] = 0
+    # Only the two islands touched can change hands; the island-level code is recomputed.
+    for island in (source // _N, destination // _N):
+        code = 0
+        for p in range(_N):
+            code += board[island * _N + p] * _POWERS[p]
+        control[island] = _LINE_OWNER[code]
+    code = 0
+    for island in range(_N):
+        code += (control[island] + 1) * _POWERS[island]
+    return _LINE_OWNER[code]
+
+
+@njit(cache=True, nogil=True)
 def _play(board, to_move, supply, moves, winner, control, g, action):  # type: ignore[no-untyped-def]
     mover = to_move[g]
-    opponent = 1 - mover
     if action != _PASS:
-        source = action // _HOLES
-        destination = action - source * _HOLES
-        board[g, destination] = mover + 1
-        if supply[g, opponent] > 0:
-            board[g, source] = opponent + 1
-            supply[g, opponent] -= 1
-        else:
-            board[g, source] = 0
         moves[g] += 1
-        # Only the two islands touched can change hands; the island-level code is recomputed.
-        for island in (source // _N, destination // _N):
-            code = 0
-            for p in range(_N):
-                code += board[g, island * _N + p] * _POWERS[p]
-            control[g, island] = _LINE_OWNER[code]
-        code = 0
-        for island in range(_N):
-            code += (control[g, island] + 1) * _POWERS[island]
-        winner[g] = _LINE_OWNER[code]
-    to_move[g] = opponent
+        winner[g] = play(board[g], supply[g], control[g], mover, action)
+    to_move[g] = 1 - mover
 
 
 @njit(cache=True, nogil=True)
@@ -196,38 +205,61 @@ def _popcount(x):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def sample_action(board, to_move, u):  # type: ignore[no-untyped-def]
+    """The k-th legal action of one game in mask order, ``k = floor(u * count)`` (PASS when
+    there is no move), from bitboards: no pass over the 2,402 mask entries."""
+    own = to_move + 1
+    empty_bits = _U0
+    for hole in range(_HOLES):
+        if board[hole] == 0:
+            empty_bits |= _U1 << np.uint64(hole)
+    total = 0
+    for source in range(_HOLES):
+        if board[source] == own:
+            total += _popcount(_GEOMETRY_BITS[source] & empty_bits)
+    if total == 0:
+        return _PASS
+    k = min(int(u * total), total - 1)
+    for source in range(_HOLES):
+        if board[source] == own:
+            targets = _GEOMETRY_BITS[source] & empty_bits
+            c = int(_popcount(targets))
+            if k >= c:
+                k -= c
+                continue
+            for destination in range(_HOLES):
+                if (targets >> np.uint64(destination)) & _U1:
+                    if k == 0:
+                        return source * _HOLES + destination
+                    k -= 1
+    return _PASS  # not reached
+
+
+@njit(cache=True, nogil=True)
 def sample_games(board, to_move, winner, uniforms, out):  # type: ignore[no-untyped-def]
-    """A uniformly random legal action of every game (0 where the game is over), from the
-    state's bitboards instead of the mask: the k-th legal action in mask order with
-    ``k = floor(uniforms[g] * count)``, so the same draw as the generic mask sampler."""
+    """A uniformly random legal action of every game (0 where the game is over): the same draw
+    as the generic mask sampler given the same uniforms."""
     for g in range(board.shape[0]):
-        out[g] = 0
-        if winner[g] >= 0:
-            continue
-        own = to_move[g] + 1
-        empty_bits = _U0
-        for hole in range(_HOLES):
-            if board[g, hole] == 0:
-                empty_bits |= _U1 << np.uint64(hole)
-        total = 0
-        for source in range(_HOLES):
-            if board[g, source] == own:
-                total += _popcount(_GEOMETRY_BITS[source] & empty_bits)
-        if total == 0:
-            out[g] = _PASS
-            continue
-        k = min(int(uniforms[g] * total), total - 1)
-        for source in range(_HOLES):
-            if board[g, source] == own:
-                targets = _GEOMETRY_BITS[source] & empty_bits
-                c = int(_popcount(targets))
-                if k >= c:
-                    k -= c
-                    continue
-                for destination in range(_HOLES):
-                    if (targets >> np.uint64(destination)) & _U1:
-                        if k == 0:
-                            out[g] = source * _HOLES + destination
-                            break
-                        k -= 1
-                break
+        out[g] = 0 if winner[g] >= 0 else sample_action(board[g], to_move[g], uniforms[g])
+
+
+@njit(cache=True, nogil=True)
+def _playout(board, supply, control, to_move, winner, seed, limit):  # type: ignore[no-untyped-def]
+    np.random.seed(seed)
+    plies = 0
+    while winner < 0 and plies < limit:
+        action = sample_action(board, to_move, np.random.random())
+        winner = play(board, supply, control, to_move, action)
+        to_move = 1 - to_move
+        plies += 1
+    return winner
+
+
+def playout_winner(state: "rules.State", rng: np.random.Generator, limit: int = 200) -> int:
+    """Uniformly random play from ``state`` (left unchanged) to the end or ``limit`` plies, in
+    one compiled call; the winner or -1.  MCTS rollouts use it."""
+    if state.winner >= 0:
+        return int(state.winner)
+    board, supply = state.board.copy(), state.supply.copy()
+    control = rules.island_control(board)
+    return int(_playout(board, supply, control, int(state.to_move), -1, int(rng.integers(2**31 - 1)), limit))

@@ -136,6 +136,8 @@ class raw_env(TurnBasedAECEnv):
     num_actions = rules.NUM_ACTIONS
     #: The pure rules module (search agents play on ``self.state`` with it).
     rules = rules
+    #: The compiled kernels (random playouts for search agents: ``kernels.playout_winner``).
+    kernels = kernels
     # A game places a ring with every move (at most 50) and ends after two passes in a row.
     max_plies = 1000
 
