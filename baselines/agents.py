@@ -193,15 +193,19 @@ class ThinIceHeuristic:
         snapshot = env.snapshot()
         best, best_score = int(tried[0]), -np.inf
         for action in tried:
-            env.step(int(action))
-            pile = env.piles.piles[player]
-            if env.game.state.out_round[player] >= 0:
-                score = -1000.0
-            else:
-                on_table = int((pile.contacts().on_table & pile.in_play).sum())
-                height = float(pile.positions()[pile.in_play][:, 2].max()) if pile.in_play.any() else 0.0
-                score = -on_table + 10.0 * height
-            env.restore(snapshot)
+            try:
+                env.step(int(action))
+                pile = env.piles.piles[player]
+                if env.physics_error is not None:
+                    score = -2000.0  # the simulation failed on this placement: try the others first
+                elif env.game.state.out_round[player] >= 0:
+                    score = -1000.0
+                else:
+                    on_table = int((pile.contacts().on_table & pile.in_play).sum())
+                    height = float(pile.positions()[pile.in_play][:, 2].max()) if pile.in_play.any() else 0.0
+                    score = -on_table + 10.0 * height
+            finally:  # the live game never keeps a look-ahead, whatever happened in it
+                env.restore(snapshot)
             if score > best_score:
                 best, best_score = int(action), score
         return best

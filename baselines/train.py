@@ -135,6 +135,12 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
 
         def _on_step(self) -> bool:
             steps = self.num_timesteps
+            for done, info in zip(self.locals.get("dones", ()), self.locals.get("infos", ())):
+                if done and (info.get("final_infos") or {}).get("physics_error"):
+                    # Thin Ice: the simulation went unstable, the env rolled back and truncated
+                    # the episode; count it and carry on.
+                    state["physics_failures"] = int(state.get("physics_failures", 0)) + 1
+                    self.logger.record("rollout/physics_failures", state["physics_failures"])
             if steps >= self.next_checkpoint:
                 save_checkpoint(run_dir, self.model, state)
                 self.next_checkpoint += config["checkpoint_every"]
@@ -307,6 +313,8 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     fps = (model.num_timesteps - steps_before) / max(elapsed, 1e-9)
     (run_dir / "training.json").write_text(json.dumps({"timesteps": model.num_timesteps, "seconds": elapsed, "fps": fps}, indent=2))
     print(f"trained {model.num_timesteps} timesteps in {elapsed:.0f} s ({fps:.0f} fps); model: {run_dir / 'model.zip'}")
+    if state.get("physics_failures"):
+        print(f"{state['physics_failures']} episodes were truncated by a physics failure (rolled back; see tb rollout/physics_failures)")
     vec_env.close()
     if final_eval:
         from polarzoo.baselines.agents import PolicyAgent, make_agent

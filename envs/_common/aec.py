@@ -297,6 +297,11 @@ class TurnBasedAECEnv(AECEnv):
         terminated, truncated, info = self._departed.get(agent, (True, False, {}))
         return (self.observe(agent) if observe else None), 0.0, terminated, truncated, info
 
+    def _truncated(self) -> bool:
+        """Whether the episode stops here without an outcome (the ply cap; Thin Ice adds physics
+        failures)."""
+        return self._plies() >= self.max_plies
+
     def legal_action_mask(self) -> NDArray[np.int8]:
         """The int8 mask of the agent to act (a copy)."""
         return self._mask.copy()
@@ -320,7 +325,7 @@ class TurnBasedAECEnv(AECEnv):
             self.terminations = {name: True for name in self.agents}
             for name, extra in self._end_infos().items():
                 self.infos[name] = {**self.infos[name], **extra}
-        elif self._plies() >= self.max_plies:
+        elif self._truncated():
             self.truncations = {name: True for name in self.agents}
         self.agent_selection = self._agent_of(self._current_seat())
         self._accumulate_rewards()

@@ -41,8 +41,15 @@ call / add / over), and rearrangements used (/ max, 1).
 ### Infos
 Numbers only, the same keys on every step: `points` (set when the game ends), `out_rule` (the
 rule that put the agent's pile out, as an index into `"TAN"`: 0 = four pieces on the table,
-1 = three pieces touching nothing, 2 = tip in inner tip; -1 if none) and `out_round` (-1 if
-none).  `env.unwrapped.result()` gives them in words.
+1 = three pieces touching nothing, 2 = tip in inner tip; -1 if none), `out_round` (-1 if
+none) and `physics_error` (1 when the episode was truncated because the simulation went
+unstable).  `env.unwrapped.result()` gives them in words.
+
+### Physics failures
+If MuJoCo goes unstable during an action (a `PhysicsError`: a bad state reset by MuJoCo, NaNs,
+or a piece thrown out of the world), the env rolls back to the position before that action and
+ends the episode *truncated* for every agent, with `infos[agent]["physics_error"] == 1` and the
+reason in `env.unwrapped.physics_error` (None otherwise); `reset()` starts a fresh game.
 
 ### Arguments
 | Parameter | Type | Default | Description |
@@ -72,7 +79,7 @@ from numpy.typing import NDArray
 
 from polarzoo.envs._common.aec import TurnBasedAECEnv, turn_based_parallel, check_choice, default_wrappers
 from polarzoo.envs.thin_ice import rules
-from polarzoo.envs.thin_ice.physics import NUM_ORIENTATIONS, ORIENTATIONS, PhysicsConfig, PilePhysics
+from polarzoo.envs.thin_ice.physics import NUM_ORIENTATIONS, ORIENTATIONS, PhysicsConfig, PhysicsError, PilePhysics
 
 SLOT_FEATURES = 12
 PLAYER_FEATURES = rules.MAX_SLOTS * SLOT_FEATURES + 2
@@ -176,6 +183,8 @@ class raw_env(TurnBasedAECEnv):
         self.piles = MuJoCoPiles(self.num_players, self.physics_config, self.grid, self.pitch)
         self.game = rules.ThinIceGame(self.num_players, self.piles, self.num_targets, self.max_rearrangements)
         self._plies_taken = 0
+        #: Why the episode was truncated by a physics failure (``infos[agent]["physics_error"] == 1``), else None.
+        self.physics_error: str | None = None
 
     @property
     def state(self) -> rules.ThinIceState:
@@ -192,14 +201,28 @@ class raw_env(TurnBasedAECEnv):
         return self.game.explain_illegal(action)
 
     def _apply(self, action: int) -> None:
-        self.game.apply(action, self.np_random)
+        # A PhysicsError (MuJoCo went unstable) must not leave a half-applied move: roll the
+        # whole env back to the position before this action, then end the episode truncated.
+        before = self.snapshot()
+        try:
+            self.game.apply(action, self.np_random)
+        except PhysicsError as error:
+            self.restore(before)
+            self.physics_error = f"{error} (during {self.action_to_notation(action)!r}; the game was rolled back to before it)"
         self._plies_taken += 1
+
+    def _truncated(self) -> bool:
+        if self.physics_error is not None:
+            for agent in self.agents:
+                self.infos[agent] = {**self.infos[agent], "physics_error": 1}
+            return True
+        return super()._truncated()
 
     def _outcome(self) -> NDArray[np.float32] | None:
         return self.game.rewards() if self.game.state.phase == rules.OVER else None
 
     def _initial_info(self) -> dict[str, Any]:
-        return {"points": 0.0, "out_rule": -1, "out_round": -1}
+        return {"points": 0.0, "out_rule": -1, "out_round": -1, "physics_error": 0}
 
     def _end_infos(self) -> dict[str, dict[str, Any]]:
         s = self.game.state
@@ -301,7 +324,7 @@ class raw_env(TurnBasedAECEnv):
             "game": copy.deepcopy(self.game.state),
             "rng": copy.deepcopy(self.np_random.bit_generator.state),
             "env": copy.deepcopy((self.rewards, self._cumulative_rewards, self.terminations, self.truncations, self.infos,
-                                  self.agents, self.agent_selection, self._plies_taken)),
+                                  self.agents, self.agent_selection, self._plies_taken, self.physics_error)),
         }
 
     def restore(self, snapshot: dict[str, Any]) -> None:
@@ -313,7 +336,7 @@ class raw_env(TurnBasedAECEnv):
         self.game.state = copy.deepcopy(snapshot["game"])
         self.np_random.bit_generator.state = copy.deepcopy(snapshot["rng"])
         (self.rewards, self._cumulative_rewards, self.terminations, self.truncations, self.infos, self.agents,
-         self.agent_selection, self._plies_taken) = copy.deepcopy(snapshot["env"])
+         self.agent_selection, self._plies_taken, self.physics_error) = copy.deepcopy(snapshot["env"])
         self._mask = self._legal_mask()
 
     def __getstate__(self) -> dict[str, Any]:

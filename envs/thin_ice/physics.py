@@ -283,7 +283,15 @@ class PilePhysics:
             raise PhysicsError("a piece left the world (more than 2 m away); the simulation went unstable")
 
     def settle(self) -> Outcome:
-        """Step until every piece in play is still (or the cap), checking the rules every step."""
+        """Step until every piece in play is still (or the cap), checking the rules every step;
+        then the derived data (positions, contacts) is brought up to the final state."""
+        outcome = self._settle()
+        # mj_step leaves positions and contacts of the state *before* its last integration;
+        # observations read them, so recompute them from the state (as a restored pile has them).
+        self._mujoco.mj_forward(self.model, self.data)
+        return outcome
+
+    def _settle(self) -> Outcome:
         mujoco = self._mujoco
         config = self.config
         cap = int(round(config.settle_cap_seconds / config.timestep))
@@ -321,6 +329,7 @@ class PilePhysics:
         """Lower a piece of ``size`` above ``point`` until first contact, lift 1 mm, release, settle."""
         if piece is None:
             piece = self.free_piece(size)
+        self._start_action()
         rotation = orientation_matrix(size, orientation)
         offset = np.zeros(3)
         if rng is not None and self.config.tremor_tilt_degrees > 0:
@@ -365,6 +374,7 @@ class PilePhysics:
 
     def release(self, pieces: list[tuple[int, NDArray[np.float64], NDArray[np.float64]]]) -> Outcome:
         """Test helper: put pieces at exact poses ``(piece, position, rotation matrix)`` at rest, then settle."""
+        self._start_action()
         for piece, position, rotation in pieces:
             self._activate(piece, True)
             self._set_pose(piece, np.asarray(position, dtype=float), matrix_to_quaternion(np.asarray(rotation, dtype=float)))
@@ -375,6 +385,7 @@ class PilePhysics:
         """Take ``piece`` out of the pile (it is parked); the rest may fall."""
         if not self.in_play[piece]:
             raise ValueError(f"piece {piece} is not in the pile")
+        self._start_action()
         self._activate(piece, False)
         self._set_pose(piece, np.array(_parking_spot(piece)), np.array([1.0, 0.0, 0.0, 0.0]))
         self._mujoco.mj_forward(self.model, self.data)
@@ -382,15 +393,18 @@ class PilePhysics:
 
     # ---- snapshots --------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
+        """The pile's full integration state (read only: the live pile is not touched)."""
         mujoco = self._mujoco
         spec = mujoco.mjtState.mjSTATE_INTEGRATION
         state = np.empty(mujoco.mj_stateSize(self.model, spec))
         mujoco.mj_getState(self.model, self.data, state, spec)
-        snapshot = {"state": state, "in_play": self.in_play.copy()}
-        # Derived data (accelerations, contacts) is not part of the saved state; recompute it
-        # now so that continuing from here and continuing from a restore are bit-identical.
-        self.restore(snapshot)
-        return snapshot
+        return {"state": state, "in_play": self.in_play.copy()}
+
+    def _start_action(self) -> None:
+        """Every action starts from the saved state alone, exactly as a restored pile does:
+        derived data (accelerations, contacts, solver buffers) left by the last step never
+        reaches the next one, so taking snapshots, pickling or copying anywhere changes nothing."""
+        self.restore(self.snapshot())
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         mujoco = self._mujoco
