@@ -283,7 +283,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
         state["snapshots"] = [p for p in state.get("snapshots", []) if Path(p).exists()]
     vec_env = make_vec_env(config, state["snapshots"], seed + state["timesteps"])
     if resume:
-        model = MaskablePPO.load(run_dir / "checkpoints" / model_name, env=vec_env, device="cpu",
+        model = MaskablePPO.load(run_dir / "checkpoints" / model_name, env=vec_env, device=config["device"],
                                  tensorboard_log=str(run_dir / "tb"))
         print(f"resuming {run_dir} at {model.num_timesteps} timesteps (seed {seed})")
     else:
@@ -291,7 +291,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
         model = MaskablePPO(
             policy, vec_env, learning_rate=config["learning_rate"], n_steps=config["n_steps"], batch_size=config["batch_size"],
             n_epochs=config["n_epochs"], gamma=config["gamma"], gae_lambda=config["gae_lambda"], ent_coef=config["ent_coef"],
-            clip_range=config["clip_range"], policy_kwargs=policy_kwargs, seed=seed, device="cpu",
+            clip_range=config["clip_range"], policy_kwargs=policy_kwargs, seed=seed, device=config["device"],
             tensorboard_log=str(run_dir / "tb"), verbose=0,
         )
     if config.get("bc_games", 0) > 0 and state.get("bc_epochs_done", 0) < config["bc_epochs"] and model.num_timesteps == 0:
@@ -348,6 +348,8 @@ def check_config(config: dict[str, Any]) -> None:
         least = 1 if key in POSITIVE_KEYS else 0
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise ValueError(f"{key} must be a whole number >= {least}, got {value!r}")
+    if config["device"] not in ("cpu", "cuda", "auto"):
+        raise ValueError(f"device must be cpu, cuda or auto, got {config['device']!r}")
     if config["vec_env"] not in ("dummy", "subproc"):
         raise ValueError(f"vec_env must be dummy or subproc, got {config['vec_env']!r}")
     if config["policy"] not in ("board", "mlp"):

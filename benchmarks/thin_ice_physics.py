@@ -15,7 +15,6 @@ import argparse
 import cProfile
 import json
 import pstats
-import resource
 import subprocess
 import sys
 import time

@@ -79,49 +79,11 @@ from numpy.typing import NDArray
 
 from polarzoo.envs._common.aec import TurnBasedAECEnv, turn_based_parallel, check_choice, default_wrappers
 from polarzoo.envs.thin_ice import rules
-from polarzoo.envs.thin_ice.physics import NUM_ORIENTATIONS, ORIENTATIONS, PhysicsConfig, PhysicsError, PilePhysics
+from polarzoo.envs.thin_ice.physics import NUM_ORIENTATIONS, ORIENTATIONS, MuJoCoPiles, PhysicsConfig, PhysicsError
 
 SLOT_FEATURES = 12
 PLAYER_FEATURES = rules.MAX_SLOTS * SLOT_FEATURES + 2
 POSITION_SCALE = 0.25
-
-
-class MuJoCoPiles:
-    """The physics backend of the game layer: one :class:`PilePhysics` per player."""
-
-    def __init__(self, num_players: int, config: PhysicsConfig, grid: int, pitch: float) -> None:
-        self.config = config
-        self.grid = grid
-        self.pitch = pitch
-        self.piles = [PilePhysics(config) for _ in range(num_players)]
-        self.slot_piece: list[list[int]] = [[] for _ in range(num_players)]
-        self.placements = 0
-        self.last_steps = 0
-
-    def target_point(self, target: int) -> tuple[tuple[float, float], int]:
-        cell, orientation = divmod(target, NUM_ORIENTATIONS)
-        row, col = divmod(cell, self.grid)
-        centre = (self.grid - 1) / 2
-        return ((col - centre) * self.pitch, (row - centre) * self.pitch), orientation
-
-    def place(self, player: int, size: int, target: int, piece_slot: int | None, rng: np.random.Generator | None) -> str | None:
-        pile = self.piles[player]
-        slots = self.slot_piece[player]
-        if piece_slot is not None and piece_slot < len(slots):
-            piece = slots[piece_slot]
-        else:
-            piece = pile.free_piece(size)
-            slots.append(piece)
-        point, orientation = self.target_point(target)
-        outcome = pile.place(size, point, orientation, rng, piece=piece)
-        self.placements += 1
-        self.last_steps = outcome.steps
-        return outcome.eliminated
-
-    def pick_up(self, player: int, piece_slot: int) -> str | None:
-        outcome = self.piles[player].pick_up(self.slot_piece[player][piece_slot])
-        self.last_steps = outcome.steps
-        return outcome.eliminated
 
 
 #: ``infos[agent]["out_rule"]`` is the index of the rule that put the pile out in this string
@@ -252,7 +214,7 @@ class raw_env(TurnBasedAECEnv):
             size, target = divmod(action - game.place_base, self.num_targets)
             cell, orientation = divmod(target, NUM_ORIENTATIONS)
             row, col = divmod(cell, self.grid)
-            return f"place {'SML'[size]} {chr(ord('a') + col)}{row + 1} {ORIENTATIONS[orientation]}"
+            return f"place {rules.SIZE_LETTERS[size]} {chr(ord('a') + col)}{row + 1} {ORIENTATIONS[orientation]}"
         if action < game.done_action:
             return f"pickup {action - game.pick_base}"
         return "done"

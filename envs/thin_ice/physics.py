@@ -21,13 +21,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from polarzoo.envs.thin_ice.rules import PIECES_PER_SIZE, SIZE_NAMES
+
 # ------------------------------------------------------------------------------ piece geometry
-SIZE_NAMES = ("S", "M", "L")
 BASE = (0.01429, 0.01984, 0.02540)  # metres, Looney Labs' published sizes
 HEIGHT = (0.02540, 0.03493, 0.04445)
 WALL = 0.0015
 DENSITY = 1050.0
-PIECES_PER_SIZE = 5
 NUM_PIECES = 3 * PIECES_PER_SIZE
 #: piece index -> size index (0 = S, 1 = M, 2 = L): S0..S4, M0..M4, L0..L4.
 PIECE_SIZE = np.repeat(np.arange(3), PIECES_PER_SIZE)
@@ -457,3 +457,44 @@ def matrix_to_quaternion(matrix: NDArray[np.float64]) -> NDArray[np.float64]:
     quaternion = np.empty(4)
     mujoco.mju_mat2Quat(quaternion, np.ascontiguousarray(matrix, dtype=float).ravel())
     return quaternion
+
+
+# ------------------------------------------------------------------------------ the game's backend
+class MuJoCoPiles:
+    """The physics backend of the game layer (:class:`polarzoo.envs.thin_ice.rules.PhysicsBackend`):
+    one :class:`PilePhysics` per player; targets are ``6 * cell + orientation`` on a ``grid x
+    grid`` lattice of ``pitch`` metres.  An action goes env -> rules -> this -> MuJoCo."""
+
+    def __init__(self, num_players: int, config: PhysicsConfig, grid: int, pitch: float) -> None:
+        self.config = config
+        self.grid = grid
+        self.pitch = pitch
+        self.piles = [PilePhysics(config) for _ in range(num_players)]
+        self.slot_piece: list[list[int]] = [[] for _ in range(num_players)]
+        self.placements = 0
+        self.last_steps = 0
+
+    def target_point(self, target: int) -> tuple[tuple[float, float], int]:
+        cell, orientation = divmod(target, NUM_ORIENTATIONS)
+        row, col = divmod(cell, self.grid)
+        centre = (self.grid - 1) / 2
+        return ((col - centre) * self.pitch, (row - centre) * self.pitch), orientation
+
+    def place(self, player: int, size: int, target: int, piece_slot: int | None, rng: np.random.Generator | None) -> str | None:
+        pile = self.piles[player]
+        slots = self.slot_piece[player]
+        if piece_slot is not None and piece_slot < len(slots):
+            piece = slots[piece_slot]
+        else:
+            piece = pile.free_piece(size)
+            slots.append(piece)
+        point, orientation = self.target_point(target)
+        outcome = pile.place(size, point, orientation, rng, piece=piece)
+        self.placements += 1
+        self.last_steps = outcome.steps
+        return outcome.eliminated
+
+    def pick_up(self, player: int, piece_slot: int) -> str | None:
+        outcome = self.piles[player].pick_up(self.slot_piece[player][piece_slot])
+        self.last_steps = outcome.steps
+        return outcome.eliminated

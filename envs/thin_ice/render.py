@@ -9,6 +9,7 @@ from numpy.typing import NDArray
 
 from polarzoo.envs.thin_ice import rules
 from polarzoo.envs.thin_ice.physics import PIECE_SIZE
+from polarzoo.envs.thin_ice.rules import SIZE_LETTERS
 
 SIZE_COLOURS = {0: (0.95, 0.85, 0.2, 1.0), 1: (0.95, 0.5, 0.1, 1.0), 2: (0.8, 0.15, 0.15, 1.0)}  # S yellow, M orange, L red
 
@@ -28,7 +29,7 @@ def render_ansi(env: Any) -> str:
     call = rules.CALLS[s.current_call] if s.current_call >= 0 else "-"
     head = f"Thin Ice, {env.num_players} players: phase {phase}, call {call}, supply S/M/L {s.supply.tolist()}"
     if s.phase == rules.ADD:
-        pending = "".join("SML"[x] for x in s.pending) or "-"
+        pending = "".join(SIZE_LETTERS[x] for x in s.pending) or "-"
         head += f"; player_{s.adder} adds (pending {pending}, in hand {'slot ' + str(s.in_hand) if s.in_hand >= 0 else '-'})"
     elif s.phase == rules.CALL:
         head += f"; player_{s.caller} calls"
@@ -44,11 +45,11 @@ def render_ansi(env: Any) -> str:
         positions, axes = pile.positions(), pile.axes()
         for slot, piece in enumerate(env.piles.slot_piece[player]):
             if not s.slot_in_pile[player][slot]:
-                lines.append(f"  {slot:>4} {'SML'[PIECE_SIZE[piece]]:>4}  (in hand)")
+                lines.append(f"  {slot:>4} {SIZE_LETTERS[PIECE_SIZE[piece]]:>4}  (in hand)")
                 continue
             x, y, z = positions[piece] * 1000
             lines.append(
-                f"  {slot:>4} {'SML'[PIECE_SIZE[piece]]:>4} {x:6.1f} {y:6.1f} {z:6.1f}  {_orientation_word(axes[piece]):<11} "
+                f"  {slot:>4} {SIZE_LETTERS[PIECE_SIZE[piece]]:>4} {x:6.1f} {y:6.1f} {z:6.1f}  {_orientation_word(axes[piece]):<11} "
                 f"{'yes' if contacts.on_table[piece] else 'no'}"
             )
     return "\n".join(lines) + "\n"

@@ -14,6 +14,9 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+#: Piece sizes, index 0 S, 1 M, 2 L (one letter each: ``SIZE_LETTERS[size]``).
+SIZE_LETTERS = "SML"
+SIZE_NAMES = tuple(SIZE_LETTERS)
 CALLS = ("S", "M", "L", "SS", "MM", "LL", "SM", "SL", "ML")
 CALL_SIZES: tuple[tuple[int, ...], ...] = ((0,), (1,), (2,), (0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
 NUM_CALLS = len(CALLS)
@@ -90,7 +93,7 @@ class ThinIceGame:
             return f"call {CALLS[action]}"
         if action < self.pick_base:
             size, target = divmod(action - self.place_base, self.num_targets)
-            return f"place {'SML'[size]} at target {target}"
+            return f"place {SIZE_LETTERS[size]} at target {target}"
         if action < self.done_action:
             return f"pick up slot {action - self.pick_base}"
         return "done"
@@ -132,9 +135,9 @@ class ThinIceGame:
         elif action < NUM_CALLS:
             why = "it is the adding phase: calls are not legal now"
         elif s.in_hand >= 0:
-            why = f"the piece in hand (slot {s.in_hand}, size {'SML'[s.slot_sizes[s.adder][s.in_hand]]}) must be placed first"
+            why = f"the piece in hand (slot {s.in_hand}, size {SIZE_LETTERS[s.slot_sizes[s.adder][s.in_hand]]}) must be placed first"
         elif action < self.pick_base:
-            why = f"no pending piece of that size (pending: {''.join('SML'[x] for x in s.pending) or 'none'})"
+            why = f"no pending piece of that size (pending: {''.join(SIZE_LETTERS[x] for x in s.pending) or 'none'})"
         elif action < self.done_action:
             slot = action - self.pick_base
             if s.rearrangements >= s.max_rearrangements:
@@ -142,7 +145,7 @@ class ThinIceGame:
             else:
                 why = f"slot {slot} holds no piece in the pile"
         else:
-            why = f"pieces are still pending ({''.join('SML'[x] for x in s.pending)})"
+            why = f"pieces are still pending ({''.join(SIZE_LETTERS[x] for x in s.pending)})"
         return f"illegal action {action} ({what}) for {who}: {why}"
 
     # ---- transitions ------------------------------------------------------------------------
