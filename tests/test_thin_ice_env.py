@@ -113,3 +113,19 @@ def test_heuristic_look_ahead_restores_the_game_when_physics_fails(monkeypatch: 
     assert env.legal_action_mask()[action]
     assert env.physics_error is None and not any(env.truncations.values())
     assert np.array_equal(env.observe(env.agent_selection)["observation"], observation)
+
+
+def test_picture_top_rows_are_plain_background() -> None:
+    """Only the table and the pieces in play are drawn: no parked pieces, no shadow-map slivers
+    on the far table along the top edge of any panel."""
+    env = thin_ice_v0.raw_env(num_players=3, render_mode="rgb_array")
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(14):
+        env.step(int(rng.choice(np.flatnonzero(env.legal_action_mask()))))
+    frame = env.render()
+    width = frame.shape[1] // 3
+    for panel in range(3):
+        top = frame[8:40, panel * width + 8:(panel + 1) * width - 8]  # inside a possible red frame
+        assert len(np.unique(top.reshape(-1, 3), axis=0)) == 1, f"panel {panel} has stray pixels along its top"
+    env.close()

@@ -55,12 +55,19 @@ def render_ansi(env: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
+_HIDDEN_GROUP = 5  # MuJoCo's last geom group
+
+
 class PileRenderer:
     """Offscreen MuJoCo rendering, one view per pile, side by side."""
 
     def __init__(self, width: int = 320, height: int = 320) -> None:
+        import mujoco
+
         self.width, self.height = width, height
         self._renderers: dict[int, Any] = {}
+        self._options = mujoco.MjvOption()
+        self._options.geomgroup[_HIDDEN_GROUP] = 0
 
     def _renderer_for(self, pile: Any) -> Any:
         import mujoco
@@ -87,8 +94,10 @@ class PileRenderer:
         s = env.game.state
         for player, pile in enumerate(env.piles.piles):
             renderer = self._renderer_for(pile)
-            for piece, geoms in enumerate(pile.piece_geoms):  # parked pieces are invisible
-                pile.model.geom_rgba[geoms, 3] = 1.0 if pile.in_play[piece] else 0.0
+            # Parked pieces go to a geom group the scene leaves out (a zero alpha alone still
+            # drew their edges along the top of the picture); groups only affect drawing.
+            for piece, geoms in enumerate(pile.piece_geoms):
+                pile.model.geom_group[geoms] = 0 if pile.in_play[piece] else _HIDDEN_GROUP
             camera = mujoco.MjvCamera()
             in_play = pile.in_play
             centre = pile.positions()[in_play].mean(axis=0) if in_play.any() else np.zeros(3)
@@ -96,7 +105,9 @@ class PileRenderer:
             camera.distance = 0.2
             camera.azimuth = 135.0
             camera.elevation = -30.0
-            renderer.update_scene(pile.data, camera)
+            renderer.update_scene(pile.data, camera, scene_option=self._options)
+            # The shadow map drew dark slivers on the far table along the top of each panel.
+            renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = False
             frame = renderer.render().copy()
             if s.out_round[player] >= 0:  # eliminated: darken and frame in red
                 frame = (frame * 0.5).astype(np.uint8)
