@@ -1,17 +1,128 @@
-"""Thin Ice env: snapshots never change the live game; physics failures roll back and truncate."""
+"""Thin Ice AEC env: PettingZoo conformance, determinism, bad input, pickling, rendering, golden
+playthrough; snapshots never change the live game; physics failures roll back and truncate."""
 
 from __future__ import annotations
 
 import copy
 import hashlib
 import pickle
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+from pettingzoo.test import api_test, render_test, seed_test
 
 from polarzoo.baselines.agents import ThinIceHeuristic
 from polarzoo.envs import thin_ice_v0
+from polarzoo.envs.thin_ice import rules
 from polarzoo.envs.thin_ice.physics import PhysicsError, PilePhysics
+
+from tests.helpers import check_playthrough, fast_render_fn
+
+
+# ---------------------------------------------------------------------------- AEC env
+def small_env(**kwargs):  # noqa: ANN003, ANN201
+    return thin_ice_v0.env(grid=3, **kwargs)
+
+
+def test_api_and_seed() -> None:
+    api_test(small_env(), num_cycles=12)
+    seed_test(lambda: small_env(num_players=3), num_cycles=8)
+
+
+def _observation_digest(seed: int, steps: int) -> str:
+    env = thin_ice_v0.raw_env(num_players=2, grid=3)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    digest = hashlib.sha256()
+    for _ in range(steps):
+        if all(env.terminations.values()):
+            break
+        env.step(int(rng.choice(np.flatnonzero(env.legal_action_mask()))))
+        digest.update(env.observe(env.agent_selection)["observation"].tobytes())
+    return digest.hexdigest()
+
+
+def test_determinism_in_two_envs_and_two_processes() -> None:
+    here = _observation_digest(5, 12)
+    assert here == _observation_digest(5, 12)
+    code = "from tests.test_thin_ice_env import _observation_digest; print(_observation_digest(5, 12))"
+    root = Path(__file__).resolve().parents[1]
+    other = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert other.returncode == 0, other.stderr
+    assert other.stdout.strip() == here
+
+
+@pytest.mark.parametrize("num_players", [2, 4])
+def test_seeded_game_plays_to_the_end(num_players: int) -> None:
+    env = thin_ice_v0.raw_env(num_players=num_players, grid=3)
+    env.reset(seed=num_players)
+    assert env.observation_space("player_0")["observation"].shape == (183 * num_players + 22,)  # as documented
+    assert env.num_actions == 9 + 3 * 3 * 3 * 6 + 16
+    rng = np.random.default_rng(num_players)
+    while not all(env.terminations.values()):
+        env.step(int(rng.choice(np.flatnonzero(env.legal_action_mask()))))
+    points = sorted(env.infos[a]["points"] for a in env.possible_agents)
+    assert sum(points) == pytest.approx(num_players * (num_players + 1) / 2)
+    assert min(env._cumulative_rewards.values()) >= -1 and max(env._cumulative_rewards.values()) <= 1
+
+
+def test_bad_input() -> None:
+    env = thin_ice_v0.raw_env(grid=3)
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="calling phase"):
+        env.step(env.game.done_action)
+    with pytest.raises(TypeError):
+        env.step("S")
+    env.step(0)  # call S
+    with pytest.raises(ValueError, match="adding phase"):
+        env.step(1)
+    with pytest.raises(ValueError, match="still pending"):
+        env.step(env.game.done_action)
+    for kwargs, match in (({"num_players": 7}, "num_players must be one of 2..6"), ({"grid": 0}, "grid"),
+                          ({"pitch_mm": 100}, "pitch_mm"), ({"table_friction": 9.0}, "table_friction"),
+                          ({"tremor_mm": 50}, "tremor_mm"), ({"max_rearrangements": -1}, "max_rearrangements")):
+        with pytest.raises(ValueError, match=match):
+            thin_ice_v0.raw_env(**kwargs)
+
+
+def test_pickle_deepcopy_and_snapshot() -> None:
+    env = thin_ice_v0.raw_env(grid=3)
+    env.reset(seed=2)
+    for action in (rules.CALLS.index("LL"), env.game.place_base + 2 * env.num_targets):
+        env.step(action)
+    saved = env.snapshot()
+    for clone in (copy.deepcopy(env), pickle.loads(pickle.dumps(env))):
+        assert np.array_equal(clone.observe("player_1")["observation"], env.observe("player_1")["observation"])
+        action = env.game.place_base + 2 * env.num_targets + 6
+        clone.step(action)
+        env.step(action)
+        assert np.array_equal(clone.observe("player_1")["observation"], env.observe("player_1")["observation"])
+        env.restore(saved)
+
+
+def test_render_ansi_and_rgb() -> None:
+    env = thin_ice_v0.raw_env(grid=3, render_mode="ansi")
+    env.reset(seed=0)
+    env.step(0)
+    env.step(env.game.place_base)
+    text = env.render()
+    assert "player_0 [in]" in text
+    assert any(word in text for word in ("upright", "lying", "inverted")), text
+    pytest.importorskip("mujoco")
+    rgb = thin_ice_v0.raw_env(grid=3, num_players=3, render_mode="rgb_array")
+    rgb.reset(seed=0)
+    rgb.step(0)
+    rgb.step(rgb.game.place_base)
+    frame = rgb.render()
+    assert frame.dtype == np.uint8 and frame.shape == (320, 960, 3) and frame.std() > 5
+    rgb.close()
+
+
+def test_pettingzoo_render_test() -> None:
+    render_test(fast_render_fn(thin_ice_v0.env, grid=3))
 
 
 def _play(seed: int, players: int, snapshot_rate: float, plies: int = 40) -> str:
@@ -129,3 +240,28 @@ def test_picture_top_rows_are_plain_background() -> None:
         top = frame[8:40, panel * width + 8:(panel + 1) * width - 8]  # inside a possible red frame
         assert len(np.unique(top.reshape(-1, 3), axis=0)) == 1, f"panel {panel} has stray pixels along its top"
     env.close()
+
+
+def test_golden_playthrough() -> None:
+    """A seeded 3-player game of random legal actions, written as the rules see it (actions in
+    notation, phase, who is out by which rule, points): a change in the rules, the notation or
+    the physics' verdicts shows up as a diff."""
+    env = thin_ice_v0.env(num_players=3, grid=3)
+    env.reset(seed=42)
+    rng = np.random.default_rng(42)
+    base = env.unwrapped
+    lines = ["# thin_ice_v0 num_players=3 grid=3 seed=42"]
+    for step, agent in enumerate(env.agent_iter(max_iter=400)):
+        observation, reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            lines.append(f"{agent}: final reward {reward:+.3f} points {info['points']:.2f} out_rule {info['out_rule']}")
+            env.step(None)
+            continue
+        action = int(rng.choice(np.flatnonzero(observation["action_mask"])))
+        text = base.action_to_notation(action)
+        env.step(action)
+        state = base.game.state
+        outs = " ".join(f"{rule or '-'}{r if r >= 0 else ''}" for rule, r in zip(state.out_rule, state.out_round))
+        lines.append(f"step {step}: {agent} {text} | {rules.PHASE_NAMES[state.phase]} | out {outs}")
+    lines.append(f"result {base.result()}")
+    check_playthrough("thin_ice_v0", "\n".join(lines) + "\n")

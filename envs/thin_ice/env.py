@@ -310,14 +310,14 @@ class raw_env(TurnBasedAECEnv):
     def _render_ansi(self) -> str:
         from polarzoo.envs.thin_ice.render import render_ansi
 
-        return render_ansi(self)
+        return render_ansi(self.game.state, self.piles)
 
     def _render_rgb(self) -> NDArray[np.uint8]:
         from polarzoo.envs.thin_ice.render import PileRenderer
 
         if self._renderer is None:
             self._renderer = PileRenderer()
-        return self._renderer.render(self)
+        return self._renderer.render(self.game.state, self.piles)
 
     def close(self) -> None:
         if self._renderer is not None:

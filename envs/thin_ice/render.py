@@ -22,20 +22,23 @@ def _orientation_word(axis: NDArray[np.float64]) -> str:
     return "lying" if abs(axis[2]) < 0.5 else "tilted"
 
 
-def render_ansi(env: Any) -> str:
-    s = env.game.state
+def render_ansi(state: rules.ThinIceState, piles: Any) -> str:
+    """The game ``state`` and each player's pile in ``piles`` (the physics backend,
+    :class:`~polarzoo.envs.thin_ice.physics.MuJoCoPiles`) as text."""
+    s = state
+    num_players = len(piles.piles)
     lines = []
     phase = rules.PHASE_NAMES[s.phase]
     call = rules.CALLS[s.current_call] if s.current_call >= 0 else "-"
-    head = f"Thin Ice, {env.num_players} players: phase {phase}, call {call}, supply S/M/L {s.supply.tolist()}"
+    head = f"Thin Ice, {num_players} players: phase {phase}, call {call}, supply S/M/L {s.supply.tolist()}"
     if s.phase == rules.ADD:
         pending = "".join(SIZE_LETTERS[x] for x in s.pending) or "-"
         head += f"; player_{s.adder} adds (pending {pending}, in hand {'slot ' + str(s.in_hand) if s.in_hand >= 0 else '-'})"
     elif s.phase == rules.CALL:
         head += f"; player_{s.caller} calls"
     lines.append(head)
-    for player in range(env.num_players):
-        pile = env.piles.piles[player]
+    for player in range(num_players):
+        pile = piles.piles[player]
         contacts = pile.contacts()
         status = f"OUT ({s.out_rule[player]})" if s.out_round[player] >= 0 else "in"
         if s.phase == rules.OVER:
@@ -43,7 +46,7 @@ def render_ansi(env: Any) -> str:
         lines.append(f"player_{player} [{status}]")
         lines.append("  slot size  x mm   y mm   z mm  orientation table")
         positions, axes = pile.positions(), pile.axes()
-        for slot, piece in enumerate(env.piles.slot_piece[player]):
+        for slot, piece in enumerate(piles.slot_piece[player]):
             if not s.slot_in_pile[player][slot]:
                 lines.append(f"  {slot:>4} {SIZE_LETTERS[PIECE_SIZE[piece]]:>4}  (in hand)")
                 continue
@@ -87,12 +90,14 @@ class PileRenderer:
                 ) from error
         return self._renderers[key]
 
-    def render(self, env: Any) -> NDArray[np.uint8]:
+    def render(self, state: rules.ThinIceState, piles: Any) -> NDArray[np.uint8]:
+        """One panel per player's pile in ``piles``, side by side; ``state`` marks who is out
+        (darkened, red frame) and whose turn it is (green bar)."""
         import mujoco
 
         frames = []
-        s = env.game.state
-        for player, pile in enumerate(env.piles.piles):
+        s = state
+        for player, pile in enumerate(piles.piles):
             renderer = self._renderer_for(pile)
             # Parked pieces go to a geom group the scene leaves out (a zero alpha alone still
             # drew their edges along the top of the picture); groups only affect drawing.

@@ -1,0 +1,85 @@
+"""Thin Ice game layer (rules.py) with stub physics: calls, turn order, masks, points, the end."""
+
+from __future__ import annotations
+
+from polarzoo.envs.thin_ice import rules
+
+
+# ---------------------------------------------------------------------------- game layer (stub physics)
+class ScriptedPhysics:
+    """Reports the scripted rule for (player, n-th physical action of that player)."""
+
+    def __init__(self, script: dict[tuple[int, int], str] | None = None) -> None:
+        self.script = script or {}
+        self.count: dict[int, int] = {}
+
+    def _next(self, player: int) -> str | None:
+        self.count[player] = self.count.get(player, 0) + 1
+        return self.script.get((player, self.count[player]))
+
+    def place(self, player, size, target, piece_slot, rng):  # noqa: ANN001, ANN201
+        return self._next(player)
+
+    def pick_up(self, player, piece_slot):  # noqa: ANN001, ANN201
+        return self._next(player)
+
+
+def _play_round(game: rules.ThinIceGame, call: int) -> None:
+    """The caller calls; every adder places its pending pieces at target 0 and says DONE."""
+    game.apply(call, None)
+    while game.state.phase == rules.ADD:
+        s = game.state
+        if s.pending:
+            game.apply(game.place_base + s.pending[0] * game.num_targets, None)
+        else:
+            game.apply(game.done_action, None)
+
+
+def test_calling_turn_tie_break_and_points_for_three_players() -> None:
+    # Round 1: player_0 calls S, nobody falls.  Round 2: player_1 calls S; player_1 and player_2
+    # both crash.  player_1 called more recently, so it scores lower.
+    game = rules.ThinIceGame(3, ScriptedPhysics({(1, 2): "T", (2, 2): "N"}), num_targets=6)
+    _play_round(game, 0)
+    assert game.state.caller == 1 and game.state.phase == rules.CALL
+    _play_round(game, 0)
+    s = game.state
+    assert s.phase == rules.OVER and s.out_rule == ["", "T", "N"]
+    assert s.points == [3.0, 1.0, 2.0]
+    assert game.rewards().tolist() == [1.0, -1.0, 0.0]
+
+
+def test_points_ties_and_survivors_share() -> None:
+    assert rules.final_points([-1, -1, -1], [-1, -1, -1]) == [2.0, 2.0, 2.0]
+    assert rules.final_points([0, -1, -1, 0], [0, -1, -1, -1]) == [1.0, 3.5, 3.5, 2.0]
+
+
+def test_supply_running_out_ends_the_game() -> None:
+    game = rules.ThinIceGame(2, ScriptedPhysics(), num_targets=6)
+    for call in ("LL", "LL", "L", "MM", "MM", "M", "SS", "SS"):
+        assert game.state.phase == rules.CALL
+        _play_round(game, rules.CALLS.index(call))
+    assert game.state.legal_calls() == [0]  # one S left
+    _play_round(game, 0)
+    assert game.state.phase == rules.OVER and game.state.supply.tolist() == [0, 0, 0]
+    assert game.state.points == [1.5, 1.5] and game.rewards().tolist() == [0.0, 0.0]
+
+
+def test_masks_by_phase_and_rearrangement_rules() -> None:
+    game = rules.ThinIceGame(2, ScriptedPhysics(), num_targets=6, max_rearrangements=1)
+    mask = game.legal_action_mask()
+    assert mask[:9].all() and not mask[9:].any()
+    game.apply(rules.CALLS.index("SM"), None)
+    mask = game.legal_action_mask()
+    places = mask[game.place_base : game.pick_base].reshape(3, 6)
+    assert places[0].all() and places[1].all() and not places[2].any() and not mask[game.done_action]
+    game.apply(game.place_base, None)  # S
+    game.apply(game.place_base + 6, None)  # M
+    mask = game.legal_action_mask()
+    assert mask[game.done_action] and mask[game.pick_base] and mask[game.pick_base + 1] and not mask[game.pick_base + 2]
+    game.apply(game.pick_base + 1, None)  # pick the M up: it must be placed before anything else
+    mask = game.legal_action_mask()
+    assert mask[game.place_base + 6 : game.place_base + 12].all() and mask.sum() == 6
+    assert "must be placed first" in game.explain_illegal(game.done_action)
+    game.apply(game.place_base + 6, None)
+    assert not game.legal_action_mask()[game.pick_base]  # max_rearrangements=1 used up
+    assert "no rearrangements left" in game.explain_illegal(game.pick_base)
