@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from polarzoo.envs.thin_ice import rules
 
 
@@ -83,3 +85,34 @@ def test_masks_by_phase_and_rearrangement_rules() -> None:
     game.apply(game.place_base + 6, None)
     assert not game.legal_action_mask()[game.pick_base]  # max_rearrangements=1 used up
     assert "no rearrangements left" in game.explain_illegal(game.pick_base)
+
+
+def test_notation_both_ways_for_every_action() -> None:
+    for grid in (1, 3, 7):
+        layout = rules.ActionLayout(grid)
+        for action in range(layout.num_actions):
+            text = rules.action_to_notation(action, layout)
+            assert rules.notation_to_action(text, layout) == action
+            assert rules.notation_to_action(f"  {text.upper()} ", layout) == action
+    layout = rules.ActionLayout(3)
+    assert rules.action_to_notation(rules.CALLS.index("SM"), layout) == "call SM"
+    assert rules.notation_to_action("place M c2 upright", layout) == layout.place_base + layout.num_targets + (3 + 2) * 6
+    for bad in ("place M d1 upright", "place X a1 upright", "pickup 15", "call SSS", "jump"):
+        with pytest.raises(ValueError, match="is not a Thin Ice move"):
+            rules.notation_to_action(bad, layout)
+
+
+def test_rules_functions_on_the_state() -> None:
+    """The state + functions shape: mask, apply, explain and returns work on a plain state."""
+    state = rules.initial_state(2)
+    layout = rules.ActionLayout(3)
+    mask = rules.legal_action_mask(state, layout)
+    assert mask[: rules.NUM_CALLS].all() and not mask[rules.NUM_CALLS:].any()
+    assert "calling phase" in rules.explain_illegal(state, layout.done_action, layout)
+    rules.apply_inplace(state, rules.CALLS.index("L"), layout, ScriptedPhysics(), None)
+    assert state.phase == rules.ADD and state.pending == [2] and state.supply.tolist() == [5, 5, 4]
+    place_large = layout.place_base + 2 * layout.num_targets
+    assert rules.legal_action_mask(state, layout)[place_large] and not rules.legal_action_mask(state, layout)[layout.done_action]
+    rules.apply_inplace(state, place_large, layout, ScriptedPhysics(), None)
+    assert state.pending == [] and state.slot_in_pile[0] == [True]
+    assert rules.legal_action_mask(state, layout)[layout.done_action]

@@ -79,7 +79,7 @@ from numpy.typing import NDArray
 
 from polarzoo.envs._common.aec import TurnBasedAECEnv, turn_based_parallel, check_choice, default_wrappers
 from polarzoo.envs.thin_ice import rules
-from polarzoo.envs.thin_ice.physics import NUM_ORIENTATIONS, ORIENTATIONS, MuJoCoPiles, PhysicsConfig, PhysicsError
+from polarzoo.envs.thin_ice.physics import NUM_ORIENTATIONS, MuJoCoPiles, PhysicsConfig, PhysicsError
 
 SLOT_FEATURES = 12
 PLAYER_FEATURES = rules.MAX_SLOTS * SLOT_FEATURES + 2
@@ -206,36 +206,13 @@ class raw_env(TurnBasedAECEnv):
 
     def action_to_notation(self, action: int) -> str:
         """``"call SM"``, ``"place M c2 upright"`` (size, grid cell: column letter a.. and row
-        1.., orientation), ``"pickup 3"`` (slot) or ``"done"``; :meth:`notation_to_action` reads it back."""
-        game = self.game
-        if action < rules.NUM_CALLS:
-            return f"call {rules.CALLS[action]}"
-        if action < game.pick_base:
-            size, target = divmod(action - game.place_base, self.num_targets)
-            cell, orientation = divmod(target, NUM_ORIENTATIONS)
-            row, col = divmod(cell, self.grid)
-            return f"place {rules.SIZE_LETTERS[size]} {chr(ord('a') + col)}{row + 1} {ORIENTATIONS[orientation]}"
-        if action < game.done_action:
-            return f"pickup {action - game.pick_base}"
-        return "done"
+        1.., orientation), ``"pickup 3"`` (slot) or ``"done"``; :meth:`notation_to_action` reads it
+        back (both are :mod:`rules` functions of the grid's action layout)."""
+        return rules.action_to_notation(action, self.game.layout)
 
     def notation_to_action(self, text: str) -> int:
         """The inverse of :meth:`action_to_notation` (case and spacing free); ``ValueError`` otherwise."""
-        words = text.strip().lower().split()
-        game = self.game
-        if words == ["done"]:
-            return game.done_action
-        if len(words) == 2 and words[0] == "call" and words[1].upper() in rules.CALLS:
-            return rules.CALLS.index(words[1].upper())
-        if len(words) == 2 and words[0] == "pickup" and words[1].isdigit() and int(words[1]) < rules.MAX_SLOTS:
-            return game.pick_base + int(words[1])
-        if len(words) == 4 and words[0] == "place" and words[1] in ("s", "m", "l") and words[3] in ORIENTATIONS:
-            cell = words[2]
-            if len(cell) >= 2 and "a" <= cell[0] < chr(ord("a") + self.grid) and cell[1:].isdigit() and 1 <= int(cell[1:]) <= self.grid:
-                target = ((int(cell[1:]) - 1) * self.grid + ord(cell[0]) - ord("a")) * NUM_ORIENTATIONS + ORIENTATIONS.index(words[3])
-                return game.place_base + "sml".index(words[1]) * self.num_targets + target
-        raise ValueError(f"{text!r} is not a Thin Ice move: expected 'call SM', 'place M c2 upright' "
-                         f"(cells a1..{chr(ord('a') + self.grid - 1)}{self.grid}; {', '.join(ORIENTATIONS)}), 'pickup 3' or 'done'")
+        return rules.notation_to_action(text, self.game.layout)
 
     def _observation(self, seat: int) -> NDArray[np.float32]:
         s = self.game.state

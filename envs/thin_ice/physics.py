@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from polarzoo.envs.thin_ice.rules import PIECES_PER_SIZE, SIZE_NAMES
+from polarzoo.envs.thin_ice.rules import NUM_ORIENTATIONS, ORIENTATIONS, PIECES_PER_SIZE, SIZE_NAMES  # noqa: F401 (re-exported)
 
 # ------------------------------------------------------------------------------ piece geometry
 BASE = (0.01429, 0.01984, 0.02540)  # metres, Looney Labs' published sizes
@@ -32,8 +32,6 @@ NUM_PIECES = 3 * PIECES_PER_SIZE
 #: piece index -> size index (0 = S, 1 = M, 2 = L): S0..S4, M0..M4, L0..L4.
 PIECE_SIZE = np.repeat(np.arange(3), PIECES_PER_SIZE)
 
-ORIENTATIONS = ("upright", "inverted", "lying+x", "lying-x", "lying+y", "lying-y")
-NUM_ORIENTATIONS = len(ORIENTATIONS)
 
 
 def inner_apex_drop(size: int) -> float:

@@ -1,9 +1,12 @@
-"""Thin Ice game layer: calls, supply, add-turn order, pending and in-hand pieces,
-reorganising, eliminations, points and the end of the game.
+"""Thin Ice rules: the state and the functions over it, in the shape of the other games' rules
+(``initial_state``, ``legal_action_mask``, ``apply_inplace``, ``returns``, ``explain_illegal``,
+``action_to_notation`` / ``notation_to_action``) - calls, supply, add-turn order, pending and
+in-hand pieces, reorganising, eliminations, points and the end of the game.
 
-It decides nothing physical: placing and picking up go through a physics backend (one
-:class:`~polarzoo.envs.thin_ice.physics.PilePhysics` per player, or a stub in tests) that reports which
-elimination rule (T, A, N), if any, fired while the pile moved.
+It decides nothing physical: placing and picking up go through a physics backend
+(:class:`PhysicsBackend`; :class:`~polarzoo.envs.thin_ice.physics.MuJoCoPiles` in the env, a stub
+in tests) that reports which elimination rule (T, A, N), if any, fired while the pile moved.
+An action goes env -> rules -> physics.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from numpy.typing import NDArray
 #: Piece sizes, index 0 S, 1 M, 2 L (one letter each: ``SIZE_LETTERS[size]``).
 SIZE_LETTERS = "SML"
 SIZE_NAMES = tuple(SIZE_LETTERS)
+#: How a placed piece lies (the last part of a placement's target).
+ORIENTATIONS = ("upright", "inverted", "lying+x", "lying-x", "lying+y", "lying-y")
+NUM_ORIENTATIONS = len(ORIENTATIONS)
 CALLS = ("S", "M", "L", "SS", "MM", "LL", "SM", "SL", "ML")
 CALL_SIZES: tuple[tuple[int, ...], ...] = ((0,), (1,), (2,), (0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
 NUM_CALLS = len(CALLS)
@@ -75,162 +81,244 @@ class ThinIceState:
         return [c for c, sizes in enumerate(CALL_SIZES) if all((np.array(sizes) == s).sum() <= self.supply[s] for s in range(3))]
 
 
+@dataclass(frozen=True)
+class ActionLayout:
+    """The public action encoding for a ``grid x grid`` placement lattice: calls ``0..8``,
+    placements ``place_base + T * size + target`` (``target = 6 * cell + orientation``,
+    ``cell = row * grid + col``), pick-ups ``pick_base + slot``, then DONE."""
+
+    grid: int
+
+    @property
+    def num_targets(self) -> int:
+        return self.grid * self.grid * NUM_ORIENTATIONS
+
+    @property
+    def place_base(self) -> int:
+        return NUM_CALLS
+
+    @property
+    def pick_base(self) -> int:
+        return NUM_CALLS + 3 * self.num_targets
+
+    @property
+    def done_action(self) -> int:
+        return self.pick_base + MAX_SLOTS
+
+    @property
+    def num_actions(self) -> int:
+        return self.done_action + 1
+
+
+def initial_state(num_players: int, max_rearrangements: int = 2) -> ThinIceState:
+    """A new game: full supply, ``player_0`` to call."""
+    return ThinIceState(num_players, max_rearrangements)
+
+
+def legal_action_mask(state: ThinIceState, layout: ActionLayout) -> NDArray[np.int8]:
+    """int8 mask over ``layout.num_actions``: calls the supply allows; then the pending sizes
+    (or only the piece in hand), pick-ups while rearrangements are left, DONE once nothing is pending."""
+    s, t = state, layout.num_targets
+    mask = np.zeros(layout.num_actions, dtype=np.int8)
+    if s.phase == CALL:
+        mask[s.legal_calls()] = 1
+    elif s.phase == ADD:
+        player = s.adder
+        if s.in_hand >= 0:
+            size = s.slot_sizes[player][s.in_hand]
+            mask[layout.place_base + size * t : layout.place_base + (size + 1) * t] = 1
+        else:
+            for size in set(s.pending):
+                mask[layout.place_base + size * t : layout.place_base + (size + 1) * t] = 1
+            if s.rearrangements < s.max_rearrangements:
+                for slot, in_pile in enumerate(s.slot_in_pile[player]):
+                    if in_pile:
+                        mask[layout.pick_base + slot] = 1
+            if not s.pending:
+                mask[layout.done_action] = 1
+    return mask
+
+
+def action_to_notation(action: int, layout: ActionLayout) -> str:
+    """``"call SM"``, ``"place M c2 upright"`` (size, cell: column letter a.. and row 1..,
+    orientation), ``"pickup 3"`` (slot) or ``"done"``."""
+    if action < NUM_CALLS:
+        return f"call {CALLS[action]}"
+    if action < layout.pick_base:
+        size, target = divmod(action - layout.place_base, layout.num_targets)
+        cell, orientation = divmod(target, NUM_ORIENTATIONS)
+        row, col = divmod(cell, layout.grid)
+        return f"place {SIZE_LETTERS[size]} {chr(ord('a') + col)}{row + 1} {ORIENTATIONS[orientation]}"
+    if action < layout.done_action:
+        return f"pickup {action - layout.pick_base}"
+    return "done"
+
+
+def notation_to_action(text: str, layout: ActionLayout) -> int:
+    """The inverse of :func:`action_to_notation` (case and spacing free); ``ValueError`` otherwise."""
+    words = text.strip().lower().split()
+    grid = layout.grid
+    if words == ["done"]:
+        return layout.done_action
+    if len(words) == 2 and words[0] == "call" and words[1].upper() in CALLS:
+        return CALLS.index(words[1].upper())
+    if len(words) == 2 and words[0] == "pickup" and words[1].isdigit() and int(words[1]) < MAX_SLOTS:
+        return layout.pick_base + int(words[1])
+    if len(words) == 4 and words[0] == "place" and words[1].upper() in SIZE_LETTERS and words[3] in ORIENTATIONS:
+        cell = words[2]
+        if len(cell) >= 2 and "a" <= cell[0] < chr(ord("a") + grid) and cell[1:].isdigit() and 1 <= int(cell[1:]) <= grid:
+            target = ((int(cell[1:]) - 1) * grid + ord(cell[0]) - ord("a")) * NUM_ORIENTATIONS + ORIENTATIONS.index(words[3])
+            return layout.place_base + SIZE_LETTERS.index(words[1].upper()) * layout.num_targets + target
+    raise ValueError(f"{text!r} is not a Thin Ice move: expected 'call SM', 'place M c2 upright' "
+                     f"(cells a1..{chr(ord('a') + grid - 1)}{grid}; {', '.join(ORIENTATIONS)}), 'pickup 3' or 'done'")
+
+
+def explain_illegal(state: ThinIceState, action: int, layout: ActionLayout) -> str:
+    """Why ``action`` is not legal in ``state`` (one line naming the action and the reason)."""
+    s = state
+    who = f"player_{s.current_player}"
+    if s.phase == OVER:
+        return "the game is over"
+    if not 0 <= action < layout.num_actions:
+        return f"action {action} is out of range 0..{layout.num_actions - 1}"
+    what = action_to_notation(action, layout)
+    if s.phase == CALL:
+        if action >= NUM_CALLS:
+            why = "it is the calling phase: only calls 0..8 are legal"
+        else:
+            why = f"not enough pieces left for {CALLS[action]} (supply S/M/L = {s.supply.tolist()})"
+    elif action < NUM_CALLS:
+        why = "it is the adding phase: calls are not legal now"
+    elif s.in_hand >= 0:
+        why = f"the piece in hand (slot {s.in_hand}, size {SIZE_LETTERS[s.slot_sizes[s.adder][s.in_hand]]}) must be placed first"
+    elif action < layout.pick_base:
+        why = f"no pending piece of that size (pending: {''.join(SIZE_LETTERS[x] for x in s.pending) or 'none'})"
+    elif action < layout.done_action:
+        slot = action - layout.pick_base
+        if s.rearrangements >= s.max_rearrangements:
+            why = f"no rearrangements left this add-turn (max_rearrangements={s.max_rearrangements})"
+        else:
+            why = f"slot {slot} holds no piece in the pile"
+    else:
+        why = f"pieces are still pending ({''.join(SIZE_LETTERS[x] for x in s.pending)})"
+    return f"illegal action {action} ({what!r}) for {who}: {why}"
+
+
+def apply_inplace(state: ThinIceState, action: int, layout: ActionLayout, physics: PhysicsBackend,
+                  rng: np.random.Generator | None) -> ThinIceState:
+    """Play a legal ``action`` (the caller checks the mask): the game layer decides turn order,
+    supply, pending and in-hand pieces and points; ``physics`` moves the piece and reports the
+    elimination rule (T, A, N) that fired, if any.  An exception from ``physics`` leaves
+    ``state`` partly updated: callers that must survive one snapshot first (the env does)."""
+    s = state
+    if s.phase == CALL:
+        for size in CALL_SIZES[action]:
+            s.supply[size] -= 1
+        s.current_call = action
+        s.last_call[s.caller] = s.calls_made
+        s.calls_made += 1
+        n = s.num_players
+        s.round_order = [p for p in ((s.caller + k) % n for k in range(n)) if s.out_round[p] < 0]
+        _start_add(s, s.round_order[0])
+        return s
+    player = s.adder
+    if action < layout.pick_base:
+        size, target = divmod(action - layout.place_base, layout.num_targets)
+        if s.in_hand >= 0:
+            slot = s.in_hand
+            s.in_hand = -1
+        else:
+            s.pending.remove(size)
+            slot = len(s.slot_sizes[player])
+            s.slot_sizes[player].append(size)
+            s.slot_in_pile[player].append(False)
+        rule = physics.place(player, size, target, slot, rng)
+        s.slot_in_pile[player][slot] = True
+    elif action < layout.done_action:
+        slot = action - layout.pick_base
+        s.slot_in_pile[player][slot] = False
+        s.in_hand = slot
+        s.rearrangements += 1
+        rule = physics.pick_up(player, slot)
+    else:
+        _next_adder(s)
+        return s
+    if rule is not None:
+        s.out_round[player] = s.calls_made - 1
+        s.out_rule[player] = rule
+        s.in_hand = -1
+        s.pending = []
+        if len(s.still_in()) <= 1:
+            _finish(s)
+        else:
+            _next_adder(s)
+    return s
+
+
+def _start_add(s: ThinIceState, player: int) -> None:
+    s.phase = ADD
+    s.adder = player
+    s.pending = list(CALL_SIZES[s.current_call])
+    s.in_hand = -1
+    s.rearrangements = 0
+
+
+def _next_adder(s: ThinIceState) -> None:
+    position = s.round_order.index(s.adder)
+    for player in s.round_order[position + 1 :]:
+        if s.out_round[player] < 0:
+            _start_add(s, player)
+            return
+    # Round over: the call passes left to the next player still in.
+    if len(s.still_in()) <= 1 or not s.legal_calls():
+        _finish(s)
+        return
+    n = s.num_players
+    s.caller = next(p for p in ((s.caller + k) % n for k in range(1, n + 1)) if s.out_round[p] < 0)
+    s.phase = CALL
+    s.adder = -1
+    s.current_call = -1
+    s.pending = []
+
+
+def _finish(s: ThinIceState) -> None:
+    s.phase = OVER
+    s.points = final_points(s.out_round, s.last_call)
+
+
+def returns(state: ThinIceState) -> NDArray[np.float32]:
+    """Per-player rewards at the end: points scaled to [-1, 1], ``2 * (points - 1) / (N - 1) - 1``."""
+    n = state.num_players
+    points = np.asarray(state.points, dtype=np.float32)
+    return (2 * (points - 1) / (n - 1) - 1).astype(np.float32)
+
+
 class ThinIceGame:
-    """The game layer over a physics backend.  Action indices follow the public encoding."""
+    """A game in progress: its :class:`ThinIceState`, the physics backend and the action layout,
+    with the rules functions above as methods (what the env and the agents hold)."""
 
     def __init__(self, num_players: int, physics: PhysicsBackend, num_targets: int, max_rearrangements: int = 2) -> None:
-        self.state = ThinIceState(num_players, max_rearrangements)
+        grid = int(round((num_targets / NUM_ORIENTATIONS) ** 0.5))
+        if grid * grid * NUM_ORIENTATIONS != num_targets:
+            raise ValueError(f"num_targets must be grid * grid * {NUM_ORIENTATIONS}; got {num_targets}")
+        self.state = initial_state(num_players, max_rearrangements)
         self.physics = physics
+        self.layout = ActionLayout(grid)
         self.num_targets = num_targets
-        self.place_base = NUM_CALLS
-        self.pick_base = NUM_CALLS + 3 * num_targets
-        self.done_action = self.pick_base + MAX_SLOTS
-        self.num_actions = self.done_action + 1
-
-    # ---- encoding ---------------------------------------------------------------------------
-    def describe(self, action: int) -> str:
-        if action < NUM_CALLS:
-            return f"call {CALLS[action]}"
-        if action < self.pick_base:
-            size, target = divmod(action - self.place_base, self.num_targets)
-            return f"place {SIZE_LETTERS[size]} at target {target}"
-        if action < self.done_action:
-            return f"pick up slot {action - self.pick_base}"
-        return "done"
+        self.place_base, self.pick_base = self.layout.place_base, self.layout.pick_base
+        self.done_action, self.num_actions = self.layout.done_action, self.layout.num_actions
 
     def legal_action_mask(self) -> NDArray[np.int8]:
-        s = self.state
-        mask = np.zeros(self.num_actions, dtype=np.int8)
-        if s.phase == CALL:
-            mask[s.legal_calls()] = 1
-        elif s.phase == ADD:
-            player = s.adder
-            if s.in_hand >= 0:
-                size = s.slot_sizes[player][s.in_hand]
-                mask[self.place_base + size * self.num_targets : self.place_base + (size + 1) * self.num_targets] = 1
-            else:
-                for size in set(s.pending):
-                    mask[self.place_base + size * self.num_targets : self.place_base + (size + 1) * self.num_targets] = 1
-                if s.rearrangements < s.max_rearrangements:
-                    for slot, in_pile in enumerate(s.slot_in_pile[player]):
-                        if in_pile:
-                            mask[self.pick_base + slot] = 1
-                if not s.pending:
-                    mask[self.done_action] = 1
-        return mask
+        return legal_action_mask(self.state, self.layout)
 
     def explain_illegal(self, action: int) -> str:
-        s = self.state
-        who = f"player_{s.current_player}"
-        if s.phase == OVER:
-            return "the game is over"
-        if not 0 <= action < self.num_actions:
-            return f"action {action} is out of range 0..{self.num_actions - 1}"
-        what = self.describe(action)
-        if s.phase == CALL:
-            if action >= NUM_CALLS:
-                why = "it is the calling phase: only calls 0..8 are legal"
-            else:
-                why = f"not enough pieces left for {CALLS[action]} (supply S/M/L = {s.supply.tolist()})"
-        elif action < NUM_CALLS:
-            why = "it is the adding phase: calls are not legal now"
-        elif s.in_hand >= 0:
-            why = f"the piece in hand (slot {s.in_hand}, size {SIZE_LETTERS[s.slot_sizes[s.adder][s.in_hand]]}) must be placed first"
-        elif action < self.pick_base:
-            why = f"no pending piece of that size (pending: {''.join(SIZE_LETTERS[x] for x in s.pending) or 'none'})"
-        elif action < self.done_action:
-            slot = action - self.pick_base
-            if s.rearrangements >= s.max_rearrangements:
-                why = f"no rearrangements left this add-turn (max_rearrangements={s.max_rearrangements})"
-            else:
-                why = f"slot {slot} holds no piece in the pile"
-        else:
-            why = f"pieces are still pending ({''.join(SIZE_LETTERS[x] for x in s.pending)})"
-        return f"illegal action {action} ({what}) for {who}: {why}"
+        return explain_illegal(self.state, action, self.layout)
 
-    # ---- transitions ------------------------------------------------------------------------
     def apply(self, action: int, rng: np.random.Generator | None) -> None:
-        """Play a legal action (the caller checks legality with the mask)."""
-        s = self.state
-        if s.phase == CALL:
-            for size in CALL_SIZES[action]:
-                s.supply[size] -= 1
-            s.current_call = action
-            s.last_call[s.caller] = s.calls_made
-            s.calls_made += 1
-            n = s.num_players
-            s.round_order = [p for p in ((s.caller + k) % n for k in range(n)) if s.out_round[p] < 0]
-            self._start_add(s.round_order[0])
-            return
-        player = s.adder
-        if action < self.pick_base:
-            size, target = divmod(action - self.place_base, self.num_targets)
-            if s.in_hand >= 0:
-                slot = s.in_hand
-                s.in_hand = -1
-            else:
-                s.pending.remove(size)
-                slot = len(s.slot_sizes[player])
-                s.slot_sizes[player].append(size)
-                s.slot_in_pile[player].append(False)
-            rule = self.physics.place(player, size, target, slot, rng)
-            s.slot_in_pile[player][slot] = True
-        elif action < self.done_action:
-            slot = action - self.pick_base
-            s.slot_in_pile[player][slot] = False
-            s.in_hand = slot
-            s.rearrangements += 1
-            rule = self.physics.pick_up(player, slot)
-        else:
-            rule = None
-            self._next_adder()
-            return
-        if rule is not None:
-            s.out_round[player] = s.calls_made - 1
-            s.out_rule[player] = rule
-            s.in_hand = -1
-            s.pending = []
-            if len(s.still_in()) <= 1:
-                self._finish()
-            else:
-                self._next_adder()
-
-    def _start_add(self, player: int) -> None:
-        s = self.state
-        s.phase = ADD
-        s.adder = player
-        s.pending = list(CALL_SIZES[s.current_call])
-        s.in_hand = -1
-        s.rearrangements = 0
-
-    def _next_adder(self) -> None:
-        s = self.state
-        position = s.round_order.index(s.adder)
-        for player in s.round_order[position + 1 :]:
-            if s.out_round[player] < 0:
-                self._start_add(player)
-                return
-        # Round over: the call passes left to the next player still in.
-        still_in = s.still_in()
-        if len(still_in) <= 1 or not s.legal_calls():
-            self._finish()
-            return
-        n = s.num_players
-        s.caller = next(p for p in ((s.caller + k) % n for k in range(1, n + 1)) if s.out_round[p] < 0)
-        s.phase = CALL
-        s.adder = -1
-        s.current_call = -1
-        s.pending = []
-
-    def _finish(self) -> None:
-        s = self.state
-        s.phase = OVER
-        s.points = final_points(s.out_round, s.last_call)
+        apply_inplace(self.state, action, self.layout, self.physics, rng)
 
     def rewards(self) -> NDArray[np.float32]:
-        n = self.state.num_players
-        points = np.asarray(self.state.points, dtype=np.float32)
-        return (2 * (points - 1) / (n - 1) - 1).astype(np.float32)
+        return returns(self.state)
 
 
 def final_points(out_round: list[int], last_call: list[int]) -> list[float]:
