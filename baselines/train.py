@@ -401,7 +401,9 @@ def main(argv: list[str] | None = None) -> None:
         if not (run_dir / "config.yaml").exists():
             parser.error(f"--resume {run_dir}: not a training run folder (no config.yaml); start a new run with --env")
         try:
-            config = yaml.safe_load((run_dir / "config.yaml").read_text())
+            saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+            # Keys added to the packaged defaults after the run started take their defaults.
+            config = {**load_config(saved["env"]), **saved}
             check_config(config)
             read_checkpoint_state(run_dir)
         except (yaml.YAMLError, ValueError, TypeError, KeyError) as error:
