@@ -149,6 +149,8 @@ class raw_env(TurnBasedAECEnv):
         self._init_spaces(observation_space())
         super().__init__(render_mode)
         self.state = rules.initial_state()
+        self._scratch = np.empty(64, dtype=np.int64)
+        self._scratch = np.empty(64, dtype=np.int64)  # the mask kernel's move list
         self.game_index = 0
         self.match_scores = [0, 0]
         self.game_results: list[dict[str, Any]] = []
@@ -181,7 +183,7 @@ class raw_env(TurnBasedAECEnv):
     def _legal_mask(self) -> NDArray[np.int8]:
         # The compiled twin of rules.legal_action_mask (tests/test_batch.py holds them in lockstep).
         mask = np.empty(rules.NUM_ACTIONS, dtype=np.int8)
-        kernels.write_mask(self.state.board, self.state.rings, self.state.to_move, self.state.winner, mask)
+        kernels.write_mask(self.state.board, self.state.rings, self.state.to_move, self.state.winner, mask, self._scratch)
         return mask
 
     def _explain_illegal(self, action: int) -> str:

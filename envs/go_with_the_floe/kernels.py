@@ -30,6 +30,7 @@ _ON_BOARD_BITS = _U(rules.ON_BOARD_BITS)
 _KING = np.array(rules.KING_NEIGHBOURS_BITS, dtype=np.uint64)
 _ONE = _U(1)
 _CHANNELS = 11
+_MAX_MOVES = 64  # two tokens x 8 directions x 2 distances = 32 at most
 
 
 @njit(cache=True, nogil=True)
@@ -157,31 +158,39 @@ def write_observation(board, rings, to_move, passes, winner, colour, out):  # ty
 
 
 @njit(cache=True, nogil=True)
-def write_mask(board, rings, to_move, winner, row):  # type: ignore[no-untyped-def]
-    """One game's legal-action mask (1,025,) into ``row``."""
-    row[:] = 0
-    if winner >= 0:
-        return
+def legal_moves(board, rings, to_move, out):  # type: ignore[no-untyped-def]
+    """The legal moves of one game into ``out`` (at most 2 tokens x 16), in mask order; count."""
     token = _SEAL if to_move == _BLACK else _BEAR
     is_bear = token == _BEAR
-    any_move = False
+    n = 0
     for source in range(_SQUARES):
         if board[source] != token:
             continue
-        base = 16 * source
         for d in range(8):
             near = _TARGET[source, d, 0]
             if near < 0:
                 continue
             near_token = board[near]
             if (not rings[near] and near_token == _EMPTY) or (is_bear and near_token == _SEAL):
-                row[base + 2 * d] = 1
-                any_move = True
+                out[n] = 16 * source + 2 * d
+                n += 1
             far = _TARGET[source, d, 1]
             if far >= 0 and not rings[far] and board[far] == _EMPTY and near_token == _EMPTY:
-                row[base + 2 * d + 1] = 1
-                any_move = True
-    if not any_move:
+                out[n] = 16 * source + 2 * d + 1
+                n += 1
+    return n
+
+
+@njit(cache=True, nogil=True)
+def write_mask(board, rings, to_move, winner, row, moves):  # type: ignore[no-untyped-def]
+    """One game's legal-action mask (1,025,) into ``row``; ``moves`` is (64,) int64 scratch."""
+    row[:] = 0
+    if winner >= 0:
+        return
+    n = legal_moves(board, rings, to_move, moves)
+    for i in range(n):
+        row[moves[i]] = 1
+    if n == 0:
         row[_PASS] = 1
 
 
@@ -195,14 +204,16 @@ def observe_games(board, rings, to_move, passes, winner, colours, out):  # type:
 
 @njit(cache=True, nogil=True)
 def mask_games(board, rings, to_move, winner, out):  # type: ignore[no-untyped-def]
+    moves = np.empty(_MAX_MOVES, dtype=np.int64)
     for g in range(board.shape[0]):
-        write_mask(board[g], rings[g], to_move[g], winner[g], out[g])
+        write_mask(board[g], rings[g], to_move[g], winner[g], out[g], moves)
 
 
 @njit(cache=True, nogil=True)
 def step_games(board, rings, to_move, passes, winner, actions, active, auto_reset, observer,  # type: ignore[no-untyped-def]
                observation, mask, final_observation, rewards, terminated, winner_out, mover_out):
     """One step of every game (see :func:`polarzoo.envs.fire_and_ice.kernels.step_games`)."""
+    moves = np.empty(_MAX_MOVES, dtype=np.int64)
     for g in range(board.shape[0]):
         terminated[g] = False
         winner_out[g] = -1
@@ -228,41 +239,17 @@ def step_games(board, rings, to_move, passes, winner, actions, active, auto_rese
         if not ended:
             final_observation[g, :] = 0
         write_observation(board[g], rings[g], to_move[g], passes[g], winner[g], to_move[g], observation[g])
-        write_mask(board[g], rings[g], to_move[g], winner[g], mask[g])
-
-
-@njit(cache=True, nogil=True)
-def _legal_moves(board, rings, to_move, out):  # type: ignore[no-untyped-def]
-    """The legal moves of one game into ``out`` (at most 2 tokens x 16), in mask order; count."""
-    token = _SEAL if to_move == _BLACK else _BEAR
-    is_bear = token == _BEAR
-    n = 0
-    for source in range(_SQUARES):
-        if board[source] != token:
-            continue
-        for d in range(8):
-            near = _TARGET[source, d, 0]
-            if near < 0:
-                continue
-            near_token = board[near]
-            if (not rings[near] and near_token == _EMPTY) or (is_bear and near_token == _SEAL):
-                out[n] = 16 * source + 2 * d
-                n += 1
-            far = _TARGET[source, d, 1]
-            if far >= 0 and not rings[far] and board[far] == _EMPTY and near_token == _EMPTY:
-                out[n] = 16 * source + 2 * d + 1
-                n += 1
-    return n
+        write_mask(board[g], rings[g], to_move[g], winner[g], mask[g], moves)
 
 
 @njit(cache=True, nogil=True)
 def _playout(board, rings, to_move, passes, seed, limit):  # type: ignore[no-untyped-def]
     np.random.seed(seed)
-    moves = np.empty(64, dtype=np.int64)
+    moves = np.empty(_MAX_MOVES, dtype=np.int64)
     winner = -1
     plies = 0
     while plies < limit:
-        n = _legal_moves(board, rings, to_move, moves)
+        n = legal_moves(board, rings, to_move, moves)
         if n == 0:
             passes += 1
         else:
