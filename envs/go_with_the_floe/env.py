@@ -149,7 +149,6 @@ class raw_env(TurnBasedAECEnv):
         self._init_spaces(observation_space())
         super().__init__(render_mode)
         self.state = rules.initial_state()
-        self._scratch = np.empty(64, dtype=np.int64)
         self._scratch = np.empty(64, dtype=np.int64)  # the mask kernel's move list
         self.game_index = 0
         self.match_scores = [0, 0]
