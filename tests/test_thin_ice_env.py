@@ -125,7 +125,7 @@ def test_pettingzoo_render_test() -> None:
     render_test(fast_render_fn(thin_ice_v0.env, grid=3))
 
 
-def _play(seed: int, players: int, snapshot_rate: float, plies: int = 40) -> str:
+def _play(seed: int, players: int, snapshot_rate: float, plies: int = 30) -> str:
     """Digest of every observation and reward of a seeded random game; with ``snapshot_rate``,
     snapshots, pickles and deep copies are taken (and thrown away) at random moments."""
     env = thin_ice_v0.raw_env(num_players=players, grid=5)
