@@ -100,3 +100,29 @@ def test_three_seat_thin_ice_learner_plays_to_the_end() -> None:
         _, reward, terminated, truncated, info = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
         done = terminated or truncated
     assert terminated and reward in (-1.0, 0.0, 1.0) and "points" in info["final_infos"]
+
+
+def test_potential_shaping_telescopes_and_keeps_the_games_returns() -> None:
+    """With gamma = 1 the shaped rewards of an episode sum to the game's return minus phi at the
+    start (phi is 0 at the end); Monitor inside still logs the game's own return."""
+    from stable_baselines3.common.monitor import Monitor
+
+    from polarzoo.envs.go_with_the_floe import rules as floe_rules
+    from polarzoo.wrappers.shaping import PotentialShaping
+
+    env = PotentialShaping(Monitor(SingleAgentEnv("go_with_the_floe_v0", learner_seat="white")), scale=1.0, gamma=1.0)
+    rng = np.random.default_rng(0)
+    for episode in range(5):
+        env.reset(seed=episode)
+        base = env.unwrapped
+        start = floe_rules.shaping_potential(base.aec.unwrapped.state, base.aec.unwrapped.colour_of(base.learner))
+        shaped, done, info = 0.0, False, {}
+        while not done:
+            action = int(rng.choice(np.flatnonzero(env.action_masks())))
+            _, reward, terminated, truncated, info = env.step(action)
+            shaped += reward
+            done = terminated or truncated
+        assert shaped == pytest.approx(info["episode"]["r"] - start, abs=1e-9)
+        assert info["episode"]["r"] == info["episode_return"] in (-1.0, 1.0)
+    with pytest.raises(ValueError, match="no shaping potential"):
+        PotentialShaping(SingleAgentEnv("fire_and_ice_v0"))
