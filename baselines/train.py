@@ -43,14 +43,14 @@ def load_config(env_id: str, overrides: dict[str, Any] | None = None, path: Path
     for source in dict.fromkeys([CONFIG_PATH, Path(path)]):
         table = yaml.safe_load(Path(source).read_text()) or {}
         if not isinstance(table, dict):
-            raise ValueError(f"{source}: expected a mapping of env ids to settings")
+            raise ValueError("expected a mapping of env ids to settings")
         for section in ("default", env_id):
             extra = table.get(section) or {}
             if not isinstance(extra, dict):
-                raise ValueError(f"{source}: section {section!r} must be a mapping")
+                raise ValueError(f"section {section!r} must be a mapping")
             unknown = sorted(set(extra) - set(config)) if config else []
             if unknown:
-                raise ValueError(f"{source}: unknown config key(s) {unknown} in {section!r}; known: {sorted(config)}")
+                raise ValueError(f"unknown config key(s) {unknown} in {section!r}; known: {sorted(config)}")
             config.update(extra)
     for key, value in (overrides or {}).items():
         if value is not None:

@@ -186,3 +186,14 @@ def test_batch_vec_env_rejects_float_and_string_actions_without_counting_them() 
     assert (venv._lengths == 0).all()
     venv.step(legal)
     assert (venv._lengths == 1).all()
+
+
+def test_observe_and_sampler_inputs_are_checked() -> None:
+    core = GoWithTheFloeBatch(4, seed=0)
+    assert np.array_equal(core.observe(np.full(4, -1)), core.observe())  # -1: the player to move
+    for colours in (np.array([0, 1, 2, 0]), np.array([0, 1]), np.array([0.0, 1.0, 0.0, 1.0])):
+        with pytest.raises(ValueError, match="colours must be an integer array of colours -1"):
+            core.observe(colours)
+    with pytest.raises(ValueError, match="mask must be 2-D"):
+        sample_legal_actions(core.mask[0], np.random.default_rng(0))
+    assert sample_legal_actions(core.mask.astype(bool), np.random.default_rng(0)).shape == (4,)

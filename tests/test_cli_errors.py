@@ -53,6 +53,14 @@ def test_train_rejects_a_bad_config(tmp_path: Path, runs: Path) -> None:
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text("default: {n_envs: zero}\n")
     assert_one_line_error(cli(TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(wrong)), "--config")
+    # A user's file layers over the packaged defaults: a misspelt key, a bad device or a file
+    # that is not a mapping each get one line.
+    for text, words in (("fire_and_ice_v0: {shapng: 1.0}\n", "unknown config key(s) ['shapng']"),
+                        ("fire_and_ice_v0: {device: gpu}\n", "device must be cpu, cuda or auto"),
+                        ("- a\n", "expected a mapping of env ids"),
+                        ("fire_and_ice_v0: [1, 2]\n", "section 'fire_and_ice_v0' must be a mapping")):
+        wrong.write_text(text)
+        assert_one_line_error(cli(TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(wrong)), words)
     assert not runs.exists() or not any(runs.iterdir())
 
 

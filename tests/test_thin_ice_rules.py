@@ -116,3 +116,8 @@ def test_rules_functions_on_the_state() -> None:
     rules.apply_inplace(state, place_large, layout, ScriptedPhysics(), None)
     assert state.pending == [] and state.slot_in_pile[0] == [True]
     assert rules.legal_action_mask(state, layout)[layout.done_action]
+
+
+def test_game_rejects_a_target_count_that_is_no_grid() -> None:
+    with pytest.raises(ValueError, match="num_targets must be grid \\* grid \\* 6; got 7"):
+        rules.ThinIceGame(2, ScriptedPhysics(), num_targets=7)

@@ -126,3 +126,7 @@ def test_potential_shaping_telescopes_and_keeps_the_games_returns() -> None:
         assert info["episode"]["r"] == info["episode_return"] in (-1.0, 1.0)
     with pytest.raises(ValueError, match="no shaping potential"):
         PotentialShaping(SingleAgentEnv("fire_and_ice_v0"))
+    import gymnasium as gym
+
+    with pytest.raises(TypeError, match="PotentialShaping wraps a SingleAgentEnv"):
+        PotentialShaping(gym.make("CartPole-v1"))
