@@ -197,3 +197,19 @@ def test_observe_and_sampler_inputs_are_checked() -> None:
     with pytest.raises(ValueError, match="mask must be 2-D"):
         sample_legal_actions(core.mask[0], np.random.default_rng(0))
     assert sample_legal_actions(core.mask.astype(bool), np.random.default_rng(0)).shape == (4,)
+
+
+def test_floe_batch_potential_is_the_rules_shaping_potential() -> None:
+    core = GoWithTheFloeBatch(32, seed=0)
+    rng = np.random.default_rng(2)
+    for _ in range(30):
+        colours = rng.integers(0, 2, 32).astype(np.int8)
+        expected = [floe_rules.shaping_potential(_floe_state(core.board[g]), int(colours[g])) for g in range(32)]
+        assert np.allclose(core.potential(colours), expected)
+        core.step(core.sample_actions(rng))
+
+
+def _floe_state(board: np.ndarray) -> floe_rules.State:
+    state = floe_rules.initial_state()
+    state.board[:] = board
+    return state

@@ -30,10 +30,5 @@ class GoWithTheFloeBatch(BatchCore):
         return self.board, self.rings, self.to_move, self.passes, self.winner
 
     def potential(self, colours: NDArray[np.int8]) -> NDArray[np.float32]:
-        """:func:`polarzoo.envs.go_with_the_floe.rules.shaping_potential` of each game."""
-        state = rules.initial_state()
-        out = np.empty(self.batch_size, dtype=np.float32)
-        for g in range(self.batch_size):
-            state.board[:] = self.board[g]
-            out[g] = rules.shaping_potential(state, int(colours[g]))
-        return out
+        """:func:`polarzoo.envs.go_with_the_floe.rules.shaping_potentials` of every game."""
+        return rules.shaping_potentials(self.board, colours)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from polarzoo.envs._common.kernels import clear_step, record_end
+
 from polarzoo.envs.fire_and_ice import rules
 
 _N = rules.NUM_POSITIONS
@@ -169,21 +171,14 @@ def step_games(board, to_move, supply, moves, winner, control, actions, active, 
     mover), reset them if ``auto_reset``, and write every game's next observation and mask."""
     empty = np.empty(_HOLES, dtype=np.int8)
     for g in range(board.shape[0]):
-        terminated[g] = False
-        winner_out[g] = -1
-        mover_out[g] = -1
-        rewards[g, 0] = 0.0
-        rewards[g, 1] = 0.0
+        clear_step(g, terminated, winner_out, mover_out, rewards)
         if active[g]:
             mover = to_move[g]
             mover_out[g] = mover
             _play(board, to_move, supply, moves, winner, control, g, actions[g])
             w = winner[g]
             if w >= 0:
-                terminated[g] = True
-                winner_out[g] = w
-                rewards[g, w] = 1.0
-                rewards[g, 1 - w] = -1.0
+                record_end(g, w, terminated, winner_out, rewards)
                 seen_by = observer[g] if observer[g] >= 0 else mover
                 write_observation(board[g], to_move[g], supply[g], winner[g], control[g], seen_by, final_observation[g])
                 if auto_reset:

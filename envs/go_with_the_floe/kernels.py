@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from polarzoo.envs._common.kernels import clear_step, record_end
+
 from polarzoo.envs.go_with_the_floe import rules
 
 _SQUARES = rules.NUM_SQUARES
@@ -215,11 +217,7 @@ def step_games(board, rings, to_move, passes, winner, actions, active, auto_rese
     """One step of every game (see :func:`polarzoo.envs.fire_and_ice.kernels.step_games`)."""
     moves = np.empty(_MAX_MOVES, dtype=np.int64)
     for g in range(board.shape[0]):
-        terminated[g] = False
-        winner_out[g] = -1
-        mover_out[g] = -1
-        rewards[g, 0] = 0.0
-        rewards[g, 1] = 0.0
+        clear_step(g, terminated, winner_out, mover_out, rewards)
         ended = False
         if active[g]:
             mover = to_move[g]
@@ -228,10 +226,7 @@ def step_games(board, rings, to_move, passes, winner, actions, active, auto_rese
             w = winner[g]
             if w >= 0:
                 ended = True
-                terminated[g] = True
-                winner_out[g] = w
-                rewards[g, w] = 1.0
-                rewards[g, 1 - w] = -1.0
+                record_end(g, w, terminated, winner_out, rewards)
                 seen_by = observer[g] if observer[g] >= 0 else mover
                 write_observation(board[g], rings[g], to_move[g], passes[g], winner[g], seen_by, final_observation[g])
                 if auto_reset:

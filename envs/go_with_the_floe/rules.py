@@ -387,17 +387,27 @@ def empty_squares(state: State) -> int:
     return int((ON_BOARD & ~state.rings & (state.board == EMPTY)).sum())
 
 
+_SQUARE_COLS = np.arange(NUM_SQUARES) % SIZE
+_SQUARE_ROWS = np.arange(NUM_SQUARES) // SIZE
+#: KING_DISTANCE[a, b]: king-move (Chebyshev) distance between squares a and b.
+KING_DISTANCE: NDArray[np.int64] = np.maximum(np.abs(_SQUARE_COLS[:, None] - _SQUARE_COLS), np.abs(_SQUARE_ROWS[:, None] - _SQUARE_ROWS))
+
+
+def shaping_potentials(boards: NDArray[np.int8], colours: NDArray[np.integer]) -> NDArray[np.float32]:
+    """A heuristic value of each board (N, 64) for ``colours`` (N,) in [-1, 1], for
+    potential-based reward shaping in training (not part of the rules; the game's rewards never
+    use it).  White gains 0.4 per seal captured and loses up to 0.2 as the closest bear-seal pair
+    (king distance) moves apart; Black's value is the negative."""
+    boards = np.asarray(boards).reshape(-1, NUM_SQUARES)
+    seals, bears = boards == SEAL, boards == BEAR
+    value = 0.4 * (2 - seals.sum(axis=1))
+    pairs = seals[:, :, None] & bears[:, None, :]  # (N, 64 seal squares, 64 bear squares)
+    gap = np.where(pairs, KING_DISTANCE, SIZE).min(axis=(1, 2))
+    value = value - np.where(pairs.any(axis=(1, 2)), 0.2 * (gap - 1) / (SIZE - 2), 0.0)
+    return np.where(np.asarray(colours) == WHITE, value, -value).astype(np.float32)
+
+
 def shaping_potential(state: State, colour: int) -> float:
-    """A heuristic value of ``state`` for ``colour`` in [-1, 1], for potential-based reward
-    shaping in training (not part of the rules; the game's rewards never use it).  White gains
-    0.4 per seal captured and loses up to 0.2 as the closest bear-seal pair (king distance) moves
-    apart; Black's value is the negative."""
-    seals = np.flatnonzero(state.board == SEAL)
-    bears = np.flatnonzero(state.board == BEAR)
-    value = 0.4 * (2 - len(seals))
-    if len(seals) and len(bears):
-        cols, rows = seals % SIZE, seals // SIZE
-        gap = np.maximum(np.abs(cols[:, None] - bears % SIZE), np.abs(rows[:, None] - bears // SIZE)).min()
-        value -= 0.2 * (int(gap) - 1) / (SIZE - 2)
-    return float(value if colour == WHITE else -value)
+    """:func:`shaping_potentials` of one state."""
+    return float(shaping_potentials(state.board[None], np.array([colour]))[0])
 

@@ -165,11 +165,11 @@ class raw_env(TurnBasedAECEnv):
     def _apply(self, action: int) -> None:
         # A PhysicsError (MuJoCo went unstable) must not leave a half-applied move: roll the
         # whole env back to the position before this action, then end the episode truncated.
-        before = self.snapshot()
+        before = self._move_snapshot()
         try:
             self.game.apply(action, self.np_random)
         except PhysicsError as error:
-            self.restore(before)
+            self._restore_move(before)
             self.physics_error = f"{error} (during {self.action_to_notation(action)!r}; the game was rolled back to before it)"
         self._plies_taken += 1
 
@@ -253,8 +253,8 @@ class raw_env(TurnBasedAECEnv):
         return np.concatenate([*blocks, call, pending, in_hand, supply, turn, phase, used]).astype(np.float32)
 
     # ---- snapshots (search agents) ----------------------------------------------------------
-    def snapshot(self) -> dict[str, Any]:
-        """Everything needed to continue this game exactly (physics, game layer, generator)."""
+    def _move_snapshot(self) -> dict[str, Any]:
+        """What an action can change: the piles, the slots, the game state and the generator."""
         import copy
 
         return {
@@ -262,11 +262,9 @@ class raw_env(TurnBasedAECEnv):
             "slot_piece": copy.deepcopy(self.piles.slot_piece),
             "game": copy.deepcopy(self.game.state),
             "rng": copy.deepcopy(self.np_random.bit_generator.state),
-            "env": copy.deepcopy((self.rewards, self._cumulative_rewards, self.terminations, self.truncations, self.infos,
-                                  self.agents, self.agent_selection, self._plies_taken, self.physics_error)),
         }
 
-    def restore(self, snapshot: dict[str, Any]) -> None:
+    def _restore_move(self, snapshot: dict[str, Any]) -> None:
         import copy
 
         for pile, saved in zip(self.piles.piles, snapshot["piles"]):
@@ -274,6 +272,20 @@ class raw_env(TurnBasedAECEnv):
         self.piles.slot_piece = copy.deepcopy(snapshot["slot_piece"])
         self.game.state = copy.deepcopy(snapshot["game"])
         self.np_random.bit_generator.state = copy.deepcopy(snapshot["rng"])
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything needed to continue this game exactly (physics, game layer, generator, the
+        AEC bookkeeping)."""
+        import copy
+
+        return {**self._move_snapshot(),
+                "env": copy.deepcopy((self.rewards, self._cumulative_rewards, self.terminations, self.truncations, self.infos,
+                                      self.agents, self.agent_selection, self._plies_taken, self.physics_error))}
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        import copy
+
+        self._restore_move(snapshot)
         (self.rewards, self._cumulative_rewards, self.terminations, self.truncations, self.infos, self.agents,
          self.agent_selection, self._plies_taken, self.physics_error) = copy.deepcopy(snapshot["env"])
         self._mask = self._legal_mask()

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from polarzoo.envs.thin_ice.rules import NUM_ORIENTATIONS, ORIENTATIONS, PIECES_PER_SIZE, SIZE_NAMES  # noqa: F401 (re-exported)
+from polarzoo.envs.thin_ice.rules import NUM_ORIENTATIONS, ORIENTATIONS, PIECES_PER_SIZE, SIZE_LETTERS  # noqa: F401 (re-exported)
 
 # ------------------------------------------------------------------------------ piece geometry
 BASE = (0.01429, 0.01984, 0.02540)  # metres, Looney Labs' published sizes
@@ -88,11 +88,11 @@ def build_mjcf(config: PhysicsConfig) -> str:
     for size in range(3):
         for face in range(4):
             vertices = " ".join(f"{v:.7f}" for vertex in _slab_vertices(size, face) for v in vertex)
-            meshes.append(f'<mesh name="{SIZE_NAMES[size]}{face}" vertex="{vertices}"/>')
+            meshes.append(f'<mesh name="{SIZE_LETTERS[size]}{face}" vertex="{vertices}"/>')
     for piece in range(NUM_PIECES):
         size = int(PIECE_SIZE[piece])
         geoms = "".join(
-            f'<geom name="p{piece}_{face}" type="mesh" mesh="{SIZE_NAMES[size]}{face}" class="piece"/>' for face in range(4)
+            f'<geom name="p{piece}_{face}" type="mesh" mesh="{SIZE_LETTERS[size]}{face}" class="piece"/>' for face in range(4)
         )
         x, y, z = _parking_spot(piece)
         bodies.append(f'<body name="piece{piece}" pos="{x} {y} {z}" gravcomp="1"><freejoint name="j{piece}"/>{geoms}</body>')
@@ -210,7 +210,7 @@ class PilePhysics:
         for piece in range(size * PIECES_PER_SIZE, (size + 1) * PIECES_PER_SIZE):
             if not self.in_play[piece]:
                 return piece
-        raise ValueError(f"no {SIZE_NAMES[size]} piece left to place")
+        raise ValueError(f"no {SIZE_LETTERS[size]} piece left to place")
 
     def positions(self) -> NDArray[np.float64]:
         """(15, 3) base-centre positions."""
@@ -364,7 +364,6 @@ class PilePhysics:
         """Lower a piece of ``size`` above ``point`` until first contact, lift 1 mm, release, settle."""
         if piece is None:
             piece = self.free_piece(size)
-        self._start_action()
         rotation = orientation_matrix(size, orientation)
         offset = np.zeros(3)
         if rng is not None and self.config.tremor_tilt_degrees > 0:
@@ -417,7 +416,6 @@ class PilePhysics:
 
     def release(self, pieces: list[tuple[int, NDArray[np.float64], NDArray[np.float64]]]) -> Outcome:
         """Test helper: put pieces at exact poses ``(piece, position, rotation matrix)`` at rest, then settle."""
-        self._start_action()
         for piece, position, rotation in pieces:
             self._activate(piece, True)
             self._set_pose(piece, np.asarray(position, dtype=float), matrix_to_quaternion(np.asarray(rotation, dtype=float)))
@@ -428,7 +426,6 @@ class PilePhysics:
         """Take ``piece`` out of the pile (it is parked); the rest may fall."""
         if not self.in_play[piece]:
             raise ValueError(f"piece {piece} is not in the pile")
-        self._start_action()
         self._activate(piece, False)
         self._set_pose(piece, np.array(_parking_spot(piece)), np.array([1.0, 0.0, 0.0, 0.0]))
         self._mujoco.mj_forward(self.model, self.data)
@@ -436,18 +433,14 @@ class PilePhysics:
 
     # ---- snapshots --------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
-        """The pile's full integration state (read only: the live pile is not touched)."""
+        """The pile's full integration state (read only: the live pile is not touched).  A live
+        pile's derived data always matches its state (``__init__``, ``settle`` and ``restore``
+        end with ``mj_forward``), so continuing it and continuing a restored copy are identical."""
         mujoco = self._mujoco
         spec = mujoco.mjtState.mjSTATE_INTEGRATION
         state = np.empty(mujoco.mj_stateSize(self.model, spec))
         mujoco.mj_getState(self.model, self.data, state, spec)
         return {"state": state, "in_play": self.in_play.copy()}
-
-    def _start_action(self) -> None:
-        """Every action starts from the saved state alone, exactly as a restored pile does:
-        derived data (accelerations, contacts, solver buffers) left by the last step never
-        reaches the next one, so taking snapshots, pickling or copying anywhere changes nothing."""
-        self.restore(self.snapshot())
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         mujoco = self._mujoco

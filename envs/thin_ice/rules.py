@@ -19,7 +19,6 @@ from numpy.typing import NDArray
 
 #: Piece sizes, index 0 S, 1 M, 2 L (one letter each: ``SIZE_LETTERS[size]``).
 SIZE_LETTERS = "SML"
-SIZE_NAMES = tuple(SIZE_LETTERS)
 #: How a placed piece lies (the last part of a placement's target).
 ORIENTATIONS = ("upright", "inverted", "lying+x", "lying-x", "lying+y", "lying-y")
 NUM_ORIENTATIONS = len(ORIENTATIONS)
