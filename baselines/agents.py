@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
@@ -307,7 +307,7 @@ class PolicyAgent:
         self.name = name or (f"model:{Path(self.path).parent.name}/{Path(self.path).stem}" if self.path else "model")
         self._scales: dict[int, np.ndarray] = {}
 
-    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+    def _model_input(self, env: Any, agent: str) -> tuple[np.ndarray, np.ndarray]:
         from polarzoo.wrappers.single_agent import normalize, observation_scale
 
         observation = env.observe(agent)
@@ -318,8 +318,20 @@ class PolicyAgent:
             if scale is None:
                 scale = self._scales[id(space)] = observation_scale(space)
             raw = normalize(raw, scale)
-        action, _ = self.model.predict(raw, action_masks=observation["action_mask"].astype(bool), deterministic=self.deterministic)
+        return raw, observation["action_mask"].astype(bool)
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        raw, mask = self._model_input(env, agent)
+        action, _ = self.model.predict(raw, action_masks=mask, deterministic=self.deterministic)
         return int(action)
+
+    def act_batch(self, envs: Sequence[Any], agents: Sequence[str], rngs: Sequence[np.random.Generator]) -> list[int]:
+        """One move in each of several games with one forward pass of the network (what
+        :class:`polarzoo.wrappers.opponent_batching.OpponentBatchingVecEnv` calls)."""
+        inputs = [self._model_input(env, agent) for env, agent in zip(envs, agents)]
+        actions, _ = self.model.predict(np.stack([raw for raw, _ in inputs]), action_masks=np.stack([mask for _, mask in inputs]),
+                                        deterministic=self.deterministic)
+        return [int(action) for action in np.asarray(actions).reshape(-1)]
 
     def __getstate__(self) -> dict[str, Any]:  # subprocesses reload the model from disk
         if self.path is None:

@@ -25,46 +25,25 @@ from polarzoo.envs.go_with_the_floe import rules as floe_rules
 from polarzoo.envs.go_with_the_floe import symmetry as floe_symmetry
 
 
-def _set_matrices() -> tuple[torch.Tensor, torch.Tensor]:
-    """The sets a Fire & Ice block mixes over, as a (113 sets, 49 holes) matrix and its 0/1
-    transpose that sends each set's message back to its holes.  Rows: the 49 position lines
-    (7 per island, sums: island control), the 49 island lines (7 per position, sums: victory),
-    the 7 islands and the 7 positions (means: where a peg can move), the board (mean)."""
-    n, lines = fire_rules.NUM_POSITIONS, fire_rules.LINES
-    rows = []
-    for island in range(n):
-        for line in lines:
-            row = np.zeros(fire_rules.NUM_HOLES, dtype=np.float32)
-            row[n * island + line] = 1.0
-            rows.append(row)
-    for line in lines:
-        for position in range(n):
-            row = np.zeros(fire_rules.NUM_HOLES, dtype=np.float32)
-            row[n * line + position] = 1.0
-            rows.append(row)
-    for island in range(n):
-        row = np.zeros(fire_rules.NUM_HOLES, dtype=np.float32)
-        row[n * island: n * island + n] = 1.0 / n
-        rows.append(row)
-    for position in range(n):
-        row = np.zeros(fire_rules.NUM_HOLES, dtype=np.float32)
-        row[position::n] = 1.0 / n
-        rows.append(row)
-    rows.append(np.full(fire_rules.NUM_HOLES, 1.0 / fire_rules.NUM_HOLES, dtype=np.float32))
-    gather = torch.from_numpy(np.stack(rows))
-    return gather, (gather > 0).float().T.contiguous()
-
-
-#: slices of the set rows: position lines, island lines, islands, positions, board
-_SETS = (slice(0, 49), slice(49, 98), slice(98, 105), slice(105, 112), slice(112, 113))
+def line_incidence() -> torch.Tensor:
+    """The Fano plane's (7 lines, 7 points) 0/1 incidence matrix, from the rules' ``LINES``.
+    A block mixes with it along either axis of the (island, position) grid: position lines
+    inside each island (sums: island control), island lines at each position (sums: victory)."""
+    incidence = np.zeros((fire_rules.NUM_LINES, fire_rules.NUM_POSITIONS), dtype=np.float32)
+    for line, points in enumerate(fire_rules.LINES):
+        incidence[line, points] = 1.0
+    return torch.from_numpy(incidence)
 
 
 class FanoBlock(nn.Module):
-    """One residual mixing step over the 49 hole embeddings.
+    """One residual mixing step over the 49 hole embeddings, viewed as a (7 islands, 7 positions)
+    grid.
 
-    Each set (a line, an island, a position, the board) is summed or averaged first (one matrix
-    product), transformed once per set with weights shared by all sets of its kind, then sent
-    back to its holes (a second matrix product); no weight belongs to a particular hole."""
+    Each set (a position line within an island, an island line at a position, an island, a
+    position, the board) is summed or averaged first, transformed once per set with weights
+    shared by all sets of its kind, then sent back to its holes; no weight belongs to a particular
+    hole.  The line sums are products with the 7x7 incidence matrix along one grid axis (a few
+    thousand multiply-adds a board, where a dense 113x49 set matrix took 177 thousand)."""
 
     def __init__(self, dim: int) -> None:
         super().__init__()
@@ -77,13 +56,19 @@ class FanoBlock(nn.Module):
         self.out = nn.Linear(dim, dim)
         self.norm = nn.LayerNorm(dim)
 
-    def forward(self, h: torch.Tensor, gather: torch.Tensor, scatter: torch.Tensor) -> torch.Tensor:  # h: (B, 49, d)
-        sets = torch.matmul(gather, h)  # (B, 113, d)
-        position_lines, island_lines, islands, positions, board = (sets[:, part] for part in _SETS)
-        messages = torch.cat([torch.relu(self.position_lines(position_lines)),  # island control
-                              torch.relu(self.island_lines(island_lines)),  # three islands in a line win
-                              self.island(islands), self.position(positions), self.board(board)], dim=1)
-        update = self.hole(h) + torch.matmul(scatter, messages)
+    def forward(self, h: torch.Tensor, incidence: torch.Tensor) -> torch.Tensor:  # h: (B, 7, 7, d), incidence: (7, 7)
+        batch, islands, positions, dim = h.shape
+        # (island, line) <- sum over the line's positions; (line, position) <- sum over its islands.
+        # einsum, not matmul: a broadcast matmul runs B*7 tiny products (7x slower with its backward)
+        position_lines = torch.relu(self.position_lines(torch.einsum("lp,bipd->bild", incidence, h)))  # island control
+        island_lines = torch.relu(self.island_lines(  # three islands in a line win
+            torch.matmul(incidence, h.reshape(batch, islands, positions * dim)).view(batch, -1, positions, dim)))
+        update = (self.hole(h)
+                  + torch.einsum("lp,bild->bipd", incidence, position_lines)
+                  + torch.matmul(incidence.T, island_lines.reshape(batch, -1, positions * dim)).view(batch, islands, positions, dim)
+                  + self.island(h.mean(dim=2))[:, :, None]
+                  + self.position(h.mean(dim=1))[:, None]
+                  + self.board(h.mean(dim=(1, 2)))[:, None, None])
         return self.norm(h + self.out(torch.relu(update)))
 
 
@@ -93,9 +78,7 @@ class FireAndIceNet(nn.Module):
     def __init__(self, channels: int, dim: int = 32, blocks: int = 3, pass_action: bool = True) -> None:
         super().__init__()
         self.channels, self.dim, self.pass_action = channels, dim, pass_action
-        gather, scatter = _set_matrices()
-        self.register_buffer("gather", gather, persistent=False)
-        self.register_buffer("scatter", scatter, persistent=False)
+        self.register_buffer("incidence", line_incidence(), persistent=False)
         self.embed = nn.Linear(channels, dim)
         self.blocks = nn.ModuleList(FanoBlock(dim) for _ in range(blocks))
         self.query = nn.Linear(dim, dim)
@@ -111,10 +94,11 @@ class FireAndIceNet(nn.Module):
         self.latent_dim_vf = dim
 
     def _tokens(self, features: torch.Tensor) -> torch.Tensor:
-        h = self.embed(features.reshape(-1, fire_rules.NUM_HOLES, self.channels))  # hole = 7 * island + position
+        # hole = 7 * island + position, so the reshape is the (island, position) grid
+        h = self.embed(features.reshape(-1, fire_rules.NUM_ISLANDS, fire_rules.NUM_POSITIONS, self.channels))
         for block in self.blocks:
-            h = block(h, self.gather, self.scatter)
-        return h
+            h = block(h, self.incidence)
+        return h.flatten(1, 2)
 
     @staticmethod
     def _pool(h: torch.Tensor) -> torch.Tensor:
@@ -158,8 +142,9 @@ class _ResidualConv(nn.Module):
 class FloeReach(nn.Module):
     """Reach planes over the isolation graph of :mod:`polarzoo.envs.go_with_the_floe.rules`
     (ice squares without a hole; king steps, and jumps over one hole), computed from the
-    observation with the rules' own :func:`~polarzoo.envs.go_with_the_floe.rules.spread_bits` on
-    int64 bitboards, so the network sees what the game's end test sees:
+    observation by the compiled kernel :func:`polarzoo.envs.go_with_the_floe.kernels.reach_planes`
+    (the rules' own ``spread_bits`` on uint64 bitboards), so the network sees what the game's end
+    test sees:
 
     * squares a bear can reach in at most 1, 2, 3, 4 and 6 moves, and at all;
     * squares a seal can reach in at most 1, 2 and 3 moves, and at all.
@@ -171,43 +156,24 @@ class FloeReach(nn.Module):
 
     BEAR_STEPS = (1, 2, 3, 4, 6)
     SEAL_STEPS = (1, 2, 3)
-    ITERATIONS = 52  # "at all": the flood stops growing long before (checked each move)
     num_planes = len(BEAR_STEPS) + len(SEAL_STEPS) + 2
-    _LOW63 = (1 << 63) - 1
 
     def __init__(self) -> None:
         super().__init__()
-        # Water squares (H8 = bit 63 among them) pack as 0: the flood never enters them, and an
-        # int64 holds no bit 63.
-        powers = torch.tensor([1 << q if floe_rules.ON_BOARD[q] else 0 for q in range(floe_rules.NUM_SQUARES)], dtype=torch.int64)
-        self.register_buffer("powers", powers, persistent=False)
-        self.register_buffer("shifts", torch.arange(floe_rules.NUM_SQUARES, dtype=torch.int64), persistent=False)
-        self.not_file_a = floe_rules.NOT_FILE_A_BITS & self._LOW63
-        self.not_file_h = floe_rules.NOT_FILE_H_BITS & self._LOW63
-
-    def _pack(self, plane: torch.Tensor) -> torch.Tensor:  # (B, 8, 8) -> (B,) int64 bitboards
-        return ((plane.flatten(1) > 0).long() * self.powers).sum(dim=1)
-
-    def _unpack(self, bits: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:  # (B,) -> (B, 8, 8)
-        return ((bits[:, None] >> self.shifts) & 1).to(dtype).view(-1, floe_rules.SIZE, floe_rules.SIZE)
+        self._bear_marks = np.array(self.BEAR_STEPS, dtype=np.int64)
+        self._seal_marks = np.array(self.SEAL_STEPS, dtype=np.int64)
 
     @torch.no_grad()
     def forward(self, board: torch.Tensor) -> torch.Tensor:  # (B, C, 8, 8) -> (B, planes, 8, 8)
-        mine, theirs, rings, ice = (self._pack(board[:, i]) for i in range(4))
-        white = board[:, 4].amax(dim=(1, 2)) > 0
-        bears, seals = torch.where(white, mine, theirs), torch.where(white, theirs, mine)
-        nodes = ice & ~rings
-        planes = []
-        for reach, marks in ((bears, self.BEAR_STEPS), (seals, self.SEAL_STEPS)):
-            for step in range(1, self.ITERATIONS + 1):
-                grown = floe_rules.spread_bits(reach, nodes, rings, self.not_file_a, self.not_file_h)
-                if step in marks:
-                    planes.append(grown)
-                elif step > marks[-1] and torch.equal(grown, reach):
-                    break  # stopped growing everywhere
-                reach = grown
-            planes.append(reach)
-        return torch.stack([self._unpack(bits, board.dtype) for bits in planes], dim=1)
+        from polarzoo.envs.go_with_the_floe import kernels
+
+        batch, channels = board.shape[:2]
+        # One kernel call: a loop of bit operations per board, where tensor operations paid
+        # PyTorch's per-call overhead on every one of up to 52 flood steps.
+        features = np.ascontiguousarray(board.detach().permute(0, 2, 3, 1).reshape(batch, -1).to("cpu", torch.float32).numpy())
+        planes = np.empty((batch, self.num_planes, floe_rules.NUM_SQUARES), dtype=np.float32)
+        kernels.reach_planes(features, channels, self._bear_marks, self._seal_marks, planes)
+        return torch.from_numpy(planes).view(batch, -1, floe_rules.SIZE, floe_rules.SIZE).to(board.device, board.dtype)
 
 
 class FloeNet(nn.Module):

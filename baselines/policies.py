@@ -27,11 +27,69 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import torch
 from gymnasium import spaces
+from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
 from polarzoo.baselines.networks import BOARDS, FireAndIceNet, FloeNet, board_for_env, build_network  # noqa: F401
+
+
+class MaskedCategorical:
+    """A categorical over thousands of actions, masked, normalised once.
+
+    It is what MaskablePPO reads from sb3-contrib's ``MaskableCategorical`` (``logits``,
+    ``probs``, ``sample``, ``log_prob``, ``entropy``, ``apply_masking``, ``masks``) with the same
+    numbers (masked logits at -1e8, masked entries left out of the entropy), but it does not build
+    a ``torch.distributions.Categorical`` (with argument checks) three times per forward pass, and
+    it samples by the Gumbel-max trick instead of ``torch.multinomial``: with 2,402 actions those
+    were about a sixth of a Fire & Ice training step.
+    """
+
+    def __init__(self, logits: torch.Tensor) -> None:
+        self._raw = logits
+        self.masks: torch.Tensor | None = None
+        self._logits: torch.Tensor | None = None
+        self._probs: torch.Tensor | None = None
+
+    def apply_masking(self, masks: Any) -> None:
+        self.masks = None if masks is None else torch.as_tensor(masks, dtype=torch.bool, device=self._raw.device).reshape(self._raw.shape)
+        self._logits = self._probs = None
+
+    @property
+    def logits(self) -> torch.Tensor:  # normalised log-probabilities
+        if self._logits is None:
+            raw = self._raw if self.masks is None else torch.where(self.masks, self._raw, torch.tensor(-1e8, dtype=self._raw.dtype, device=self._raw.device))
+            self._logits = raw - raw.logsumexp(dim=-1, keepdim=True)
+        return self._logits
+
+    @property
+    def probs(self) -> torch.Tensor:
+        if self._probs is None:
+            self._probs = self.logits.exp()
+        return self._probs
+
+    def sample(self) -> torch.Tensor:
+        uniform = torch.rand_like(self.logits).clamp_(min=torch.finfo(self.logits.dtype).tiny)
+        return (self.logits - torch.log(-torch.log(uniform))).argmax(dim=-1)
+
+    def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
+        return self.logits.gather(-1, actions.long().reshape(-1, 1)).squeeze(-1)
+
+    def entropy(self) -> torch.Tensor:
+        p_log_p = self.logits * self.probs
+        if self.masks is not None:
+            p_log_p = torch.where(self.masks, p_log_p, torch.zeros((), dtype=p_log_p.dtype, device=p_log_p.device))
+        return -p_log_p.sum(dim=-1)
+
+
+class FastMaskableCategoricalDistribution(MaskableCategoricalDistribution):
+    """sb3-contrib's masked categorical distribution with :class:`MaskedCategorical` inside."""
+
+    def proba_distribution(self, action_logits: torch.Tensor) -> FastMaskableCategoricalDistribution:
+        self.distribution = MaskedCategorical(action_logits.view(-1, self.action_dim))  # type: ignore[assignment]
+        return self
 
 
 class BoardPolicy(MaskableActorCriticPolicy):
@@ -59,6 +117,7 @@ class BoardPolicy(MaskableActorCriticPolicy):
 
     def _build(self, lr_schedule: Any) -> None:
         self._build_mlp_extractor()
+        self.action_dist = FastMaskableCategoricalDistribution(int(self.action_space.n))
         self.action_net = nn.Identity()  # the network already gives one logit per action
         self.value_net = nn.Linear(self.mlp_extractor.latent_dim_vf, 1)
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)

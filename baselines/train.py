@@ -92,9 +92,10 @@ def _opponent_pool(config: dict[str, Any], snapshots: list[str]) -> tuple[list[A
 
 def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any:
     from stable_baselines3.common.monitor import Monitor
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    from stable_baselines3.common.vec_env import SubprocVecEnv
 
     from polarzoo.wrappers import SingleAgentEnv
+    from polarzoo.wrappers.opponent_batching import OpponentBatchingVecEnv
 
     def factory(rank: int):  # noqa: ANN202
         def build() -> Any:
@@ -112,7 +113,9 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
 
         return build
 
-    cls = SubprocVecEnv if config["vec_env"] == "subproc" else DummyVecEnv
+    # dummy: one process, the snapshot opponents' moves batched across the envs (one forward pass
+    # for all instead of one per env); subproc: one process per env.
+    cls = SubprocVecEnv if config["vec_env"] == "subproc" else OpponentBatchingVecEnv
     vec_env = cls([factory(i) for i in range(config["n_envs"])])
     vec_env.seed(seed)
     return vec_env

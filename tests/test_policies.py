@@ -125,3 +125,32 @@ def test_floe_reach_planes_match_the_rules_flood_fill() -> None:
                 checked += 1
             floe_rules.apply_inplace(state, int(rng.choice(floe_rules.legal_actions(state))))
     assert checked > 300
+
+
+def test_masked_categorical_matches_sb3_contrib_and_samples_only_legal_actions() -> None:
+    from sb3_contrib.common.maskable.distributions import MaskableCategorical
+
+    from polarzoo.baselines.policies import MaskedCategorical
+
+    torch.manual_seed(0)
+    logits = torch.randn(32, 2402)
+    masks = torch.rand(32, 2402) < 0.03
+    masks[:, 7] = True
+    reference = MaskableCategorical(logits=logits, masks=masks)
+    ours = MaskedCategorical(logits)
+    ours.apply_masking(masks)
+    actions = torch.multinomial(masks.float(), 1).squeeze(1)
+    assert torch.allclose(ours.log_prob(actions), reference.log_prob(actions), atol=1e-5)
+    assert torch.allclose(ours.entropy(), reference.entropy(), atol=1e-5)
+    assert torch.allclose(ours.probs, reference.probs, atol=1e-6)
+    samples = torch.stack([ours.sample() for _ in range(200)], dim=1)
+    assert bool(masks.gather(1, samples).all())
+    # Gumbel-max draws with the softmax's frequencies.
+    small = MaskedCategorical(torch.tensor([[0.0, 1.0, 2.0, 5.0]]).repeat(40_000, 1))
+    small.apply_masking(torch.tensor([[True, True, True, False]]).repeat(40_000, 1))
+    frequencies = torch.bincount(small.sample(), minlength=4).float() / 40_000
+    assert torch.allclose(frequencies, small.probs[0], atol=0.01) and frequencies[3] == 0
+    # No mask: plain softmax.
+    free = MaskedCategorical(logits)
+    free.apply_masking(None)
+    assert torch.allclose(free.probs, torch.softmax(logits, dim=-1), atol=1e-6)

@@ -18,7 +18,7 @@ Works in ``DummyVecEnv`` and ``SubprocVecEnv`` (opponents are pickled into the s
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Generator, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -114,6 +114,7 @@ class SingleAgentEnv(gym.Env):
         self._seat_agents: dict[str, Any] = {}
         self._done = True
         self._mask = np.zeros(self.action_space.n, dtype=np.int8)
+        self._replay: tuple[Any, Any] | None = None
 
     # ---- opponent pool ----------------------------------------------------------------------
     def add_opponent(self, opponent: Any, weight: float | None = None) -> int:
@@ -179,6 +180,21 @@ class SingleAgentEnv(gym.Env):
         return self._observation(), self._info()
 
     def step(self, action: Any) -> tuple[NDArray, float, bool, bool, dict[str, Any]]:
+        if self._replay is not None:
+            # OpponentBatchingVecEnv already played this step (opponents' moves batched across
+            # envs); the wrappers above now receive its result.
+            replayed_action, result = self._replay
+            self._replay = None
+            if replayed_action != action:
+                raise RuntimeError(f"a wrapper changed the action from {replayed_action} to {action!r}: "
+                                   "OpponentBatchingVecEnv needs wrappers that pass actions through")
+            return result
+        return self._run(self.step_requests(action))
+
+    def step_requests(self, action: Any) -> Generator[tuple[Any, str], int, tuple[NDArray, float, bool, bool, dict[str, Any]]]:
+        """:meth:`step` as a generator: it yields ``(opponent, agent)`` whenever an opponent with
+        ``act_batch`` must move (expecting the action back through ``send``) and returns the step's
+        result, so that a vectorised env can batch those moves across its envs."""
         if self._done:
             raise RuntimeError("the episode has ended: call reset() before step()")
         reward_before = self._return
@@ -191,17 +207,35 @@ class SingleAgentEnv(gym.Env):
                 return self._observation(), -1.0, True, False, {**self._info(), "illegal_action": True}
         self.aec.step(action)  # raises ValueError / TypeError on bad input
         self._collect()
-        self._advance()
+        yield from self._advance_requests()
         reward = self._return - reward_before
         terminated = self._done and any(self.aec.terminations.values())
         truncated = self._done and not terminated
         return self._observation(), float(reward), bool(terminated), bool(truncated), self._info()
 
+    def replay_step(self, action: int, result: tuple[NDArray, float, bool, bool, dict[str, Any]]) -> None:
+        """Make the next :meth:`step` (``action``) return ``result``, already computed by
+        :meth:`step_requests` (the wrappers above then see an ordinary step)."""
+        self._replay = (action, result)
+
+    def _run(self, requests: Generator[tuple[Any, str], int, Any]) -> Any:
+        """Run a :meth:`step_requests` generator alone: each opponent it asks acts by ``act``."""
+        try:
+            opponent, agent = next(requests)
+            while True:
+                opponent, agent = requests.send(opponent.act(self.aec, agent, self.np_random))
+        except StopIteration as stop:
+            return stop.value
+
     def _collect(self) -> None:
         self._return += float(self.aec.rewards.get(self._learner, 0.0))
 
     def _advance(self) -> None:
-        """Let the opponents act until it is the learner's turn or the game is over."""
+        self._run(self._advance_requests())
+
+    def _advance_requests(self) -> Generator[tuple[Any, str], int, None]:
+        """Let the opponents act until it is the learner's turn or the game is over; an opponent
+        with ``act_batch`` is asked through the generator (see :meth:`step_requests`)."""
         aec = self.aec
         while True:
             if self._learner not in aec.agents or aec.terminations[self._learner] or aec.truncations[self._learner]:
@@ -216,8 +250,11 @@ class SingleAgentEnv(gym.Env):
                 self._mask = aec.observe(current)["action_mask"]
                 return
             opponent = self._seat_agents[current]
-            act = opponent.act if hasattr(opponent, "act") else opponent
-            aec.step(act(aec, current, self.np_random))
+            if hasattr(opponent, "act_batch"):
+                action = yield opponent, current
+            else:
+                action = (opponent.act if hasattr(opponent, "act") else opponent)(aec, current, self.np_random)
+            aec.step(action)
             self._collect()
 
     def _observation(self) -> NDArray:

@@ -49,6 +49,60 @@ def _spread(reach, nodes, rings):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _write_reach(reach, nodes, rings, marks, out, b, first):  # type: ignore[no-untyped-def]
+    # out[b, first + j] = squares within marks[j] moves; out[b, first + len(marks)] = ever.
+    j = 0
+    for step in range(1, 53):  # 52 spreads cover any path over the 52 ice squares
+        grown = _spread(reach, nodes, rings)
+        if j < len(marks) and step == marks[j]:
+            for sq in range(_SQUARES):
+                out[b, first + j, sq] = (grown >> _U(sq)) & _ONE
+            j += 1
+        elif j == len(marks) and grown == reach:
+            break
+        reach = grown
+    for sq in range(_SQUARES):
+        out[b, first + len(marks), sq] = (reach >> _U(sq)) & _ONE
+
+
+@njit(cache=True, nogil=True)
+def reach_planes(features, channels, bear_marks, seal_marks, out):  # type: ignore[no-untyped-def]
+    """Reach in the isolation graph (the rules' ``spread_bits``: king steps and single-ring jumps
+    over ice without a ring) from B observations, as the networks' input planes.
+
+    ``features`` float (B, 64 * channels), the env's observation flattened square-major (channels
+    0-3: mine, opponent's, rings, ice; channel 4 > 0: "I play White", so the bears are mine);
+    ``bear_marks`` / ``seal_marks`` increasing move counts >= 1.  Writes ``out`` (B, planes, 64):
+    for the bears, the squares within each mark and then ever reachable; the same for the seals.
+    """
+    for b in range(features.shape[0]):
+        mine = _U(0)
+        theirs = _U(0)
+        ring_bits = _U(0)
+        ice = _U(0)
+        white = False
+        for sq in range(_SQUARES):
+            if not _ON_BOARD[sq]:
+                continue  # water (H8 among it) is never a node
+            bit = _ONE << _U(sq)
+            base = sq * channels
+            if features[b, base] > 0:
+                mine |= bit
+            if features[b, base + 1] > 0:
+                theirs |= bit
+            if features[b, base + 2] > 0:
+                ring_bits |= bit
+            if features[b, base + 3] > 0:
+                ice |= bit
+            if features[b, base + 4] > 0:
+                white = True
+        bears, seals = (mine, theirs) if white else (theirs, mine)
+        nodes = ice & ~ring_bits
+        _write_reach(bears, nodes, ring_bits, bear_marks, out, b, 0)
+        _write_reach(seals, nodes, ring_bits, seal_marks, out, b, len(bear_marks) + 1)
+
+
+@njit(cache=True, nogil=True)
 def decide(board, rings, passes):  # type: ignore[no-untyped-def]
     """The winner of one game (``board`` (64,), ``rings`` (64,), ``passes``), or -1: the rules'
     ``_decide_winner`` on uint64 bitboards."""

@@ -250,9 +250,9 @@ def spread_bits(reach, nodes, rings, not_file_a=NOT_FILE_A_BITS, not_file_h=NOT_
     king step or one single-ring jump away from it (all bitboards, square ``sq`` = bit ``sq``).
 
     Written with ``<< >> & |`` only, so it runs on Python ints and, elementwise, on integer
-    arrays and tensors (the networks' reach planes call it on int64 tensors, with the file masks
-    passed without bit 63, which no ice square uses).  The eight directions are written out:
-    this is the hot loop of the end test."""
+    arrays (the compiled kernels in :mod:`~polarzoo.envs.go_with_the_floe.kernels` do the same on
+    uint64, tested in lockstep).  The eight directions are written out: this is the hot loop of
+    the end test."""
     A, H = not_file_a, not_file_h
     horizontal = reach | ((reach << 1) & A) | ((reach >> 1) & H)
     grown = horizontal | (horizontal << 8) | (horizontal >> 8)
