@@ -7,7 +7,8 @@
   of :mod:`polarzoo.envs.fire_and_ice.symmetry`.  Move logits are bilinear in the two holes'
   embeddings; PASS and the value latent come from the pooled board.
 * :class:`FloeNet`: residual 3x3 convolutions over the 8x8 squares, 16 logits per square
-  (direction x distance), averaged over the row mirror so that it is exactly equivariant.
+  (direction x distance), with the row mirror built in (averaged over it, exactly equivariant, or
+  run once on a canonical orientation; :data:`SYMMETRY_MODES`).
 
 Both read the flat observation (any float scale) and return ``(logits, value_latent)``.
 """
@@ -176,13 +177,30 @@ class FloeReach(nn.Module):
         return torch.from_numpy(planes).view(batch, -1, floe_rules.SIZE, floe_rules.SIZE).to(board.device, board.dtype)
 
 
+#: How :class:`FloeNet` uses the row mirror: ``"average"`` (True) runs the network on the board
+#: and on its mirror image and averages (exactly equivariant, twice the cost); ``"canonical"``
+#: runs it once on whichever of the two is the canonical one (equivariant on every board that is
+#: not its own mirror image, the cost of one pass); ``"none"`` (False) ignores the symmetry.
+SYMMETRY_MODES = ("average", "canonical", "none")
+
+
+def symmetry_mode(symmetrize: bool | str) -> str:
+    """The :data:`SYMMETRY_MODES` entry for a ``symmetrize`` setting (True / False or a name)."""
+    if symmetrize is True or symmetrize is False:
+        return "average" if symmetrize else "none"
+    if symmetrize not in SYMMETRY_MODES:
+        raise ValueError(f"symmetrize must be true, false or one of {SYMMETRY_MODES}, got {symmetrize!r}")
+    return str(symmetrize)
+
+
 class FloeNet(nn.Module):
     """8x8 squares (the observation plus :class:`FloeReach` planes) -> (action logits, value
-    latent), residual 3x3 convolutions with global pooling, averaged over the row mirror."""
+    latent), residual 3x3 convolutions with global pooling; the row mirror is used as
+    ``symmetrize`` says (:data:`SYMMETRY_MODES`)."""
 
-    def __init__(self, channels: int, dim: int = 32, blocks: int = 2, symmetrize: bool = True) -> None:
+    def __init__(self, channels: int, dim: int = 32, blocks: int = 2, symmetrize: bool | str = True) -> None:
         super().__init__()
-        self.channels, self.symmetrize = channels, symmetrize
+        self.channels, self.symmetrize = channels, symmetry_mode(symmetrize)
         self.reach = FloeReach()
         self.stem = nn.Sequential(nn.Conv2d(channels + FloeReach.num_planes, dim, 3, padding=1), nn.ReLU())
         self.blocks = nn.Sequential(*(_ResidualConv(dim) for _ in range(blocks)))
@@ -193,6 +211,12 @@ class FloeNet(nn.Module):
             nn.init.normal_(layer.weight, std=0.01)
             nn.init.zeros_(layer.bias)
         self.register_buffer("mirror_actions", torch.as_tensor(np.array(floe_symmetry.action_map(1))), persistent=False)
+        # canonical: a board is flipped when x . (w - mirror(w)) < 0 for fixed random weights w.
+        # The sign turns over under the mirror, so a board and its mirror image share one
+        # canonical form; a board that is its own mirror image gives 0 (up to rounding) and stays.
+        weights = np.random.default_rng(20261130).random((floe_rules.NUM_SQUARES, channels))
+        skew = weights - weights[np.asarray(floe_symmetry.square_map(1))]
+        self.register_buffer("canonical_skew", torch.as_tensor(skew.reshape(-1), dtype=torch.float64), persistent=False)
         self.latent_dim_pi = floe_rules.NUM_ACTIONS
         self.latent_dim_vf = dim
 
@@ -206,14 +230,16 @@ class FloeNet(nn.Module):
     def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         board = features.reshape(-1, floe_rules.SIZE, floe_rules.SIZE, self.channels).permute(0, 3, 1, 2)
         board = torch.cat([board, self.reach(board)], dim=1)  # the reach of the mirror is the mirrored reach
+        if self.symmetrize == "none":
+            return self._single(board)
+        if self.symmetrize == "canonical":
+            flip = (features.reshape(len(board), -1).double() @ self.canonical_skew) < -1e-9
+            logits, value = self._single(torch.where(flip[:, None, None, None], board.flip(2), board))
+            # A flipped board's logit for action a belongs to action mirror(a) (an involution).
+            return torch.where(flip[:, None], logits[:, self.mirror_actions], logits), value
         logits, value = self._single(board)
-        if not self.symmetrize:
-            return logits, value
         mirrored_logits, mirrored_value = self._single(board.flip(2))
-        # The mirrored board's logit for action a belongs to action mirror(a) of the real board.
-        back = torch.empty_like(mirrored_logits)
-        back[:, self.mirror_actions] = mirrored_logits
-        return 0.5 * (logits + back), 0.5 * (value + mirrored_value)
+        return 0.5 * (logits + mirrored_logits[:, self.mirror_actions]), 0.5 * (value + mirrored_value)
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
         return self.forward(features)[0]
@@ -226,7 +252,7 @@ class FloeNet(nn.Module):
 BOARDS = ("fire_and_ice", "fire_and_ice_solitaire", "go_with_the_floe")
 
 
-def build_network(board: str, observation_size: int, dim: int = 32, blocks: int = 3, symmetrize: bool = True) -> nn.Module:
+def build_network(board: str, observation_size: int, dim: int = 32, blocks: int = 3, symmetrize: bool | str = True) -> nn.Module:
     """The network for ``board`` reading flat observations of ``observation_size`` numbers."""
     if board not in BOARDS:
         raise ValueError(f"board must be one of {BOARDS}, got {board!r}")

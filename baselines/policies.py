@@ -14,8 +14,10 @@
 * **Go with the Floe** (``board="go_with_the_floe"``): a residual 3x3 convolution stack over the
   8x8 squares; each square's embedding gives its 16 logits (8 directions x 2 distances), PASS and
   the value come from the pooled board.  The row mirror (the game's symmetry,
-  :mod:`polarzoo.envs.go_with_the_floe.symmetry`) is built in by averaging the network over the
-  board and its mirror image (logits mapped back), so it too is exactly equivariant.
+  :mod:`polarzoo.envs.go_with_the_floe.symmetry`) is built in: ``symmetrize=True`` averages the
+  network over the board and its mirror image (logits mapped back), exactly equivariant;
+  ``symmetrize="canonical"`` (the training default) runs it once on a canonical orientation of
+  the pair, equivariant at the cost of one pass (see :data:`polarzoo.baselines.networks.SYMMETRY_MODES`).
 
 Select it in ``baselines/hyperparams.yaml`` with ``policy: board`` (``policy: mlp`` is SB3's
 flat MLP).  The policy reads the flat, [0, 1]-scaled observation that
@@ -96,11 +98,12 @@ class BoardPolicy(MaskableActorCriticPolicy):
     """MaskablePPO policy with a board network (see the module docstring).
 
     Args (``policy_kwargs``): ``board`` (one of :data:`BOARDS`), ``dim`` (embedding width),
-    ``blocks`` (mixing blocks), ``symmetrize`` (Go with the Floe: average over the mirror).
+    ``blocks`` (mixing blocks), ``symmetrize`` (Go with the Floe: True / ``"average"``,
+    ``"canonical"``, False / ``"none"``).
     """
 
     def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, lr_schedule: Any,
-                 board: str = "fire_and_ice", dim: int = 32, blocks: int = 3, symmetrize: bool = True,
+                 board: str = "fire_and_ice", dim: int = 32, blocks: int = 3, symmetrize: bool | str = True,
                  **kwargs: Any) -> None:
         if board not in BOARDS:
             raise ValueError(f"board must be one of {BOARDS}, got {board!r}")

@@ -40,16 +40,33 @@ def test_fire_and_ice_net_is_equivariant_under_collineations() -> None:
     assert not torch.allclose(net(torch.rand(3, 441))[0], logits)
 
 
-def test_floe_net_is_equivariant_under_the_mirror() -> None:
+@pytest.mark.parametrize("symmetrize", [True, "canonical"])
+def test_floe_net_is_equivariant_under_the_mirror(symmetrize: bool | str) -> None:
     torch.manual_seed(0)
-    net = FloeNet(11, dim=8, blocks=1)
+    net = FloeNet(11, dim=8, blocks=1, symmetrize=symmetrize)
     torch.nn.init.normal_(net.move_logits.weight, std=0.5)
-    x = torch.rand(2, 8, 8, 11)
+    x = (torch.rand(6, 8, 8, 11) < 0.3).float()
     logits, value = net(x.flatten(1))
-    assert logits.shape == (2, 1025)
+    assert logits.shape == (6, 1025)
     mapped_logits, mapped_value = net(torch.from_numpy(floe_symmetry.transform_observation(x.numpy(), 1)).flatten(1))
     assert torch.allclose(mapped_logits, torch.from_numpy(floe_symmetry.transform_mask(logits.detach().numpy(), 1)), atol=1e-5)
     assert torch.allclose(mapped_value, value, atol=1e-5)
+
+
+def test_floe_net_canonical_runs_once_and_differs_from_no_symmetry() -> None:
+    torch.manual_seed(0)
+    plain = FloeNet(11, dim=8, blocks=1, symmetrize=False)
+    canonical = FloeNet(11, dim=8, blocks=1, symmetrize="canonical")
+    canonical.load_state_dict(plain.state_dict())
+    x = (torch.rand(64, 8, 8, 11) < 0.3).float()
+    mirrored = torch.from_numpy(floe_symmetry.transform_observation(x.numpy(), 1))
+    flat, flat_mirrored = x.flatten(1), mirrored.flatten(1)
+    # Each board is either left as it is or replaced by its mirror image, about half each way.
+    same = torch.isclose(canonical(flat)[1], plain(flat)[1], atol=1e-6).all(dim=1)
+    assert torch.equal(same, ~torch.isclose(canonical(flat_mirrored)[1], plain(flat_mirrored)[1], atol=1e-6).all(dim=1))
+    assert 10 < int(same.sum()) < 54
+    with pytest.raises(ValueError, match="symmetrize must be"):
+        FloeNet(11, symmetrize="sometimes")
 
 
 @pytest.mark.parametrize("env_id,board", [("fire_and_ice_v0", "fire_and_ice"), ("go_with_the_floe_v0", "go_with_the_floe")])
