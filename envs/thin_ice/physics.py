@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from polarzoo.envs.thin_ice import kernels as _kernels
 from polarzoo.envs.thin_ice.rules import NUM_ORIENTATIONS, ORIENTATIONS, PIECES_PER_SIZE, SIZE_LETTERS  # noqa: F401 (re-exported)
 
 # ------------------------------------------------------------------------------ piece geometry
@@ -183,6 +184,8 @@ class PilePhysics:
             self.geom_piece[model.body_geomadr[body] : model.body_geomadr[body] + model.body_geomnum[body]] = piece
         self.piece_geoms = [np.flatnonzero(self.geom_piece == p) for p in range(NUM_PIECES)]
         self.in_play = np.zeros(NUM_PIECES, dtype=bool)
+        self._nest_cos = math.cos(self.NEST_ANGLE)
+        self._nested_buffer = np.zeros((NUM_PIECES * NUM_PIECES, 2), dtype=np.int64)
         warning = mujoco.mjtWarning
         self._bad_state_warnings = (int(warning.mjWARN_BADQACC), int(warning.mjWARN_BADQVEL), int(warning.mjWARN_BADQPOS))
         mujoco.mj_forward(model, self.data)
@@ -221,68 +224,41 @@ class PilePhysics:
         return self.data.xmat[self.piece_body][:, [2, 5, 8]]
 
     # ---- contacts and rules -----------------------------------------------------------------
+    def _contact_geoms(self) -> NDArray[np.int32]:
+        return self.data.contact.geom[: self.data.ncon]
+
     def contacts(self) -> Contacts:
+        """Which pieces touch the table, touch another piece, and the nested (inner, outer)
+        pairs: tip in inner tip, axes within NEST_ANGLE and the inner piece's apex within
+        NEST_DISTANCE of the outer piece's inner apex (:func:`kernels.contacts`)."""
         data = self.data
         on_table = np.zeros(NUM_PIECES, dtype=bool)
         touching = np.zeros(NUM_PIECES, dtype=bool)
-        nested: list[tuple[int, int]] = []
-        if data.ncon:
-            pieces = self.geom_piece[data.contact.geom[: data.ncon]]  # (ncon, 2), -1 = the table
-            first, second = pieces[:, 0], pieces[:, 1]
-            on_table[second[first == -1]] = True
-            on_table[first[second == -1]] = True
-            between = (first >= 0) & (second >= 0) & (first != second)
-            if between.any():
-                a, b = first[between], second[between]
-                touching[a] = True
-                touching[b] = True
-                pairs = sorted({(x, y) if x < y else (y, x) for x, y in zip(a.tolist(), b.tolist())})
-                nested = self._nested(np.array(pairs, dtype=np.int64))
-        return Contacts(on_table, touching, nested)
-
-    def _nested(self, pairs: NDArray[np.int64]) -> list[tuple[int, int]]:
-        """Of the touching ``pairs`` (k, 2), the (inner, outer) ones nested tip in inner tip:
-        axes within NEST_ANGLE and the inner piece's apex within NEST_DISTANCE of the outer
-        piece's inner apex.  Both orders of each pair are tried, all at once."""
-        inner = np.concatenate([pairs[:, 0], pairs[:, 1]])
-        outer = np.concatenate([pairs[:, 1], pairs[:, 0]])
-        data = self.data
-        inner_axis = data.xmat[self.piece_body[inner]][:, [2, 5, 8]]
-        outer_axis = data.xmat[self.piece_body[outer]][:, [2, 5, 8]]
-        aligned = np.einsum("ij,ij->i", inner_axis, outer_axis) >= math.cos(self.NEST_ANGLE)
-        apex = data.xpos[self.piece_body[inner]] + _HEIGHTS[PIECE_SIZE[inner], None] * inner_axis
-        inner_apex = data.xpos[self.piece_body[outer]] + _INNER_APEX_HEIGHTS[PIECE_SIZE[outer], None] * outer_axis
-        close = np.sqrt(((apex - inner_apex) ** 2).sum(axis=1)) <= self.NEST_DISTANCE
-        found = aligned & close
-        return [(int(i), int(o)) for i, o in zip(inner[found], outer[found])]
+        found = _kernels.contacts(self._contact_geoms(), self.geom_piece, self.in_play, data.xpos, data.xmat, self.piece_body, PIECE_SIZE,
+                                  _HEIGHTS, _INNER_APEX_HEIGHTS, self._nest_cos, self.NEST_DISTANCE, on_table, touching, self._nested_buffer)
+        return Contacts(on_table, touching, [(int(i), int(o)) for i, o in self._nested_buffer[:found]])
 
     def rule_violated(self, contacts: Contacts | None = None) -> str | None:
         """``"T"``, ``"A"``, ``"N"`` or ``None`` for the pile as it is now."""
         contacts = contacts or self.contacts()
-        if int((contacts.on_table & self.in_play).sum()) >= 4:
-            return "T"
-        airborne = self.in_play & ~contacts.on_table & ~contacts.touching_piece
-        if int(airborne.sum()) >= 3:
-            return "A"
-        if contacts.nested_pairs:
-            return "N"
-        return None
+        return _kernels.RULE_LETTERS[_kernels.rule(contacts.on_table, contacts.touching_piece, self.in_play, len(contacts.nested_pairs))]
 
     # ---- simulation -------------------------------------------------------------------------
     def _instability_warnings(self) -> int:
         warnings, (bad_acc, bad_vel, bad_pos) = self.data.warning, self._bad_state_warnings
         return int(warnings[bad_acc].number) + int(warnings[bad_vel].number) + int(warnings[bad_pos].number)
 
-    def _check_stable(self) -> None:
-        data = self.data
+    def _check_warnings(self) -> None:
         if self._instability_warnings() != self._warnings_seen:
             # MuJoCo resets the data on a bad state; never score a pile after that.
             self._warnings_seen = self._instability_warnings()
             raise PhysicsError("the simulation went unstable (MuJoCo reported a bad state and reset it); the pile cannot be scored")
-        if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
+
+    @staticmethod
+    def _raise_for(status: int) -> None:
+        if status == _kernels.NOT_FINITE:
             raise PhysicsError("the simulation went unstable (NaN in the state); the pile cannot be scored")
-        far = np.abs(self.positions()[self.in_play]) > self.WORLD_LIMIT
-        if far.any():
+        if status == _kernels.LEFT_WORLD:
             raise PhysicsError("a piece left the world (more than 2 m away); the simulation went unstable")
 
     def settle(self) -> Outcome:
@@ -295,21 +271,27 @@ class PilePhysics:
         return outcome
 
     def _settle(self) -> Outcome:
-        mujoco = self._mujoco
+        mujoco, model, data = self._mujoco, self.model, self.data
         config = self.config
         cap = int(round(config.settle_cap_seconds / config.timestep))
         still_for = 0
-        dofs = np.concatenate([np.arange(d, d + 6) for d in self.dof_adr[self.in_play]]) if self.in_play.any() else None
+        dofs = self.dof_adr[self.in_play].astype(np.int64)
+        on_table = np.zeros(NUM_PIECES, dtype=bool)
+        touching = np.zeros(NUM_PIECES, dtype=bool)
+        check, rule_letters = _kernels.check_pile, _kernels.RULE_LETTERS
+        constants = (self.piece_body, PIECE_SIZE, _HEIGHTS, _INNER_APEX_HEIGHTS, self._nest_cos, self.NEST_DISTANCE, self.WORLD_LIMIT, dofs)
         for step in range(1, cap + 1):
-            mujoco.mj_step(self.model, self.data)
-            self._check_stable()
-            rule = self.rule_violated()
-            if rule is not None:
-                return Outcome(rule, step, False)
-            if dofs is None:
+            mujoco.mj_step(model, data)
+            self._check_warnings()
+            # Soundness, the rules and the speeds in one compiled call on MuJoCo's arrays.
+            status, rule, linear, angular = check(data.contact.geom[: data.ncon], self.geom_piece, self.in_play, data.xpos, data.xmat,
+                                                  data.qpos, data.qvel, *constants, on_table, touching, self._nested_buffer)
+            if status:
+                self._raise_for(status)
+            if rule:
+                return Outcome(rule_letters[rule], step, False)
+            if not dofs.size:  # an empty pile is still
                 return Outcome(None, step, True)
-            squared = self.data.qvel[dofs].reshape(-1, 2, 3) ** 2  # np.linalg.norm's own formula, fewer calls
-            linear, angular = np.sqrt(squared.sum(axis=2)).max(axis=0)
             still_for = still_for + 1 if linear < config.settle_linear and angular < config.settle_angular else 0
             if still_for >= config.settle_steps:
                 return Outcome(None, step, True)
