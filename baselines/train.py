@@ -297,6 +297,13 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
             clip_range=config["clip_range"], policy_kwargs=policy_kwargs, seed=seed, device=config["device"],
             tensorboard_log=str(run_dir / "tb"), verbose=0,
         )
+    if config.get("init_model") and not resume:
+        path = init_model_path(config)
+        try:
+            model.set_parameters(str(path), exact_match=True, device=config["device"])
+        except (ValueError, RuntimeError, KeyError) as error:
+            raise InitModelError(f"init_model {path} does not fit this config's policy ({str(error).splitlines()[0]})") from None
+        print(f"starting from the weights of {path}")
     if config.get("bc_games", 0) > 0 and state.get("bc_epochs_done", 0) < config["bc_epochs"] and model.num_timesteps == 0:
         behaviour_clone(model, config, run_dir, seed, state, progress_bar)
     remaining = config["total_timesteps"] - model.num_timesteps
@@ -344,6 +351,19 @@ POSITIVE_KEYS = ("total_timesteps", "n_envs", "n_steps", "batch_size", "n_epochs
 NON_NEGATIVE_KEYS = ("snapshot_every", "eval_every", "bc_games", "torch_threads")
 
 
+class InitModelError(ValueError):
+    """``init_model`` names a model whose policy differs from the config's."""
+
+
+def init_model_path(config: dict[str, Any]) -> Path:
+    """The model file named by ``init_model`` (``"pretrained"``: the shipped model of the env)."""
+    if config["init_model"] == "pretrained":
+        from polarzoo.baselines.agents import pretrained_path
+
+        return pretrained_path(config["env"])
+    return Path(config["init_model"])
+
+
 def check_config(config: dict[str, Any]) -> None:
     """``ValueError`` naming the first bad value (before any work starts)."""
     for key in POSITIVE_KEYS + NON_NEGATIVE_KEYS:
@@ -359,6 +379,11 @@ def check_config(config: dict[str, Any]) -> None:
         raise ValueError(f"policy must be board or mlp, got {config['policy']!r}")
     if not isinstance(config.get("opponents"), dict) or not config["opponents"]:
         raise ValueError("opponents must be a mapping like {random: 0.5, self: 0.5}")
+    if config.get("init_model") is not None:
+        if not isinstance(config["init_model"], str) or not config["init_model"]:
+            raise ValueError(f"init_model must be a model.zip path or 'pretrained', got {config['init_model']!r}")
+        if not init_model_path(config).is_file():
+            raise ValueError(f"init_model: no model file {init_model_path(config)}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -440,8 +465,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"run folder: {run_dir}", flush=True)
     with (run_dir / "command.txt").open("a") as handle:
         handle.write("python -m polarzoo.baselines.train " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])) + "\n")
-    train(config, run_dir, resume=args.resume is not None, seed=args.seed, progress_bar=not args.no_progress,
-          final_eval=not args.no_final_eval)
+    try:
+        train(config, run_dir, resume=args.resume is not None, seed=args.seed, progress_bar=not args.no_progress,
+              final_eval=not args.no_final_eval)
+    except InitModelError as error:
+        parser.error(str(error))
 
 
 if __name__ == "__main__":

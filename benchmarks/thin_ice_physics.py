@@ -63,7 +63,8 @@ def cost_breakdown(stats: pstats.Stats) -> dict[str, float]:
     for (filename, _, name), (_, _, tottime, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
         if name == "mj_step" or name.endswith("mj_step>"):
             totals["mj_step (physics)"] += tottime
-        elif filename.endswith("physics.py") and name == "rule_violated":
+        elif (filename.endswith("kernels.py") and name == "check_pile") or (filename.endswith("physics.py") and name == "_check_warnings"):
+            # the compiled per-step check (soundness, rules T/A/N, speeds) and MuJoCo's warnings
             totals["rule checks per step"] += cumtime
         elif filename.endswith("physics.py") and name == "_penetrates":
             totals["lowering (collision queries)"] += cumtime

@@ -106,3 +106,40 @@ def test_resume_after_interrupt(tmp_path: Path) -> None:
     assert f"resuming {tmp_path / 'r'} at {saved} timesteps" in resumed.stdout
     assert json.loads(state_file.read_text())["timesteps"] >= saved + 512
     assert (tmp_path / "r" / "model.zip").exists()
+
+
+def test_init_model_starts_from_the_given_weights(tmp_path: Path) -> None:
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from polarzoo.baselines import train
+    from polarzoo.baselines.agents import pretrained_path
+
+    config = train.load_config("go_with_the_floe_v0", {
+        "init_model": "pretrained", "board_policy": {"dim": 32, "blocks": 2, "symmetrize": True}, "learning_rate": 0.0,
+        "total_timesteps": 32, "n_envs": 2, "n_steps": 16, "batch_size": 32, "n_epochs": 1, "snapshot_every": 0, "eval_every": 0,
+        "checkpoint_every": 1000, "opponents": {"random": 1.0}})
+    train.check_config(config)
+    train.train(config, tmp_path, progress_bar=False, final_eval=False)
+    trained = MaskablePPO.load(tmp_path / "model.zip", device="cpu").policy.state_dict()
+    shipped = MaskablePPO.load(pretrained_path("go_with_the_floe_v0"), device="cpu").policy.state_dict()
+    assert all(torch.equal(trained[key], shipped[key]) for key in shipped)  # learning rate 0: still the shipped weights
+
+
+def test_init_model_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from polarzoo.baselines import train
+    from polarzoo.baselines.agents import pretrained_path
+
+    with pytest.raises(ValueError, match="no model file"):
+        train.check_config(train.load_config("fire_and_ice_v0", {"init_model": str(tmp_path / "missing.zip")}))
+    with pytest.raises(ValueError, match="no pretrained model for thin_ice_v0"):
+        train.check_config(train.load_config("thin_ice_v0", {"init_model": "pretrained"}))
+    with pytest.raises(SystemExit):
+        train.main(["--env", "fire_and_ice_v0", "--runs", str(tmp_path), "--no-progress", "--total-timesteps", "64", "--n-envs", "2",
+                    "--config", str(_write(tmp_path / "c.yaml", f"fire_and_ice_v0: {{init_model: {pretrained_path('go_with_the_floe_v0')}}}"))])
+    assert "does not fit this config's policy" in capsys.readouterr().err
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
