@@ -350,7 +350,7 @@ HEURISTICS: dict[str, type] = {
 
 
 PRETRAINED_DIR = Path(__file__).with_name("pretrained")
-#: env id -> file in ``baselines/pretrained/`` (package data; see docs/pretrained.md for how each was made)
+#: env id -> file in ``baselines/pretrained/`` (package data; baselines/pretrained/README.md says how each was made)
 PRETRAINED: dict[str, str] = {
     "fire_and_ice_v0": "fire_and_ice_v0.zip",
     "go_with_the_floe_v0": "go_with_the_floe_v0.zip",
