@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from polarzoo.envs.fire_and_ice import rules as fire_rules
+from polarzoo.envs.go_with_the_floe import kernels as floe_kernels
 from polarzoo.envs.go_with_the_floe import rules as floe_rules
 from polarzoo.envs.go_with_the_floe import symmetry as floe_symmetry
 
@@ -166,14 +167,12 @@ class FloeReach(nn.Module):
 
     @torch.no_grad()
     def forward(self, board: torch.Tensor) -> torch.Tensor:  # (B, C, 8, 8) -> (B, planes, 8, 8)
-        from polarzoo.envs.go_with_the_floe import kernels
-
         batch, channels = board.shape[:2]
         # One kernel call: a loop of bit operations per board, where tensor operations paid
         # PyTorch's per-call overhead on every one of up to 52 flood steps.
         features = np.ascontiguousarray(board.detach().permute(0, 2, 3, 1).reshape(batch, -1).to("cpu", torch.float32).numpy())
         planes = np.empty((batch, self.num_planes, floe_rules.NUM_SQUARES), dtype=np.float32)
-        kernels.reach_planes(features, channels, self._bear_marks, self._seal_marks, planes)
+        floe_kernels.reach_planes(features, channels, self._bear_marks, self._seal_marks, planes)
         return torch.from_numpy(planes).view(batch, -1, floe_rules.SIZE, floe_rules.SIZE).to(board.device, board.dtype)
 
 

@@ -382,8 +382,9 @@ def check_config(config: dict[str, Any]) -> None:
     if config.get("init_model") is not None:
         if not isinstance(config["init_model"], str) or not config["init_model"]:
             raise ValueError(f"init_model must be a model.zip path or 'pretrained', got {config['init_model']!r}")
-        if not init_model_path(config).is_file():
-            raise ValueError(f"init_model: no model file {init_model_path(config)}")
+        path = init_model_path(config)
+        if not path.is_file():
+            raise ValueError(f"init_model: no model file {path}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -49,20 +49,24 @@ def _spread(reach, nodes, rings):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _write_plane(bits, out, b, plane):  # type: ignore[no-untyped-def]
+    for sq in range(_SQUARES):
+        out[b, plane, sq] = (bits >> _U(sq)) & _ONE
+
+
+@njit(cache=True, nogil=True)
 def _write_reach(reach, nodes, rings, marks, out, b, first):  # type: ignore[no-untyped-def]
     # out[b, first + j] = squares within marks[j] moves; out[b, first + len(marks)] = ever.
     j = 0
     for step in range(1, 53):  # 52 spreads cover any path over the 52 ice squares
         grown = _spread(reach, nodes, rings)
         if j < len(marks) and step == marks[j]:
-            for sq in range(_SQUARES):
-                out[b, first + j, sq] = (grown >> _U(sq)) & _ONE
+            _write_plane(grown, out, b, first + j)
             j += 1
         elif j == len(marks) and grown == reach:
             break
         reach = grown
-    for sq in range(_SQUARES):
-        out[b, first + len(marks), sq] = (reach >> _U(sq)) & _ONE
+    _write_plane(reach, out, b, first + len(marks))
 
 
 @njit(cache=True, nogil=True)

@@ -23,8 +23,8 @@ RULE_LETTERS = (None, "T", "A", "N")
 
 
 @njit(cache=True, nogil=True)
-def contacts(contact_geom, geom_piece, in_play, xpos, xmat, piece_body, piece_size, apex_heights, inner_apex_heights,
-             nest_cos, nest_distance, on_table, touching, nested):  # type: ignore[no-untyped-def]
+def contacts(contact_geom, geom_piece, xpos, xmat, piece_body, piece_size, apex_heights, inner_apex_heights,
+             nest_cos, nest_distance, on_table, touching, pair, nested):  # type: ignore[no-untyped-def]
     """Fill ``on_table`` / ``touching`` (15,) bools from MuJoCo's contact geom pairs (ncon, 2)
     (``geom_piece``: geom -> piece, -1 = table) and write the nested (inner, outer) pairs into
     ``nested`` (k, 2); returns k.
@@ -96,7 +96,7 @@ def rule(on_table, touching, in_play, nested_count):  # type: ignore[no-untyped-
 
 @njit(cache=True, nogil=True)
 def check_pile(contact_geom, geom_piece, in_play, xpos, xmat, qpos, qvel, piece_body, piece_size, apex_heights,
-               inner_apex_heights, nest_cos, nest_distance, world_limit, dofs, on_table, touching, nested):  # type: ignore[no-untyped-def]
+               inner_apex_heights, nest_cos, nest_distance, world_limit, dofs, on_table, touching, pair, nested):  # type: ignore[no-untyped-def]
     """After one ``mj_step``: (status, rule, linear speed, angular speed).
 
     ``status`` is :data:`SOUND`, :data:`NOT_FINITE` (NaN or infinity in ``qpos`` / ``qvel``) or
@@ -115,8 +115,8 @@ def check_pile(contact_geom, geom_piece, in_play, xpos, xmat, qpos, qvel, piece_
             for k in range(3):
                 if abs(xpos[piece_body[p], k]) > world_limit:
                     return LEFT_WORLD, 0, 0.0, 0.0
-    found = contacts(contact_geom, geom_piece, in_play, xpos, xmat, piece_body, piece_size, apex_heights,
-                     inner_apex_heights, nest_cos, nest_distance, on_table, touching, nested)
+    found = contacts(contact_geom, geom_piece, xpos, xmat, piece_body, piece_size, apex_heights,
+                     inner_apex_heights, nest_cos, nest_distance, on_table, touching, pair, nested)
     code = rule(on_table, touching, in_play, found)
     linear = 0.0
     angular = 0.0

@@ -185,6 +185,8 @@ class PilePhysics:
         self.piece_geoms = [np.flatnonzero(self.geom_piece == p) for p in range(NUM_PIECES)]
         self.in_play = np.zeros(NUM_PIECES, dtype=bool)
         self._nest_cos = math.cos(self.NEST_ANGLE)
+        # scratch space of the compiled per-step check (touching pairs, nested pairs)
+        self._pair_buffer = np.zeros((NUM_PIECES, NUM_PIECES), dtype=bool)
         self._nested_buffer = np.zeros((NUM_PIECES * NUM_PIECES, 2), dtype=np.int64)
         warning = mujoco.mjtWarning
         self._bad_state_warnings = (int(warning.mjWARN_BADQACC), int(warning.mjWARN_BADQVEL), int(warning.mjWARN_BADQPOS))
@@ -234,8 +236,9 @@ class PilePhysics:
         data = self.data
         on_table = np.zeros(NUM_PIECES, dtype=bool)
         touching = np.zeros(NUM_PIECES, dtype=bool)
-        found = _kernels.contacts(self._contact_geoms(), self.geom_piece, self.in_play, data.xpos, data.xmat, self.piece_body, PIECE_SIZE,
-                                  _HEIGHTS, _INNER_APEX_HEIGHTS, self._nest_cos, self.NEST_DISTANCE, on_table, touching, self._nested_buffer)
+        found = _kernels.contacts(self._contact_geoms(), self.geom_piece, data.xpos, data.xmat, self.piece_body, PIECE_SIZE,
+                                  _HEIGHTS, _INNER_APEX_HEIGHTS, self._nest_cos, self.NEST_DISTANCE, on_table, touching,
+                                  self._pair_buffer, self._nested_buffer)
         return Contacts(on_table, touching, [(int(i), int(o)) for i, o in self._nested_buffer[:found]])
 
     def rule_violated(self, contacts: Contacts | None = None) -> str | None:
@@ -285,7 +288,8 @@ class PilePhysics:
             self._check_warnings()
             # Soundness, the rules and the speeds in one compiled call on MuJoCo's arrays.
             status, rule, linear, angular = check(data.contact.geom[: data.ncon], self.geom_piece, self.in_play, data.xpos, data.xmat,
-                                                  data.qpos, data.qvel, *constants, on_table, touching, self._nested_buffer)
+                                                  data.qpos, data.qvel, *constants, on_table, touching, self._pair_buffer,
+                                                  self._nested_buffer)
             if status:
                 self._raise_for(status)
             if rule:
