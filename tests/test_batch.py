@@ -213,3 +213,32 @@ def _floe_state(board: np.ndarray) -> floe_rules.State:
     state = floe_rules.initial_state()
     state.board[:] = board
     return state
+
+
+def test_set_state_starts_games_from_given_positions() -> None:
+    """Positions loaded with set_state give the rules' masks and play on from there."""
+    rng = np.random.default_rng(3)
+    positions = []
+    for _ in range(4):
+        state = floe_rules.initial_state()
+        for _ in range(int(rng.integers(1, 9))):
+            floe_rules.apply_inplace(state, int(rng.choice(floe_rules.legal_actions(state))))
+            if state.winner >= 0:
+                break
+        if state.winner < 0:
+            positions.append(state)
+    core = GoWithTheFloeBatch(len(positions))
+    core.set_state(board=np.stack([s.board for s in positions]), rings=np.stack([s.rings for s in positions]),
+                   to_move=np.array([s.to_move for s in positions]), passes=[s.passes for s in positions], winner=-1)
+    for index, state in enumerate(positions):
+        assert np.array_equal(core.mask[index], floe_rules.legal_action_mask(state))
+        assert np.array_equal(core.observe()[index], floe_observation(state, state.to_move))
+    actions = core.sample_actions(rng)
+    core.step(actions, auto_reset=False)
+    for index, state in enumerate(positions):
+        floe_rules.apply_inplace(state, int(actions[index]))
+        assert np.array_equal(core.board[index], state.board) and np.array_equal(core.rings[index].astype(bool), state.rings)
+    with pytest.raises(ValueError, match="unknown state arrays"):
+        core.set_state(seals=0)
+    with pytest.raises(ValueError, match="board: expected shape"):
+        core.set_state(board=np.zeros((len(positions) + 1, 64)))

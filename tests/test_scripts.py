@@ -53,3 +53,8 @@ def test_training_fps_benchmark_cli() -> None:
 def test_solitaire_eval_cli(tmp_path: Path) -> None:
     out = run("-m", "polarzoo.baselines.solitaire_eval", "--timesteps", "256", "--deals", "2", "--out", str(tmp_path))
     assert "| solver | 2 | 2 |" in out and (tmp_path / "solitaire.json").exists() and (tmp_path / "model.zip").exists()
+
+
+def test_floe_white_benchmark_cli() -> None:
+    out = run("-m", "benchmarks.floe_white", "--games", "24", "--replays", "1", "--endgames", "2", "--depth", "1")
+    assert "| 24 |" in out and "| all |" in out and "expectimax, 1 White move(s) deep" in out

@@ -137,6 +137,22 @@ class BatchCore:
         self._mask = self._masks()
         return self.observe(), self._mask
 
+    def set_state(self, **arrays: Any) -> None:
+        """Overwrite state arrays by name (see :attr:`state_arrays`; each value is broadcast to
+        ``(B, ...)``) and recompute the masks: start the games from given positions (analysis,
+        curricula).  The positions must be reachable ones; nothing beyond shapes is checked."""
+        unknown = sorted(set(arrays) - set(self.state_layout))
+        if unknown:
+            raise ValueError(f"unknown state arrays {unknown}; this core has {list(self.state_layout)}")
+        for name, value in arrays.items():
+            target = getattr(self, name)
+            try:
+                target[...] = np.broadcast_to(np.asarray(value), target.shape)
+            except ValueError:
+                raise ValueError(f"{name}: expected shape {target.shape} or one that broadcasts to it; "
+                                 f"got {np.shape(value)}") from None
+        self._mask = self._masks()
+
     @property
     def mask(self) -> NDArray[np.int8]:
         """The legal-action masks of the players to move (read-only)."""
