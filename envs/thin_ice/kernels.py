@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from numba import njit
 
 #: :func:`check_pile` status codes
@@ -31,12 +30,14 @@ def contacts(contact_geom, geom_piece, xpos, xmat, piece_body, piece_size, apex_
 
     A touching pair (a < b) is nested with a inside b when the axes are within the nest angle
     (``dot >= nest_cos``) and a's apex is within ``nest_distance`` of b's inner apex; pairs are
-    listed a-inside-b first (pairs in ascending order), then b-inside-a."""
+    listed a-inside-b first (pairs in ascending order), then b-inside-a.  ``pair`` (15, 15) bools
+    is scratch space (cleared here), so a call allocates nothing."""
     count = len(on_table)
-    pair = np.zeros((count, count), dtype=np.bool_)
     for i in range(count):
         on_table[i] = False
         touching[i] = False
+        for j in range(count):
+            pair[i, j] = False
     for c in range(contact_geom.shape[0]):
         a = geom_piece[contact_geom[c, 0]]
         b = geom_piece[contact_geom[c, 1]]

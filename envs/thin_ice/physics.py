@@ -287,7 +287,7 @@ class PilePhysics:
             mujoco.mj_step(model, data)
             self._check_warnings()
             # Soundness, the rules and the speeds in one compiled call on MuJoCo's arrays.
-            status, rule, linear, angular = check(data.contact.geom[: data.ncon], self.geom_piece, self.in_play, data.xpos, data.xmat,
+            status, rule, linear, angular = check(self._contact_geoms(), self.geom_piece, self.in_play, data.xpos, data.xmat,
                                                   data.qpos, data.qvel, *constants, on_table, touching, self._pair_buffer,
                                                   self._nested_buffer)
             if status:
