@@ -22,6 +22,7 @@ plays:
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from typing import Any
 
@@ -36,19 +37,31 @@ UNDECIDED_LEAF = 0.9
 
 
 class GreedyPolicy:
-    """A saved MaskablePPO model, greedy on its masked policy, for batches of observations."""
+    """A saved MaskablePPO model of Go with the Floe, greedy on its masked policy, for batches of
+    raw observations (B, 8, 8, C), scaled as :class:`polarzoo.wrappers.SingleAgentEnv` scales them
+    for the model in training."""
 
     def __init__(self, path: str) -> None:
         from sb3_contrib import MaskablePPO
 
-        self.policy = MaskablePPO.load(path, device="cpu").policy
+        from polarzoo.envs.go_with_the_floe.env import observation_space
+        from polarzoo.wrappers.single_agent import observation_scale
+
+        model = MaskablePPO.load(path, device="cpu")
+        space = observation_space()
+        size, actions = int(np.prod(model.observation_space.shape)), getattr(model.action_space, "n", None)
+        if size != int(np.prod(space.shape)) or actions != rules.NUM_ACTIONS:
+            raise ValueError(f"this needs a Go with the Floe model ({int(np.prod(space.shape))} observation numbers, "
+                             f"{rules.NUM_ACTIONS} actions); this one has {size} and {actions}")
+        self.policy = model.policy
+        self.scale = observation_scale(space)
 
     def __call__(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
         import torch
 
+        scaled = observations.reshape(len(observations), -1).astype(np.float32) * self.scale
         with torch.no_grad():
-            tensor = torch.as_tensor(observations, dtype=torch.float32)
-            distribution = self.policy.get_distribution(tensor, action_masks=masks.astype(bool))
+            distribution = self.policy.get_distribution(torch.as_tensor(scaled), action_masks=masks.astype(bool))
             return distribution.distribution.logits.argmax(dim=1).numpy()
 
 
@@ -128,8 +141,6 @@ def search_endgames(positions: list[tuple[np.ndarray, np.ndarray, int]], depth: 
 
 def main(argv: list[str] | None = None) -> None:
     from polarzoo.baselines.agents import _model_path, pretrained_path
-    from polarzoo.baselines.tournament import wilson_interval
-    from polarzoo.envs.batch import GoWithTheFloeBatch
 
     parser = argparse.ArgumentParser(prog=prog_name("benchmarks.floe_white"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--model", default="pretrained", help="a saved model.zip, or 'pretrained' for the shipped one")
@@ -152,6 +163,18 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     torch.set_num_threads(1)
+    try:
+        report(policy, path, args)
+    except KeyboardInterrupt:
+        print("interrupted: the tables above are complete, the rest was not measured", file=sys.stderr)
+        sys.exit(130)
+
+
+def report(policy: GreedyPolicy, path: str, args: argparse.Namespace) -> None:
+    """Print the three measurements' tables, each as soon as it is done."""
+    from polarzoo.baselines.tournament import wilson_interval
+    from polarzoo.envs.batch import GoWithTheFloeBatch
+
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
 

@@ -180,3 +180,14 @@ def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(tmp_path: Pa
     resumed = cli(TRAIN, "--resume", str(run), "--total-timesteps", "1536", "--no-progress", "--no-final-eval")
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert "resuming from the previous checkpoint" in resumed.stdout and f"at {previous} timesteps" in resumed.stdout
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--model", "/nonexistent.zip"], "no model file /nonexistent.zip"),
+    (["--model", "baselines/pretrained/fire_and_ice_v0.zip"], "this needs a Go with the Floe model"),
+    (["--games", "0"], "--games must be at least 1"),
+    (["--replays", "0"], "--replays must be at least 1"),
+    (["--depth", "0"], "every --depth >= 1"),
+])
+def test_floe_white_benchmark_errors(args: list[str], words: str) -> None:
+    assert_one_line_error(cli("benchmarks.floe_white", *args), words)
