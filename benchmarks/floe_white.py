@@ -2,8 +2,9 @@
 
     python -m benchmarks.floe_white                          # the shipped model, 2,000 games
     python -m benchmarks.floe_white --model runs/<run>/model.zip --games 4000 --endgames 300
+    python -m benchmarks.floe_white --endgames 0 --bound-depth 3         # a tighter bound, ~15 min
 
-Three measurements, all against the random seals that ``baselines.evaluate --agents ... random``
+Four measurements, all against the random seals that ``baselines.evaluate --agents ... random``
 plays:
 
 1. **Win rate as White** over many games played at once on the batch core
@@ -13,10 +14,14 @@ plays:
    seal, Black to move), replayed several times from there with the policy; its win rate by the
    bear-seal king distance at that moment.
 3. **Search in the endgame**: on the first ``--endgames`` of those positions, White played by an
-   expectimax over the rules against the random seal (1 and 2 White moves deep; a position where
-   the bear stands next to the seal with White to move counts as won, any other leaf as 0.9),
-   beside the policy on the same positions.  How far search gets shows how much of the loss is
-   the policy's and how much the game's.
+   expectimax over the rules against the random seal (1, 2 and 3 White moves deep; a position
+   where the bear stands next to the seal with White to move counts as won, any other leaf as
+   0.9), beside the policy on the same positions.  Compiled (numba, bitboards, memoised).
+4. **What the endgame is worth at best**: for every endgame position, the exact value of White's
+   best play against the random seal lies between the expectimax with undecided leaves counted
+   as lost and the one with them counted as won (``--bound-depth`` White moves searched).  The
+   upper bound, summed over the endgames reached and divided by the games, bounds the win rate
+   any endgame play could add to this policy's play before the first capture.
 """
 
 from __future__ import annotations
@@ -27,8 +32,11 @@ import time
 from typing import Any
 
 import numpy as np
+from numba import njit, types
+from numba.typed import Dict
 
 from polarzoo.baselines.runs import HelpFormatter, prog_name
+from polarzoo.envs.go_with_the_floe import kernels as floe_kernels
 from polarzoo.envs.go_with_the_floe import rules
 
 #: Leaf value of an undecided endgame position in the expectimax (a bear next to the seal with
@@ -93,49 +101,134 @@ def load_positions(core: Any, positions: list[tuple[np.ndarray, np.ndarray, int]
     core.set_state(board=np.stack(boards), rings=np.stack(rings), to_move=np.array(to_move), passes=0, winner=-1)
 
 
-def _leaf(state: rules.State) -> float | None:
-    if state.winner >= 0:
-        return 1.0 if state.winner == rules.WHITE else 0.0
-    bears, seals = np.flatnonzero(state.board == rules.BEAR), np.flatnonzero(state.board == rules.SEAL)
-    if rules.KING_DISTANCE[bears[:, None], seals[None, :]].min() <= 1:
-        return 1.0  # White to move captures the last seal
-    return None
+# ---------------------------------------------------------------------------------------------
+# The endgame searched: one bear against one seal that moves uniformly at random.  Compiled with
+# numba on bitboards (``rings`` uint64, squares as ints); the end test is the env's own kernel.
+# The recursion cannot be cached by numba, so the first call compiles (~3 s).
+# ---------------------------------------------------------------------------------------------
+_TARGET = rules.TARGET.astype(np.int64)
+_KING_DISTANCE = rules.KING_DISTANCE.astype(np.int64)
+_MEMO_KEY = types.UniTuple(types.int64, 3)
 
 
-def expectimax(state: rules.State, depth: int) -> tuple[float, int]:
-    """(value, best action) of White to move: the mean over the random seal's replies, ``depth``
-    White moves deep."""
-    best_value, best_action = -1.0, rules.PASS
-    for action in rules.legal_actions(state).tolist():
-        after = rules.apply_inplace(state.copy(), action)
-        if after.winner >= 0:
-            value = 1.0 if after.winner == rules.WHITE else 0.0
+@njit(cache=True)
+def _token_moves(square, other, rings, destinations, new_rings):  # type: ignore[no-untyped-def]
+    """The moves of the token on ``square`` (the other token on ``other``; captures left out):
+    their destination squares and the ring bits each adds; returns how many."""
+    one = np.uint64(1)
+    count = 0
+    for direction in range(8):
+        near, far = _TARGET[square, direction, 0], _TARGET[square, direction, 1]
+        if near < 0 or near == other:
+            continue
+        if (rings >> np.uint64(near)) & one == 0:
+            destinations[count], new_rings[count] = near, one << np.uint64(square)
+            count += 1
+        if far >= 0 and far != other and (rings >> np.uint64(far)) & one == 0:
+            destinations[count], new_rings[count] = far, (one << np.uint64(square)) | (one << np.uint64(near))
+            count += 1
+    return count
+
+
+@njit
+def _endgame_value(white_to_move, bear, seal, rings, passes, depth, leaf, memo):  # type: ignore[no-untyped-def]
+    """White's winning chance with ``depth`` more White moves searched (then ``leaf`` for a
+    position not yet decided): the best of White's moves, the mean of the seal's."""
+    destinations, new_rings = np.empty(16, np.int64), np.empty(16, np.uint64)
+    one = np.uint64(1)
+    if not white_to_move:
+        count = _token_moves(seal, bear, rings, destinations, new_rings)
+        if count == 0:
+            return 0.0 if passes >= 1 else _endgame_value(True, bear, seal, rings, passes + 1, depth, leaf, memo)
+        total = 0.0
+        for i in range(count):
+            after = rings | new_rings[i]
+            if not floe_kernels.seal_isolated(one << np.uint64(bear), destinations[i], after):
+                total += _endgame_value(True, bear, destinations[i], after, 0, depth, leaf, memo)
+        return total / count
+    if _KING_DISTANCE[bear, seal] <= 1:
+        return 1.0  # the capture
+    if depth == 0:
+        return leaf
+    key = (np.int64(rings), np.int64(64 * bear + seal), np.int64(64 * passes + depth))
+    if key in memo:
+        return memo[key]
+    count = _token_moves(bear, seal, rings, destinations, new_rings)
+    if count == 0:
+        best = 0.0 if passes >= 1 else _endgame_value(False, bear, seal, rings, passes + 1, depth - 1, leaf, memo)
+    else:
+        best = 0.0
+        for i in range(count):
+            after = rings | new_rings[i]
+            if not floe_kernels.seal_isolated(one << np.uint64(destinations[i]), seal, after):
+                best = max(best, _endgame_value(False, destinations[i], seal, after, 0, depth - 1, leaf, memo))
+            if best >= 1.0:
+                break
+    memo[key] = best
+    return best
+
+
+@njit
+def endgame_bound(bear, seal, rings, depth, leaf):  # type: ignore[no-untyped-def]
+    """White's winning chance from an endgame position with the seal to move, searched ``depth``
+    White moves deep with ``leaf`` for undecided positions: leaf 1 gives an upper bound on the
+    exact value (White's best play against the random seal), leaf 0 a lower bound."""
+    memo = Dict.empty(key_type=_MEMO_KEY, value_type=types.float64)
+    return _endgame_value(False, bear, seal, rings, 0, depth, leaf, memo)
+
+
+@njit
+def play_endgame(bear, seal, rings, depth, leaf, seed):  # type: ignore[no-untyped-def]
+    """Play an endgame position (the seal to move) to its end: the seal uniformly at random, the
+    bear by expectimax ``depth`` White moves deep.  Whether White won."""
+    np.random.seed(seed)
+    destinations, new_rings = np.empty(16, np.int64), np.empty(16, np.uint64)
+    one = np.uint64(1)
+    passes = 0
+    while True:
+        count = _token_moves(seal, bear, rings, destinations, new_rings)
+        if count == 0:
+            passes += 1
+            if passes >= 2:
+                return False
         else:
-            values = []
-            for reply in rules.legal_actions(after).tolist():
-                position = rules.apply_inplace(after.copy(), reply)
-                leaf = _leaf(position)
-                if leaf is None:
-                    leaf = UNDECIDED_LEAF if depth == 1 else expectimax(position, depth - 1)[0]
-                values.append(leaf)
-            value = float(np.mean(values))
-        if value > best_value:
-            best_value, best_action = value, action
-    return best_value, best_action
+            i = np.random.randint(count)
+            rings, seal, passes = rings | new_rings[i], destinations[i], 0
+            if floe_kernels.seal_isolated(one << np.uint64(bear), seal, rings):
+                return False
+        if _KING_DISTANCE[bear, seal] <= 1:
+            return True
+        count = _token_moves(bear, seal, rings, destinations, new_rings)
+        if count == 0:
+            passes += 1
+            if passes >= 2:
+                return False
+            continue
+        memo = Dict.empty(key_type=_MEMO_KEY, value_type=types.float64)
+        best, chosen = -1.0, 0
+        for i in range(count):
+            after = rings | new_rings[i]
+            value = 0.0
+            if not floe_kernels.seal_isolated(one << np.uint64(destinations[i]), seal, after):
+                value = _endgame_value(False, destinations[i], seal, after, 0, depth - 1, leaf, memo)
+            if value > best:
+                best, chosen = value, i
+        rings, bear, passes = rings | new_rings[chosen], destinations[chosen], 0
+        if floe_kernels.seal_isolated(one << np.uint64(bear), seal, rings):
+            return False
+
+
+def endgame_arguments(board: np.ndarray, rings: np.ndarray) -> tuple[int, int, np.uint64]:
+    """(bear square, seal square, ring bitboard) of a one-bear, one-seal position."""
+    ring_bits = int.from_bytes(np.packbits(rings.astype(bool), bitorder="little").tobytes(), "little")
+    return int(np.flatnonzero(board == rules.BEAR)[0]), int(np.flatnonzero(board == rules.SEAL)[0]), np.uint64(ring_bits)
 
 
 def search_endgames(positions: list[tuple[np.ndarray, np.ndarray, int]], depth: int, seed: int) -> float:
-    rng = np.random.default_rng(seed)
-    wins = 0
-    for board, rings, to_move in positions:
-        state = rules.State(board.astype(np.int8), rings.astype(bool), to_move)
-        while state.winner < 0:
-            if state.to_move == rules.BLACK:
-                action = int(rng.choice(rules.legal_actions(state)))
-            else:
-                action = expectimax(state, depth)[1]
-            rules.apply_inplace(state, action)
-        wins += state.winner == rules.WHITE
+    """White's win rate from ``positions`` (the seal to move) with the bear played by expectimax
+    ``depth`` White moves deep (undecided leaves :data:`UNDECIDED_LEAF`)."""
+    wins = sum(play_endgame(*endgame_arguments(board, rings), depth, UNDECIDED_LEAF, seed + k)
+               for k, (board, rings, _) in enumerate(positions))
     return wins / len(positions)
 
 
@@ -146,15 +239,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default="pretrained", help="a saved model.zip, or 'pretrained' for the shipped one")
     parser.add_argument("--games", type=int, default=2000, help="games as White against random")
     parser.add_argument("--replays", type=int, default=4, help="replays of each endgame position by the policy")
-    parser.add_argument("--endgames", type=int, default=200, help="endgame positions searched by expectimax (0 = skip)")
-    parser.add_argument("--depth", type=int, nargs="+", default=[1, 2], help="expectimax depths (White moves)")
+    parser.add_argument("--endgames", type=int, default=500, help="endgame positions played by expectimax (0 = skip)")
+    parser.add_argument("--depth", type=int, nargs="+", default=[1, 2, 3], help="expectimax depths (White moves)")
+    parser.add_argument("--bound-depth", type=int, default=2,
+                        help="White moves searched for the bounds on the exact endgame value (0 = skip; 3 takes ~10x longer)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     for name in ("games", "replays"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1")
-    if args.endgames < 0 or any(d < 1 for d in args.depth):
-        parser.error("--endgames must be >= 0 and every --depth >= 1")
+    if args.endgames < 0 or args.bound_depth < 0 or any(d < 1 for d in args.depth):
+        parser.error("--endgames and --bound-depth must be >= 0 and every --depth >= 1")
     try:
         path = str(pretrained_path("go_with_the_floe_v0")) if args.model == "pretrained" else _model_path(args.model)
         policy = GreedyPolicy(path)
@@ -171,7 +266,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def report(policy: GreedyPolicy, path: str, args: argparse.Namespace) -> None:
-    """Print the three measurements' tables, each as soon as it is done."""
+    """Print the four measurements' tables, each as soon as it is done."""
     from polarzoo.baselines.tournament import wilson_interval
     from polarzoo.envs.batch import GoWithTheFloeBatch
 
@@ -226,6 +321,20 @@ def report(policy: GreedyPolicy, path: str, args: argparse.Namespace) -> None:
         print(f"| policy (greedy, {args.replays} replays) | {replay_won[: len(searched)].mean():.1%} |")
         for depth in args.depth:
             print(f"| expectimax, {depth} White move(s) deep | {search_endgames(searched, depth, args.seed):.1%} |", flush=True)
+        print()
+
+    # 4. Bounds on the exact value of every endgame reached: no White player wins more of them.
+    if args.bound_depth:
+        bounds = np.array([[endgame_bound(*endgame_arguments(board, rings), args.bound_depth, leaf) for leaf in (0.0, 1.0)]
+                           for board, rings, _ in positions])
+        lower, upper = bounds.mean(axis=0)
+        margin = 1.96 * bounds[:, 1].std() / np.sqrt(len(bounds))
+        print(f"| exact endgame value, best White play against the random seal ({len(positions)} positions, "
+              f"{args.bound_depth} White moves searched) | |\n|---|---:|")
+        print(f"| at least (undecided leaves lost) | {lower:.1%} |")
+        print(f"| at most (undecided leaves won) | {upper:.1%} (+-{margin:.1%} over positions) |")
+        print(f"| so White's win rate with this policy before the first capture, at most | "
+              f"{bounds[:, 1].sum() / args.games:.1%} |")
     print(f"\n{time.perf_counter() - start:.0f} s")
 
 

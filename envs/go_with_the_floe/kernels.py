@@ -107,6 +107,22 @@ def reach_planes(features, channels, bear_marks, seal_marks, out):  # type: igno
 
 
 @njit(cache=True, nogil=True)
+def seal_isolated(bears, seal_sq, ring_bits):  # type: ignore[no-untyped-def]
+    """Whether the seal on ``seal_sq`` is isolated from the bears (uint64 bitboards ``bears``,
+    ``ring_bits``): :func:`polarzoo.envs.go_with_the_floe.rules.is_isolated` on bitboards."""
+    target = _KING[seal_sq]
+    nodes = _ON_BOARD_BITS & ~ring_bits & ~(_ONE << _U(seal_sq))
+    reach = bears & nodes
+    while True:
+        grown = _spread(reach, nodes, ring_bits)
+        if (grown & target) != _U(0):
+            return False
+        if grown == reach:
+            return True
+        reach = grown
+
+
+@njit(cache=True, nogil=True)
 def decide(board, rings, passes):  # type: ignore[no-untyped-def]
     """The winner of one game (``board`` (64,), ``rings`` (64,), ``passes``), or -1: the rules'
     ``_decide_winner`` on uint64 bitboards."""
@@ -124,20 +140,9 @@ def decide(board, rings, passes):  # type: ignore[no-untyped-def]
             ring_bits |= bit
     if seals == _U(0):
         return _WHITE
-    free = _ON_BOARD_BITS & ~ring_bits
     for sq in range(_SQUARES):
-        if board[sq] == _SEAL:
-            seal = _ONE << _U(sq)
-            target = _KING[sq]
-            nodes = free & ~seal
-            reach = bears & nodes
-            while True:
-                grown = _spread(reach, nodes, ring_bits)
-                if grown == reach or (grown & target) != _U(0):
-                    break
-                reach = grown
-            if (grown & target) == _U(0):
-                return _BLACK
+        if board[sq] == _SEAL and seal_isolated(bears, sq, ring_bits):
+            return _BLACK
     if passes >= 2:
         return _BLACK
     return -1
