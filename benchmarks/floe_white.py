@@ -4,7 +4,7 @@
     python -m benchmarks.floe_white --model runs/<run>/model.zip --games 4000 --endgames 300
     python -m benchmarks.floe_white --endgames 0 --bound-depth 3         # a tighter bound, ~15 min
 
-Four measurements, all against the random seals that ``baselines.evaluate --agents ... random``
+Four measurements (five with ``--search-games``), all against the random seals that ``baselines.evaluate --agents ... random``
 plays:
 
 1. **Win rate as White** over many games played at once on the batch core
@@ -22,6 +22,9 @@ plays:
    as lost and the one with them counted as won (``--bound-depth`` White moves searched).  The
    upper bound, summed over the endgames reached and divided by the games, bounds the win rate
    any endgame play could add to this policy's play before the first capture.
+5. With ``--search-games N``: **the policy helped by the search** where it matters, N games: a
+   capture chosen by the searched value of the endgame it leaves, the endgame played by the
+   expectimax (the deepest ``--depth``).
 """
 
 from __future__ import annotations
@@ -232,6 +235,47 @@ def search_endgames(positions: list[tuple[np.ndarray, np.ndarray, int]], depth: 
     return wins / len(positions)
 
 
+def _capture_value(board: np.ndarray, rings: np.ndarray, action: int, depth: int) -> float:
+    """Searched value of the endgame a capture leaves (0 if the other seal is isolated by it)."""
+    state = rules.apply_inplace(rules.State(board.copy(), rings.astype(bool), rules.WHITE), action)
+    if state.winner >= 0:
+        return float(state.winner == rules.WHITE)
+    return float(endgame_bound(*endgame_arguments(state.board, state.rings), depth, UNDECIDED_LEAF))
+
+
+def play_with_search(policy: GreedyPolicy, core: Any, rng: np.random.Generator, depth: int) -> np.ndarray:
+    """Play every game of ``core`` to its end, White the policy helped by the endgame search:
+    where captures are legal, the one whose endgame searches best (``depth`` White moves); once
+    one seal is left, the bear played by :func:`play_endgame` (``depth`` moves deep).  Black
+    random.  White's wins."""
+    size = core.batch_size
+    done, won = core.winner >= 0, core.winner == rules.WHITE
+    white = np.full(size, rules.WHITE, dtype=np.int8)
+    while not done.all():
+        active = ~done
+        actions = core.sample_actions(rng)
+        bears_move = np.flatnonzero(active & (core.to_move == rules.WHITE))
+        if len(bears_move):
+            actions[bears_move] = policy(core.observe(white)[bears_move], core.mask[bears_move])
+            for game in bears_move.tolist():
+                board = core.board[game]
+                captures = [a for a in np.flatnonzero(core.mask[game][: rules.PASS]).tolist()
+                            if board[rules.action_destination(a)] == rules.SEAL]
+                if captures:
+                    values = [_capture_value(board, core.rings[game], a, depth) for a in captures]
+                    actions[game] = captures[int(np.argmax(values))]
+        actions[done] = 0
+        step = core.step(actions, active, auto_reset=False)
+        ended = active & step.terminated
+        won[ended] = step.winner[ended] == rules.WHITE
+        done |= ended
+        for game in np.flatnonzero(~done & ((core.board == rules.SEAL).sum(axis=1) == 1)).tolist():
+            won[game] = play_endgame(*endgame_arguments(core.board[game], core.rings[game]), depth, UNDECIDED_LEAF,
+                                     int(rng.integers(2**31)))
+            done[game] = True
+    return won
+
+
 def main(argv: list[str] | None = None) -> None:
     from polarzoo.baselines.agents import _model_path, pretrained_path
 
@@ -243,13 +287,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--depth", type=int, nargs="+", default=[1, 2, 3], help="expectimax depths (White moves)")
     parser.add_argument("--bound-depth", type=int, default=2,
                         help="White moves searched for the bounds on the exact endgame value (0 = skip; 3 takes ~10x longer)")
+    parser.add_argument("--search-games", type=int, default=0,
+                        help="games as White with the search added to the policy (captures and endgame; the deepest --depth)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     for name in ("games", "replays"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1")
-    if args.endgames < 0 or args.bound_depth < 0 or any(d < 1 for d in args.depth):
-        parser.error("--endgames and --bound-depth must be >= 0 and every --depth >= 1")
+    if args.endgames < 0 or args.bound_depth < 0 or args.search_games < 0 or any(d < 1 for d in args.depth):
+        parser.error("--endgames, --bound-depth and --search-games must be >= 0 and every --depth >= 1")
     try:
         path = str(pretrained_path("go_with_the_floe_v0")) if args.model == "pretrained" else _model_path(args.model)
         policy = GreedyPolicy(path)
@@ -266,7 +312,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def report(policy: GreedyPolicy, path: str, args: argparse.Namespace) -> None:
-    """Print the four measurements' tables, each as soon as it is done."""
+    """Print the measurements' tables, each as soon as it is done."""
     from polarzoo.baselines.tournament import wilson_interval
     from polarzoo.envs.batch import GoWithTheFloeBatch
 
@@ -335,6 +381,15 @@ def report(policy: GreedyPolicy, path: str, args: argparse.Namespace) -> None:
         print(f"| at most (undecided leaves won) | {upper:.1%} (+-{margin:.1%} over positions) |")
         print(f"| so White's win rate with this policy before the first capture, at most | "
               f"{bounds[:, 1].sum() / args.games:.1%} |")
+
+    # 5. The policy with the search added where it matters: the captures and the endgame.
+    if args.search_games:
+        depth = max(args.depth)
+        won = play_with_search(policy, GoWithTheFloeBatch(args.search_games), rng, depth)
+        low, high = wilson_interval(int(won.sum()), args.search_games)
+        print(f"\n| White: policy + search (captures chosen by the endgame they leave, endgame by expectimax; "
+              f"{depth} White moves deep) | wins | win rate [95% CI] |\n|---|---:|---|")
+        print(f"| {args.search_games} games | {int(won.sum())} | {won.mean():.1%} [{low:.1%}, {high:.1%}] |")
     print(f"\n{time.perf_counter() - start:.0f} s")
 
 

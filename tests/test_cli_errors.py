@@ -188,7 +188,8 @@ def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(tmp_path: Pa
     (["--games", "0"], "--games must be at least 1"),
     (["--replays", "0"], "--replays must be at least 1"),
     (["--depth", "0"], "every --depth >= 1"),
-    (["--bound-depth", "-1"], "--bound-depth must be >= 0"),
+    (["--bound-depth", "-1"], "--bound-depth and --search-games must be >= 0"),
+    (["--search-games", "-1"], "--search-games must be >= 0"),
 ])
 def test_floe_white_benchmark_errors(args: list[str], words: str) -> None:
     assert_one_line_error(cli("benchmarks.floe_white", *args), words)

@@ -93,3 +93,14 @@ def test_hand_built_endgames() -> None:
     opened = _position("E4", "C4", "B3 B4 B5 C3 C5 C2 C6 D3 D5 E2 E6 A6")
     assert len(rules.legal_actions(opened)) == 2
     assert _bound(opened, 0, 0.0) == 0.5 and _bound(opened, 0, 1.0) == 1.0
+
+
+def test_capture_value_is_the_value_of_the_endgame_it_leaves() -> None:
+    last = _position("E4", "E5")
+    assert floe_white._capture_value(last.board, last.rings, rules.notation_to_action("E4xE5"), 1) == 1.0
+    two = _position("E4", "E5")
+    two.board[rules.square_from_name("B2")] = rules.SEAL
+    two.board[rules.square_from_name("C6")] = rules.BEAR
+    after = rules.apply(rules.State(two.board.copy(), two.rings.copy(), rules.WHITE), rules.notation_to_action("E4xE5"))
+    assert after.winner < 0 and (after.board == rules.SEAL).sum() == 1
+    assert floe_white._capture_value(two.board, two.rings, rules.notation_to_action("E4xE5"), 2) == _bound(after, 2, floe_white.UNDECIDED_LEAF)
