@@ -103,4 +103,5 @@ def test_capture_value_is_the_value_of_the_endgame_it_leaves() -> None:
     two.board[rules.square_from_name("C6")] = rules.BEAR
     after = rules.apply(rules.State(two.board.copy(), two.rings.copy(), rules.WHITE), rules.notation_to_action("E4xE5"))
     assert after.winner < 0 and (after.board == rules.SEAL).sum() == 1
-    assert floe_white._capture_value(two.board, two.rings, rules.notation_to_action("E4xE5"), 2) == _bound(after, 2, floe_white.UNDECIDED_LEAF)
+    value = floe_white._capture_value(two.board, two.rings, rules.notation_to_action("E4xE5"), 2)
+    assert value == _bound(after, 2, floe_white.UNDECIDED_LEAF)
