@@ -2,7 +2,8 @@
 
     python -m benchmarks.floe_white                          # the shipped model, 2,000 games
     python -m benchmarks.floe_white --model runs/<run>/model.zip --games 4000 --endgames 300
-    python -m benchmarks.floe_white --endgames 0 --bound-depth 3         # a tighter bound, ~15 min
+    python -m benchmarks.floe_white --endgames 0 --bound-depth 3         # a tighter bound, ~9 min
+    python -m benchmarks.floe_white --search-games 2000 --depth 3        # the policy + search, ~8 min
 
 Four measurements (five with ``--search-games``), all against the random seals that ``baselines.evaluate --agents ... random``
 plays:
