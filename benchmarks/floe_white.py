@@ -5,8 +5,8 @@
     python -m benchmarks.floe_white --endgames 0 --bound-depth 3         # a tighter bound, ~9 min
     python -m benchmarks.floe_white --search-games 2000 --depth 3        # the policy + search, ~8 min
 
-Four measurements (five with ``--search-games``), all against the random seals that ``baselines.evaluate --agents ... random``
-plays:
+Four measurements (five with ``--search-games``), all against the random seals that
+``baselines.evaluate --agents ... random`` plays:
 
 1. **Win rate as White** over many games played at once on the batch core
    (:class:`~polarzoo.envs.batch.GoWithTheFloeBatch`), the policy greedy, with its 95% Wilson
