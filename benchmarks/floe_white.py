@@ -77,9 +77,11 @@ class GreedyPolicy:
             return distribution.distribution.logits.argmax(dim=1).numpy()
 
 
-def play_out(policy: GreedyPolicy, core: Any, rng: np.random.Generator, on_step: Any = None) -> np.ndarray:
+def play_out(policy: GreedyPolicy, core: Any, rng: np.random.Generator, on_step: Any = None, refine: Any = None) -> np.ndarray:
     """Play every game of ``core`` to its end (White: ``policy``, Black: random); White's wins.
-    ``on_step(core, done)`` runs after each step (to watch positions go by)."""
+    ``refine(core, games, actions)`` may overwrite the policy's actions for White's ``games``;
+    ``on_step(core, done, won)`` runs after each step (to watch positions go by, or to settle
+    games by setting ``done`` and ``won``)."""
     size = core.batch_size
     done = core.winner >= 0
     won = core.winner == rules.WHITE
@@ -90,13 +92,15 @@ def play_out(policy: GreedyPolicy, core: Any, rng: np.random.Generator, on_step:
         bears_move = np.flatnonzero(active & (core.to_move == rules.WHITE))
         if len(bears_move):
             actions[bears_move] = policy(core.observe(white)[bears_move], core.mask[bears_move])
+            if refine is not None:
+                refine(core, bears_move, actions)
         actions[done] = 0
         step = core.step(actions, active, auto_reset=False)
         ended = active & step.terminated
         won[ended] = step.winner[ended] == rules.WHITE
         done |= ended
         if on_step is not None:
-            on_step(core, done)
+            on_step(core, done, won)
     return won
 
 
@@ -161,15 +165,26 @@ def _endgame_value(white_to_move, bear, seal, rings, passes, depth, leaf, memo):
     if count == 0:
         best = 0.0 if passes >= 1 else _endgame_value(False, bear, seal, rings, passes + 1, depth - 1, leaf, memo)
     else:
-        best = 0.0
-        for i in range(count):
-            after = rings | new_rings[i]
-            if not floe_kernels.seal_isolated(one << np.uint64(destinations[i]), seal, after):
-                best = max(best, _endgame_value(False, destinations[i], seal, after, 0, depth - 1, leaf, memo))
-            if best >= 1.0:
-                break
+        best = _best_bear_move(seal, rings, destinations, new_rings, count, depth, leaf, memo)[0]
     memo[key] = best
     return best
+
+
+@njit
+def _best_bear_move(seal, rings, destinations, new_rings, count, depth, leaf, memo):  # type: ignore[no-untyped-def]
+    """(value, index) of the best of the bear's ``count`` moves, each searched ``depth - 1``
+    White moves further (the first of equal ones; a move that isolates the seal is worth 0)."""
+    one = np.uint64(1)
+    best, chosen = 0.0, 0
+    for i in range(count):
+        after = rings | new_rings[i]
+        if not floe_kernels.seal_isolated(one << np.uint64(destinations[i]), seal, after):
+            value = _endgame_value(False, destinations[i], seal, after, 0, depth - 1, leaf, memo)
+            if value > best:
+                best, chosen = value, i
+        if best >= 1.0:
+            break
+    return best, chosen
 
 
 @njit
@@ -209,14 +224,7 @@ def play_endgame(bear, seal, rings, depth, leaf, seed):  # type: ignore[no-untyp
                 return False
             continue
         memo = Dict.empty(key_type=_MEMO_KEY, value_type=types.float64)
-        best, chosen = -1.0, 0
-        for i in range(count):
-            after = rings | new_rings[i]
-            value = 0.0
-            if not floe_kernels.seal_isolated(one << np.uint64(destinations[i]), seal, after):
-                value = _endgame_value(False, destinations[i], seal, after, 0, depth - 1, leaf, memo)
-            if value > best:
-                best, chosen = value, i
+        chosen = _best_bear_move(seal, rings, destinations, new_rings, count, depth, leaf, memo)[1]
         rings, bear, passes = rings | new_rings[chosen], destinations[chosen], 0
         if floe_kernels.seal_isolated(one << np.uint64(bear), seal, rings):
             return False
@@ -224,8 +232,8 @@ def play_endgame(bear, seal, rings, depth, leaf, seed):  # type: ignore[no-untyp
 
 def endgame_arguments(board: np.ndarray, rings: np.ndarray) -> tuple[int, int, np.uint64]:
     """(bear square, seal square, ring bitboard) of a one-bear, one-seal position."""
-    ring_bits = int.from_bytes(np.packbits(rings.astype(bool), bitorder="little").tobytes(), "little")
-    return int(np.flatnonzero(board == rules.BEAR)[0]), int(np.flatnonzero(board == rules.SEAL)[0]), np.uint64(ring_bits)
+    ring_bits = np.uint64(rules._bits(rings.astype(bool)))
+    return int(np.flatnonzero(board == rules.BEAR)[0]), int(np.flatnonzero(board == rules.SEAL)[0]), ring_bits
 
 
 def search_endgames(positions: list[tuple[np.ndarray, np.ndarray, int]], depth: int, seed: int) -> float:
@@ -249,32 +257,23 @@ def play_with_search(policy: GreedyPolicy, core: Any, rng: np.random.Generator, 
     where captures are legal, the one whose endgame searches best (``depth`` White moves); once
     one seal is left, the bear played by :func:`play_endgame` (``depth`` moves deep).  Black
     random.  White's wins."""
-    size = core.batch_size
-    done, won = core.winner >= 0, core.winner == rules.WHITE
-    white = np.full(size, rules.WHITE, dtype=np.int8)
-    while not done.all():
-        active = ~done
-        actions = core.sample_actions(rng)
-        bears_move = np.flatnonzero(active & (core.to_move == rules.WHITE))
-        if len(bears_move):
-            actions[bears_move] = policy(core.observe(white)[bears_move], core.mask[bears_move])
-            for game in bears_move.tolist():
-                board = core.board[game]
-                captures = [a for a in np.flatnonzero(core.mask[game][: rules.PASS]).tolist()
-                            if board[rules.action_destination(a)] == rules.SEAL]
-                if captures:
-                    values = [_capture_value(board, core.rings[game], a, depth) for a in captures]
-                    actions[game] = captures[int(np.argmax(values))]
-        actions[done] = 0
-        step = core.step(actions, active, auto_reset=False)
-        ended = active & step.terminated
-        won[ended] = step.winner[ended] == rules.WHITE
-        done |= ended
+
+    def choose_captures(core: Any, games: np.ndarray, actions: np.ndarray) -> None:
+        for game in games.tolist():
+            board = core.board[game]
+            captures = [a for a in np.flatnonzero(core.mask[game][: rules.PASS]).tolist()
+                        if board[rules.action_destination(a)] == rules.SEAL]
+            if captures:
+                values = [_capture_value(board, core.rings[game], a, depth) for a in captures]
+                actions[game] = captures[int(np.argmax(values))]
+
+    def play_endgames(core: Any, done: np.ndarray, won: np.ndarray) -> None:
         for game in np.flatnonzero(~done & ((core.board == rules.SEAL).sum(axis=1) == 1)).tolist():
             won[game] = play_endgame(*endgame_arguments(core.board[game], core.rings[game]), depth, UNDECIDED_LEAF,
                                      int(rng.integers(2**31)))
             done[game] = True
-    return won
+
+    return play_out(policy, core, rng, on_step=play_endgames, refine=choose_captures)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -324,7 +323,7 @@ def report(policy: GreedyPolicy, path: str, args: argparse.Namespace) -> None:
     core = GoWithTheFloeBatch(args.games)
     endgame: dict[int, tuple[np.ndarray, np.ndarray, int]] = {}
 
-    def watch(core: Any, done: np.ndarray) -> None:
+    def watch(core: Any, done: np.ndarray, won: np.ndarray) -> None:
         one_seal = np.flatnonzero(~done & ((core.board == rules.SEAL).sum(axis=1) == 1))
         for game in one_seal.tolist():
             if game not in endgame:
