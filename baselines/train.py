@@ -379,6 +379,11 @@ def check_config(config: dict[str, Any]) -> None:
         raise ValueError(f"policy must be board or mlp, got {config['policy']!r}")
     if not isinstance(config.get("opponents"), dict) or not config["opponents"]:
         raise ValueError("opponents must be a mapping like {random: 0.5, self: 0.5}")
+    if isinstance(config.get("learner_seat"), dict):
+        from polarzoo.envs import ENVIRONMENTS
+        from polarzoo.wrappers.single_agent import seat_odds
+
+        seat_odds(config["learner_seat"], ENVIRONMENTS[config["env"]].raw_env(**config["env_kwargs"]).possible_agents)
     if config.get("init_model") is not None:
         if not isinstance(config["init_model"], str) or not config["init_model"]:
             raise ValueError(f"init_model must be a model.zip path or 'pretrained', got {config['init_model']!r}")

@@ -58,7 +58,8 @@ def test_train_rejects_a_bad_config(tmp_path: Path, runs: Path) -> None:
     for text, words in (("fire_and_ice_v0: {shapng: 1.0}\n", "unknown config key(s) ['shapng']"),
                         ("fire_and_ice_v0: {device: gpu}\n", "device must be cpu, cuda or auto"),
                         ("- a\n", "expected a mapping of env ids"),
-                        ("fire_and_ice_v0: [1, 2]\n", "section 'fire_and_ice_v0' must be a mapping")):
+                        ("fire_and_ice_v0: [1, 2]\n", "section 'fire_and_ice_v0' must be a mapping"),
+                        ("fire_and_ice_v0: {learner_seat: {white: 1}}\n", "unknown seat 'white'")):
         wrong.write_text(text)
         assert_one_line_error(cli(TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(wrong)), words)
     assert not runs.exists() or not any(runs.iterdir())

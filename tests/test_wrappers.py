@@ -42,6 +42,25 @@ def test_learner_gets_minus_one_when_the_opponent_wins() -> None:
     assert all(total == -1.0 for _, total in results)  # the heuristic always beats random play
 
 
+def test_weighted_learner_seat() -> None:
+    env = SingleAgentEnv("go_with_the_floe_v0", learner_seat={"white": 3, "black": 1})
+    seats = []
+    env.reset(seed=0)
+    for _ in range(400):
+        seats.append(env.learner)
+        env.reset()
+    assert 0.65 < seats.count("white") / len(seats) < 0.85  # 3:1 odds (binomial sd 0.02)
+    again = SingleAgentEnv("go_with_the_floe_v0", learner_seat={"white": 3, "black": 1})
+    again.reset(seed=0)
+    assert again.learner == seats[0]  # seeded: the same sequence
+    only = SingleAgentEnv("go_with_the_floe_v0", learner_seat={"white": 1})
+    assert {only.reset(seed=s)[1]["learner"] for s in range(5)} == {"white"}
+    for bad, words in (({"red": 1}, "unknown seat 'red'"), ({"white": -1}, "must be a number >= 0"),
+                       ({"white": "x"}, "must be a number"), ({"white": 0, "black": 0}, "must not all be 0")):
+        with pytest.raises(ValueError, match=words):
+            SingleAgentEnv("go_with_the_floe_v0", learner_seat=bad)
+
+
 def test_learner_seat_options_and_errors() -> None:
     env = SingleAgentEnv("go_with_the_floe_v0", learner_seat="white")
     _, info = env.reset(seed=1)

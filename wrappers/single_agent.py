@@ -18,7 +18,7 @@ Works in ``DummyVecEnv`` and ``SubprocVecEnv`` (opponents are pickled into the s
 
 from __future__ import annotations
 
-from typing import Any, Generator, Sequence
+from typing import Any, Generator, Mapping, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -43,6 +43,21 @@ def random_legal_opponent(env: Any, agent: str, rng: np.random.Generator) -> int
     return int(rng.choice(np.flatnonzero(env.observe(agent)["action_mask"])))
 
 
+def seat_odds(weights: Mapping[str, float], seats: Sequence[str]) -> NDArray[np.float64]:
+    """Probabilities over ``seats`` from a ``{seat name: weight}`` mapping (missing seats 0);
+    one clear ``ValueError`` for an unknown seat, a negative or non-numeric weight, or all zero."""
+    odds = np.zeros(len(seats))
+    for seat, weight in weights.items():
+        if seat not in seats:
+            raise ValueError(f"learner_seat: unknown seat {seat!r}; seats are {', '.join(map(repr, seats))}")
+        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not weight >= 0:
+            raise ValueError(f"learner_seat: the weight of {seat!r} must be a number >= 0, got {weight!r}")
+        odds[seats.index(seat)] = float(weight)
+    if odds.sum() <= 0:
+        raise ValueError("learner_seat: the seat weights must not all be 0")
+    return odds / odds.sum()
+
+
 class SingleAgentEnv(gym.Env):
     """One learner seat against opponent agents inside the env.
 
@@ -51,8 +66,10 @@ class SingleAgentEnv(gym.Env):
         opponents: the pool; each episode draws one agent per opponent seat (uniformly, or by
             ``opponent_weights``): objects with ``act(env, agent, rng)`` or such callables.
             Default: uniformly random legal moves.
-        learner_seat: ``"alternate"`` (seat 0, 1, ... in turn per episode), ``"random"``, or a
-            seat index / agent name to always play.
+        learner_seat: ``"alternate"`` (seat 0, 1, ... in turn per episode), ``"random"``, a
+            seat index / agent name to always play, or a mapping ``{agent name: weight}`` to draw
+            the learner's seat each episode with those odds (e.g. ``{"white": 3, "black": 1}``
+            for a seat whose reward is rarer); seats left out are never played.
         env_kwargs: constructor arguments of the AEC env (e.g. ``{"num_players": 3}``).
         illegal_action: ``"lose"`` (default: the episode ends with reward -1 and
             ``info["illegal_action"]`` = True, as ``env()`` does for the AEC envs, so Gymnasium's
@@ -85,11 +102,15 @@ class SingleAgentEnv(gym.Env):
         self.aec = ENVIRONMENTS[env_id].raw_env(render_mode=render_mode, **self.env_kwargs)
         self.render_mode = render_mode
         self.seats = list(self.aec.possible_agents)
-        if isinstance(learner_seat, str) and learner_seat in self.seats:
+        self._seat_odds: NDArray[np.float64] | None = None
+        if isinstance(learner_seat, Mapping):
+            self._seat_odds = seat_odds(learner_seat, self.seats)
+            learner_seat = "weighted"
+        elif isinstance(learner_seat, str) and learner_seat in self.seats:
             learner_seat = self.seats.index(learner_seat)
         if isinstance(learner_seat, (int, np.integer)) and not isinstance(learner_seat, bool):
             check_choice("learner_seat", int(learner_seat), range(len(self.seats)))
-        else:
+        elif learner_seat != "weighted":
             check_choice("learner_seat", learner_seat, ("alternate", "random", *self.seats))
         self.learner_seat = learner_seat
         if opponents is None:
@@ -167,6 +188,8 @@ class SingleAgentEnv(gym.Env):
             seat = self._episode % len(self.seats)
         elif self.learner_seat == "random":
             seat = int(self.np_random.integers(len(self.seats)))
+        elif self._seat_odds is not None:
+            seat = int(self.np_random.choice(len(self.seats), p=self._seat_odds))
         else:
             seat = int(self.learner_seat)
         self._episode += 1
