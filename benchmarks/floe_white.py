@@ -4,6 +4,7 @@
     python -m benchmarks.floe_white --model runs/<run>/model.zip --games 4000 --endgames 300
     python -m benchmarks.floe_white --endgames 0 --bound-depth 3         # a tighter bound, ~9 min
     python -m benchmarks.floe_white --search-games 2000 --depth 3        # the policy + search, ~8 min
+    python -m benchmarks.floe_white --curve runs/<run> --games 1000      # White over a run's snapshots
 
 Four measurements (five with ``--search-games``), all against the random seals that
 ``baselines.evaluate --agents ... random`` plays:
@@ -26,6 +27,12 @@ Four measurements (five with ``--search-games``), all against the random seals t
 5. With ``--search-games N``: **the policy helped by the search** where it matters, N games: a
    capture chosen by the searched value of the endgame it leaves, the endgame played by the
    expectimax (the deepest ``--depth``).
+
+``--curve RUN`` instead measures only (1), for every snapshot of a training run (its
+``snapshots/snapshot_N.zip``, then ``model.zip``), on the same seeded games: White's learning
+curve against random, which the training CLI's periodic evaluations (both seats together, 20
+games per seat) are too coarse to show.  It writes ``white_curve.csv`` and ``white_curve.png``
+into the run folder.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -290,12 +298,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--search-games", type=int, default=0,
                         help="games as White with the search added to the policy (captures and endgame; the deepest --depth)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--curve", metavar="RUN", default=None,
+                        help="a training run folder: White's win rate for each of its snapshots (measurement 1 only)")
     args = parser.parse_args(argv)
     for name in ("games", "replays"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1")
     if args.endgames < 0 or args.bound_depth < 0 or args.search_games < 0 or any(d < 1 for d in args.depth):
         parser.error("--endgames, --bound-depth and --search-games must be >= 0 and every --depth >= 1")
+    if args.curve is not None:
+        models = run_models(Path(args.curve))
+        if not models:
+            parser.error(f"--curve {args.curve}: no snapshots/snapshot_N.zip or model.zip in that folder")
+        try:
+            GreedyPolicy(str(models[0][1]))
+        except ValueError as error:
+            parser.error(f"--curve {args.curve}: {error}")
+        try:
+            white_curve(Path(args.curve), models, args.games, args.seed)
+        except KeyboardInterrupt:
+            print("interrupted: the rows above are complete", file=sys.stderr)
+            sys.exit(130)
+        return
     try:
         path = str(pretrained_path("go_with_the_floe_v0")) if args.model == "pretrained" else _model_path(args.model)
         policy = GreedyPolicy(path)
@@ -309,6 +333,72 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         print("interrupted: the tables above are complete, the rest was not measured", file=sys.stderr)
         sys.exit(130)
+
+
+def run_models(run_dir: Path) -> list[tuple[int, Path]]:
+    """A run's snapshots by timestep, then its final ``model.zip`` (timestep from training.json)."""
+    import json
+
+    models = []
+    for path in run_dir.glob("snapshots/snapshot_*.zip"):
+        step = path.stem.removeprefix("snapshot_")
+        if step.isdigit():
+            models.append((int(step), path))
+    models.sort()
+    final = run_dir / "model.zip"
+    if final.is_file():
+        try:
+            step = int(json.loads((run_dir / "training.json").read_text())["timesteps"])
+        except (OSError, ValueError, KeyError, TypeError):
+            step = models[-1][0] + 1 if models else 0
+        if not models or step > models[-1][0]:
+            models.append((step, final))
+    return models
+
+
+def white_curve(run_dir: Path, models: list[tuple[int, Path]], games: int, seed: int) -> None:
+    """White's win rate against random for each model (the same seeded games for every one), as
+    a table printed row by row, ``white_curve.csv`` and ``white_curve.png`` in ``run_dir``."""
+    from polarzoo.baselines.tournament import wilson_interval
+    from polarzoo.envs.batch import GoWithTheFloeBatch
+
+    rows = []
+    print(f"White against random, {games} games per model: {run_dir}\n")
+    print("| timesteps | model | wins | win rate [95% CI] |\n|---:|---|---:|---|")
+    for step, path in models:
+        won = play_out(GreedyPolicy(str(path)), GoWithTheFloeBatch(games), np.random.default_rng(seed))
+        low, high = wilson_interval(int(won.sum()), games)
+        rows.append((step, path.name, int(won.sum()), games, float(won.mean()), low, high))
+        print(f"| {step:,} | {path.name} | {int(won.sum())} | {won.mean():.1%} [{low:.1%}, {high:.1%}] |", flush=True)
+    written = []
+    try:
+        with (run_dir / "white_curve.csv").open("w") as handle:
+            handle.write("timesteps,model,wins,games,win_rate,ci_low,ci_high\n")
+            handle.writelines(",".join(map(str, row)) + "\n" for row in rows)
+        written.append(run_dir / "white_curve.csv")
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        steps, rate, low, high = (np.array([row[i] for row in rows]) for i in (0, 4, 5, 6))
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.plot(steps, rate, marker="o", label="White vs random (greedy)")
+        ax.fill_between(steps, low, high, alpha=0.2)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("training timesteps")
+        ax.set_ylabel(f"White's win rate ({games} games)")
+        ax.set_title(f"White against random: {run_dir.name}")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="lower right")
+        fig.tight_layout()
+        fig.savefig(run_dir / "white_curve.png", dpi=100)
+        plt.close(fig)
+        written.append(run_dir / "white_curve.png")
+    except OSError as error:
+        print(f"could not write into {run_dir}: {error} (the table above is complete)", file=sys.stderr)
+    if written:
+        print("\nwritten:\n" + "\n".join(f"  {path}" for path in written))
 
 
 def report(policy: GreedyPolicy, path: str, args: argparse.Namespace) -> None:

@@ -61,3 +61,20 @@ def test_floe_white_benchmark_cli() -> None:
     assert "| 24 |" in out and "| all |" in out and "expectimax, 1 White move(s) deep" in out
     assert "| at most (undecided leaves won) |" in out and "before the first capture, at most |" in out
     assert "| 4 games |" in out
+
+
+def test_floe_white_curve_over_a_runs_snapshots(tmp_path: Path) -> None:
+    import shutil
+
+    from polarzoo.baselines.agents import pretrained_path
+
+    (tmp_path / "snapshots").mkdir()
+    for name in ("snapshots/snapshot_200.zip", "snapshots/snapshot_1000.zip", "model.zip"):
+        shutil.copy(pretrained_path("go_with_the_floe_v0"), tmp_path / name)
+    (tmp_path / "training.json").write_text('{"timesteps": 1024}')
+    out = run("-m", "benchmarks.floe_white", "--curve", str(tmp_path), "--games", "16")
+    rows = [line for line in out.splitlines() if line.startswith("| ") and ".zip" in line]
+    assert [row.split(" | ")[0] for row in rows] == ["| 200", "| 1,000", "| 1,024"]  # by timestep, not by name
+    assert len({row.split(" | ")[2] for row in rows}) == 1  # the same model on the same seeded games
+    lines = (tmp_path / "white_curve.csv").read_text().splitlines()
+    assert lines[0].startswith("timesteps,") and len(lines) == 4 and (tmp_path / "white_curve.png").stat().st_size > 0
