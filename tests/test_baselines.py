@@ -116,7 +116,7 @@ def test_init_model_starts_from_the_given_weights(tmp_path: Path) -> None:
     from polarzoo.baselines.agents import pretrained_path
 
     config = train.load_config("go_with_the_floe_v0", {
-        "init_model": "pretrained", "board_policy": {"dim": 32, "blocks": 2, "symmetrize": True}, "learning_rate": 0.0,
+        "init_model": "pretrained", "board_policy": {"dim": 32, "blocks": 2, "symmetrize": "canonical"}, "learning_rate": 0.0,
         "total_timesteps": 32, "n_envs": 2, "n_steps": 16, "batch_size": 32, "n_epochs": 1, "snapshot_every": 0, "eval_every": 0,
         "checkpoint_every": 1000, "opponents": {"random": 1.0}})
     train.check_config(config)
