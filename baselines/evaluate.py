@@ -69,22 +69,31 @@ def plot_learning_curve(run_dir: Path, path: Path) -> bool:
     import matplotlib.pyplot as plt
 
     series: dict[str, list[tuple[int, float, float, float]]] = {}
+    by_seat: dict[tuple[str, str], list[tuple[int, float]]] = {}
     with source.open() as handle:
         for row in csv.DictReader(handle):
             series.setdefault(row["opponent"], []).append(
                 (int(row["timesteps"]), float(row["win_rate"]), float(row["ci_low"]), float(row["ci_high"]))
             )
+            for key, value in row.items():
+                if key and key.startswith("win_rate_as_") and value not in (None, ""):
+                    by_seat.setdefault((row["opponent"], key.removeprefix("win_rate_as_")), []).append((int(row["timesteps"]), float(value)))
     fig, ax = plt.subplots(figsize=(7, 4))
     for opponent, points in series.items():
         steps, rate, low, high = map(np.array, zip(*sorted(points)))
-        ax.plot(steps, rate, marker="o", label=f"vs {opponent}")
+        line = ax.plot(steps, rate, marker="o", label=f"vs {opponent}")[0]
         ax.fill_between(steps, low, high, alpha=0.2)
-    ax.set_ylim(0, 1)
+        seats = sorted(seat for other, seat in by_seat if other == opponent)
+        if len(seats) == 2:  # two-player games: each seat's own rate, thin (more seats would clutter)
+            for seat, style in zip(seats, (":", "--")):
+                seat_steps, seat_rate = map(np.array, zip(*sorted(by_seat[(opponent, seat)])))
+                ax.plot(seat_steps, seat_rate, style, color=line.get_color(), linewidth=1, label=f"vs {opponent}, as {seat}")
+    ax.set_ylim(-0.02, 1.02)  # a seat at 0% or 100% stays visible
     ax.set_xlabel("training timesteps")
-    ax.set_ylabel("win rate (both seats)")
+    ax.set_ylabel("win rate")
     ax.set_title(f"Learning curve: {run_dir.name}")
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

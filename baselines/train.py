@@ -166,7 +166,10 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
                 env.env_method("set_pool", agents, weights, indices=[i])
 
         def _evaluate(self) -> None:
+            from polarzoo.envs import ENVIRONMENTS
+
             learner = PolicyAgent(model=self.model, name="learner")
+            seats = ENVIRONMENTS[config["env"]].raw_env(**config["env_kwargs"]).possible_agents
             rows = []
             for spec in REFERENCE_AGENTS:
                 try:
@@ -177,12 +180,24 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
                 low, high = wilson_interval(result.wins, result.games)
                 rate = result.wins / result.games
                 self.logger.record(f"eval/win_rate_vs_{spec}", rate)
-                rows.append({"timesteps": self.num_timesteps, "opponent": spec, "win_rate": rate, "ci_low": low, "ci_high": high,
-                             "games": result.games, "illegal": result.illegal})
+                row = {"timesteps": self.num_timesteps, "opponent": spec, "win_rate": rate, "ci_low": low, "ci_high": high,
+                       "games": result.games, "illegal": result.illegal}
+                # Both seats together can hide a seat that never learns (the Floe's bears did):
+                # each seat's own win rate too.
+                for index, seat in enumerate(seats):
+                    wins, draws, losses = result.by_seat.get(index, [0, 0, 0])
+                    seat_rate = wins / max(1, wins + draws + losses)
+                    row[f"win_rate_as_{seat}"] = seat_rate
+                    self.logger.record(f"eval/win_rate_vs_{spec}_as_{seat}", seat_rate)
+                rows.append(row)
             path = run_dir / "evaluations.csv"
-            new = not path.exists()
+            new = not path.exists() or path.stat().st_size == 0
+            fields = list(rows[0])
+            if not new:  # a run resumed from an older version keeps its file's columns
+                with path.open(newline="") as handle:
+                    fields = next(csv.reader(handle), fields)
             with path.open("a", newline="") as handle:
-                writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+                writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
                 if new:
                     writer.writeheader()
                 writer.writerows(rows)

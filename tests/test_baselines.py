@@ -71,6 +71,13 @@ def test_train_and_evaluate_cli(tmp_path: Path) -> None:
                  "learning_curve.png", "checkpoints/latest.zip", "behaviour_cloning.json"):
         assert (run_dir / name).exists(), name
     assert list((run_dir / "tb").iterdir()) and list((run_dir / "snapshots").iterdir())
+    import csv
+
+    with (run_dir / "evaluations.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows and all(row.keys() >= {"win_rate_as_black", "win_rate_as_white"} for row in rows)
+    for row in rows:  # one game per seat: the overall rate is the two seats' mean
+        assert float(row["win_rate"]) == pytest.approx((float(row["win_rate_as_black"]) + float(row["win_rate_as_white"])) / 2)
     summary = json.loads((run_dir / "eval.json").read_text())
     assert summary["illegal_moves"] == 0 and "| trained | random |" in result.stdout
     evaluation = run("-m", "polarzoo.baselines.evaluate", "--env", "go_with_the_floe_v0", "--agents", "random", "heuristic",
@@ -143,3 +150,17 @@ def test_init_model_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
 def _write(path: Path, text: str) -> Path:
     path.write_text(text)
     return path
+
+
+def test_learning_curve_plots_old_and_per_seat_evaluations(tmp_path: Path) -> None:
+    from polarzoo.baselines.evaluate import plot_learning_curve
+
+    header = "timesteps,opponent,win_rate,ci_low,ci_high,games,illegal"
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir(), new.mkdir()
+    (old / "evaluations.csv").write_text(f"{header}\n100,random,0.5,0.3,0.7,40,0\n200,random,0.6,0.4,0.8,40,0\n")
+    (new / "evaluations.csv").write_text(f"{header},win_rate_as_black,win_rate_as_white\n"
+                                         "100,random,0.5,0.3,0.7,40,0,1.0,0.0\n200,random,0.6,0.4,0.8,40,0,1.0,0.2\n")
+    for run_dir in (old, new):
+        assert plot_learning_curve(run_dir, run_dir / "curve.png") and (run_dir / "curve.png").stat().st_size > 0
+    assert not plot_learning_curve(tmp_path, tmp_path / "none.png")  # no evaluations yet: nothing drawn
