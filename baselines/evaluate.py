@@ -16,7 +16,7 @@ import argparse
 import csv
 import json
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -58,16 +58,31 @@ def plot_heatmap(matrix: np.ndarray, names: Sequence[str], path: Path, title: st
     plt.close(fig)
 
 
-def plot_learning_curve(run_dir: Path, path: Path) -> bool:
-    """Win rate against each reference opponent over training time, from evaluations.csv."""
-    source = run_dir / "evaluations.csv"
-    if not source.exists():
-        return False
+def plot_win_rate_over_training(path: Path, title: str, ylabel: str, draw: Callable[[Any], None]) -> None:
+    """A win-rate-over-timesteps figure in the house layout; ``draw(ax)`` adds the lines."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fig, ax = plt.subplots(figsize=(7, 4))
+    draw(ax)
+    ax.set_ylim(-0.02, 1.02)  # a seat at 0% or 100% stays visible
+    ax.set_xlabel("training timesteps")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_learning_curve(run_dir: Path, path: Path) -> bool:
+    """Win rate against each reference opponent over training time, from evaluations.csv."""
+    source = run_dir / "evaluations.csv"
+    if not source.exists():
+        return False
     series: dict[str, list[tuple[int, float, float, float]]] = {}
     by_seat: dict[tuple[str, str], list[tuple[int, float]]] = {}
     with source.open() as handle:
@@ -78,25 +93,19 @@ def plot_learning_curve(run_dir: Path, path: Path) -> bool:
             for key, value in row.items():
                 if key and key.startswith("win_rate_as_") and value not in (None, ""):
                     by_seat.setdefault((row["opponent"], key.removeprefix("win_rate_as_")), []).append((int(row["timesteps"]), float(value)))
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for opponent, points in series.items():
-        steps, rate, low, high = map(np.array, zip(*sorted(points)))
-        line = ax.plot(steps, rate, marker="o", label=f"vs {opponent}")[0]
-        ax.fill_between(steps, low, high, alpha=0.2)
-        seats = sorted(seat for other, seat in by_seat if other == opponent)
-        if len(seats) == 2:  # two-player games: each seat's own rate, thin (more seats would clutter)
-            for seat, style in zip(seats, (":", "--")):
-                seat_steps, seat_rate = map(np.array, zip(*sorted(by_seat[(opponent, seat)])))
-                ax.plot(seat_steps, seat_rate, style, color=line.get_color(), linewidth=1, label=f"vs {opponent}, as {seat}")
-    ax.set_ylim(-0.02, 1.02)  # a seat at 0% or 100% stays visible
-    ax.set_xlabel("training timesteps")
-    ax.set_ylabel("win rate")
-    ax.set_title(f"Learning curve: {run_dir.name}")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+
+    def draw(ax: Any) -> None:
+        for opponent, points in series.items():
+            steps, rate, low, high = map(np.array, zip(*sorted(points)))
+            line = ax.plot(steps, rate, marker="o", label=f"vs {opponent}")[0]
+            ax.fill_between(steps, low, high, alpha=0.2)
+            seats = sorted(seat for other, seat in by_seat if other == opponent)
+            if len(seats) == 2:  # two-player games: each seat's own rate, thin (more seats would clutter)
+                for seat, style in zip(seats, (":", "--")):
+                    seat_steps, seat_rate = map(np.array, zip(*sorted(by_seat[(opponent, seat)])))
+                    ax.plot(seat_steps, seat_rate, style, color=line.get_color(), linewidth=1, label=f"vs {opponent}, as {seat}")
+
+    plot_win_rate_over_training(path, f"Learning curve: {run_dir.name}", "win rate", draw)
     return True
 
 

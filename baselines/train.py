@@ -126,6 +126,7 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
 
     from polarzoo.baselines.agents import PolicyAgent, make_agent
     from polarzoo.baselines.tournament import head_to_head, wilson_interval
+    from polarzoo.envs import ENVIRONMENTS
 
     class SelfPlayCallback(BaseCallback):
         """Checkpoints, snapshots into the opponent pool, periodic evaluation."""
@@ -135,6 +136,7 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
             self.next_checkpoint = state["timesteps"] + config["checkpoint_every"]
             self.next_snapshot = state["timesteps"] + config["snapshot_every"] if config["snapshot_every"] else None
             self.next_eval = state["timesteps"] + config["eval_every"] if config["eval_every"] else None
+            self.seats = ENVIRONMENTS[config["env"]].raw_env(**config["env_kwargs"]).possible_agents
 
         def _on_step(self) -> bool:
             steps = self.num_timesteps
@@ -166,10 +168,7 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
                 env.env_method("set_pool", agents, weights, indices=[i])
 
         def _evaluate(self) -> None:
-            from polarzoo.envs import ENVIRONMENTS
-
             learner = PolicyAgent(model=self.model, name="learner")
-            seats = ENVIRONMENTS[config["env"]].raw_env(**config["env_kwargs"]).possible_agents
             rows = []
             for spec in REFERENCE_AGENTS:
                 try:
@@ -184,7 +183,7 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
                        "games": result.games, "illegal": result.illegal}
                 # Both seats together can hide a seat that never learns (the Floe's bears did):
                 # each seat's own win rate too.
-                for index, seat in enumerate(seats):
+                for index, seat in enumerate(self.seats):
                     wins, draws, losses = result.by_seat.get(index, [0, 0, 0])
                     seat_rate = wins / max(1, wins + draws + losses)
                     row[f"win_rate_as_{seat}"] = seat_rate

@@ -376,24 +376,16 @@ def white_curve(run_dir: Path, models: list[tuple[int, Path]], games: int, seed:
             handle.write("timesteps,model,wins,games,win_rate,ci_low,ci_high\n")
             handle.writelines(",".join(map(str, row)) + "\n" for row in rows)
         written.append(run_dir / "white_curve.csv")
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        from polarzoo.baselines.evaluate import plot_win_rate_over_training
 
         steps, rate, low, high = (np.array([row[i] for row in rows]) for i in (0, 4, 5, 6))
-        fig, ax = plt.subplots(figsize=(7, 4))
-        ax.plot(steps, rate, marker="o", label="White vs random (greedy)")
-        ax.fill_between(steps, low, high, alpha=0.2)
-        ax.set_ylim(0, 1)
-        ax.set_xlabel("training timesteps")
-        ax.set_ylabel(f"White's win rate ({games} games)")
-        ax.set_title(f"White against random: {run_dir.name}")
-        ax.grid(alpha=0.3)
-        ax.legend(loc="lower right")
-        fig.tight_layout()
-        fig.savefig(run_dir / "white_curve.png", dpi=100)
-        plt.close(fig)
+
+        def draw(ax: Any) -> None:
+            ax.plot(steps, rate, marker="o", label="White vs random (greedy)")
+            ax.fill_between(steps, low, high, alpha=0.2)
+
+        plot_win_rate_over_training(run_dir / "white_curve.png", f"White against random: {run_dir.name}",
+                                    f"White's win rate ({games} games)", draw)
         written.append(run_dir / "white_curve.png")
     except OSError as error:
         print(f"could not write into {run_dir}: {error} (the table above is complete)", file=sys.stderr)

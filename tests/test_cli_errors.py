@@ -195,3 +195,13 @@ def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(tmp_path: Pa
 ])
 def test_floe_white_benchmark_errors(args: list[str], words: str) -> None:
     assert_one_line_error(cli("benchmarks.floe_white", *args), words)
+
+
+def test_floe_white_curve_rejects_a_run_of_another_game(tmp_path: Path) -> None:
+    import shutil
+
+    from polarzoo.baselines.agents import pretrained_path
+
+    shutil.copy(pretrained_path("fire_and_ice_v0"), tmp_path / "model.zip")
+    assert_one_line_error(cli("benchmarks.floe_white", "--curve", str(tmp_path)), "this needs a Go with the Floe model")
+    assert not (tmp_path / "white_curve.csv").exists()

@@ -55,6 +55,8 @@ def test_weighted_learner_seat() -> None:
     assert again.learner == seats[0]  # seeded: the same sequence
     only = SingleAgentEnv("go_with_the_floe_v0", learner_seat={"white": 1})
     assert {only.reset(seed=s)[1]["learner"] for s in range(5)} == {"white"}
+    with pytest.raises(ValueError, match="learner_seat must be one of"):
+        SingleAgentEnv("go_with_the_floe_v0", learner_seat="weighted")  # not a mode: a mapping is
     for bad, words in (({"red": 1}, "unknown seat 'red'"), ({"white": -1}, "must be a number >= 0"),
                        ({"white": "x"}, "must be a number"), ({"white": 0, "black": 0}, "must not all be 0")):
         with pytest.raises(ValueError, match=words):

@@ -105,13 +105,13 @@ class SingleAgentEnv(gym.Env):
         self._seat_odds: NDArray[np.float64] | None = None
         if isinstance(learner_seat, Mapping):
             self._seat_odds = seat_odds(learner_seat, self.seats)
-            learner_seat = "weighted"
-        elif isinstance(learner_seat, str) and learner_seat in self.seats:
-            learner_seat = self.seats.index(learner_seat)
-        if isinstance(learner_seat, (int, np.integer)) and not isinstance(learner_seat, bool):
-            check_choice("learner_seat", int(learner_seat), range(len(self.seats)))
-        elif learner_seat != "weighted":
-            check_choice("learner_seat", learner_seat, ("alternate", "random", *self.seats))
+        else:
+            if isinstance(learner_seat, str) and learner_seat in self.seats:
+                learner_seat = self.seats.index(learner_seat)
+            if isinstance(learner_seat, (int, np.integer)) and not isinstance(learner_seat, bool):
+                check_choice("learner_seat", int(learner_seat), range(len(self.seats)))
+            else:
+                check_choice("learner_seat", learner_seat, ("alternate", "random", *self.seats))
         self.learner_seat = learner_seat
         if opponents is None:
             opponents = [random_legal_opponent]
@@ -184,12 +184,12 @@ class SingleAgentEnv(gym.Env):
         super().reset(seed=seed)
         if seed is not None:
             self._episode = 0  # a seeded reset restarts the seat sequence, so it is reproducible
-        if self.learner_seat == "alternate":
+        if self._seat_odds is not None:
+            seat = int(self.np_random.choice(len(self.seats), p=self._seat_odds))
+        elif self.learner_seat == "alternate":
             seat = self._episode % len(self.seats)
         elif self.learner_seat == "random":
             seat = int(self.np_random.integers(len(self.seats)))
-        elif self._seat_odds is not None:
-            seat = int(self.np_random.choice(len(self.seats), p=self._seat_odds))
         else:
             seat = int(self.learner_seat)
         self._episode += 1
