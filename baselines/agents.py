@@ -128,10 +128,13 @@ class FloeHeuristic:
         return max(abs(a % 8 - b % 8), abs(a // 8 - b // 8))
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        return self.choose(env.state, legal_actions(env, agent), rng)
+
+    def choose(self, state: Any, actions: np.ndarray, rng: np.random.Generator) -> int:
+        """The move for the side to move in ``state`` (a rules ``State``), among ``actions``."""
         from polarzoo.envs.go_with_the_floe import rules
 
-        state, me = env.state, env.colour_of(agent)
-        actions = legal_actions(env, agent)
+        me = int(state.to_move)
         if len(actions) == 1:
             return int(actions[0])
         scored = []

@@ -4,6 +4,7 @@
     python -m benchmarks.floe_white --model runs/<run>/model.zip --games 4000 --endgames 300
     python -m benchmarks.floe_white --endgames 0 --bound-depth 3         # a tighter bound, ~9 min
     python -m benchmarks.floe_white --search-games 2000 --depth 3        # the policy + search, ~8 min
+    python -m benchmarks.floe_white --search-games 2000 --first-phase heuristic --endgames 0 --bound-depth 0
     python -m benchmarks.floe_white --curve runs/<run> --games 1000      # White over a run's snapshots
 
 Four measurements (five with ``--search-games``), all against the random seals that
@@ -26,7 +27,9 @@ Four measurements (five with ``--search-games``), all against the random seals t
    any endgame play could add to this policy's play before the first capture.
 5. With ``--search-games N``: **the policy helped by the search** where it matters, N games: a
    capture chosen by the searched value of the endgame it leaves, the endgame played by the
-   expectimax (the deepest ``--depth``).
+   expectimax (the deepest ``--depth``).  ``--first-phase heuristic`` plays the moves before the
+   first capture by the heuristic bears instead of the policy (both bears close in; measured
+   the best first phase so far).
 
 ``--curve RUN`` instead measures only (1), for every snapshot of a training run (its
 ``snapshots/snapshot_N.zip``, then ``model.zip``), on the same seeded games: White's learning
@@ -260,20 +263,31 @@ def _capture_value(board: np.ndarray, rings: np.ndarray, action: int, depth: int
     return float(endgame_bound(*endgame_arguments(state.board, state.rings), depth, UNDECIDED_LEAF))
 
 
-def play_with_search(policy: GreedyPolicy, core: Any, rng: np.random.Generator, depth: int) -> np.ndarray:
-    """Play every game of ``core`` to its end, White the policy helped by the endgame search:
-    where captures are legal, the one whose endgame searches best (``depth`` White moves); once
-    one seal is left, the bear played by :func:`play_endgame` (``depth`` moves deep).  Black
-    random.  White's wins."""
+def play_with_search(policy: GreedyPolicy, core: Any, rng: np.random.Generator, depth: int,
+                     first_phase: str = "policy") -> np.ndarray:
+    """Play every game of ``core`` to its end, White helped by the endgame search: where captures
+    are legal, the one whose endgame searches best (``depth`` White moves); once one seal is
+    left, the bear played by :func:`play_endgame` (``depth`` moves deep).  Every other move (the
+    first phase) by ``policy``, or with ``first_phase="heuristic"`` by the heuristic bears
+    (:class:`~polarzoo.baselines.agents.FloeHeuristic`: each bear closes in on its nearest seal,
+    no move after which a seal can isolate itself at once).  Black random.  White's wins."""
+    if first_phase not in ("policy", "heuristic"):
+        raise ValueError(f"first_phase must be 'policy' or 'heuristic', not {first_phase!r}")
+    from polarzoo.baselines.agents import FloeHeuristic
+
+    heuristic = FloeHeuristic()
 
     def choose_captures(core: Any, games: np.ndarray, actions: np.ndarray) -> None:
         for game in games.tolist():
             board = core.board[game]
-            captures = [a for a in np.flatnonzero(core.mask[game][: rules.PASS]).tolist()
-                        if board[rules.action_destination(a)] == rules.SEAL]
+            legal = np.flatnonzero(core.mask[game])
+            captures = [a for a in legal.tolist() if a != rules.PASS and board[rules.action_destination(a)] == rules.SEAL]
             if captures:
                 values = [_capture_value(board, core.rings[game], a, depth) for a in captures]
                 actions[game] = captures[int(np.argmax(values))]
+            elif first_phase == "heuristic":
+                state = rules.State(board.copy(), core.rings[game].astype(bool), rules.WHITE, int(core.passes[game]))
+                actions[game] = heuristic.choose(state, legal, rng)
 
     def play_endgames(core: Any, done: np.ndarray, won: np.ndarray) -> None:
         for game in np.flatnonzero(~done & ((core.board == rules.SEAL).sum(axis=1) == 1)).tolist():
@@ -297,6 +311,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="White moves searched for the bounds on the exact endgame value (0 = skip; 3 takes ~10x longer)")
     parser.add_argument("--search-games", type=int, default=0,
                         help="games as White with the search added to the policy (captures and endgame; the deepest --depth)")
+    parser.add_argument("--first-phase", choices=("policy", "heuristic"), default="policy",
+                        help="with --search-games: White's moves before the first capture by the policy or by the heuristic bears")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--curve", metavar="RUN", default=None,
                         help="a training run folder: White's win rate for each of its snapshots (measurement 1 only)")
@@ -467,9 +483,9 @@ def report(policy: GreedyPolicy, path: str, args: argparse.Namespace) -> None:
     # 5. The policy with the search added where it matters: the captures and the endgame.
     if args.search_games:
         depth = max(args.depth)
-        won = play_with_search(policy, GoWithTheFloeBatch(args.search_games), rng, depth)
+        won = play_with_search(policy, GoWithTheFloeBatch(args.search_games), rng, depth, args.first_phase)
         low, high = wilson_interval(int(won.sum()), args.search_games)
-        print(f"\n| White: policy + search (captures chosen by the endgame they leave, endgame by expectimax; "
+        print(f"\n| White: {args.first_phase} + search (captures chosen by the endgame they leave, endgame by expectimax; "
               f"{depth} White moves deep) | wins | win rate [95% CI] |\n|---|---:|---|")
         print(f"| {args.search_games} games | {int(won.sum())} | {won.mean():.1%} [{low:.1%}, {high:.1%}] |")
     print(f"\n{time.perf_counter() - start:.0f} s")

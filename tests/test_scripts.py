@@ -57,10 +57,10 @@ def test_solitaire_eval_cli(tmp_path: Path) -> None:
 
 def test_floe_white_benchmark_cli() -> None:
     out = run("-m", "benchmarks.floe_white", "--games", "24", "--replays", "1", "--endgames", "2", "--depth", "1",
-              "--bound-depth", "1", "--search-games", "4")
+              "--bound-depth", "1", "--search-games", "4", "--first-phase", "heuristic")
     assert "| 24 |" in out and "| all |" in out and "expectimax, 1 White move(s) deep" in out
     assert "| at most (undecided leaves won) |" in out and "before the first capture, at most |" in out
-    assert "| 4 games |" in out
+    assert "| 4 games |" in out and "White: heuristic + search" in out
 
 
 def test_floe_white_curve_over_a_runs_snapshots(tmp_path: Path) -> None:
