@@ -28,8 +28,8 @@ Four measurements (five with ``--search-games``), all against the random seals t
 5. With ``--search-games N``: **the policy helped by the search** where it matters, N games: a
    capture chosen by the searched value of the endgame it leaves, the endgame played by the
    expectimax (the deepest ``--depth``).  ``--first-phase heuristic`` plays the moves before the
-   first capture by the heuristic bears instead of the policy (both bears close in; measured
-   the best first phase so far).
+   first capture by the heuristic bears instead of the policy (each bear closes in on its
+   nearest seal).
 
 ``--curve RUN`` instead measures only (1), for every snapshot of a training run (its
 ``snapshots/snapshot_N.zip``, then ``model.zip``), on the same seeded games: White's learning
