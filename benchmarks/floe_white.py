@@ -322,6 +322,8 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--{name} must be at least 1")
     if args.endgames < 0 or args.bound_depth < 0 or args.search_games < 0 or any(d < 1 for d in args.depth):
         parser.error("--endgames, --bound-depth and --search-games must be >= 0 and every --depth >= 1")
+    if args.first_phase != "policy" and not args.search_games:
+        parser.error("--first-phase only changes the --search-games games: give --search-games N too")
     if args.curve is not None:
         models = run_models(Path(args.curve))
         if not models:

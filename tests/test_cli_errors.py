@@ -191,6 +191,8 @@ def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(tmp_path: Pa
     (["--depth", "0"], "every --depth >= 1"),
     (["--bound-depth", "-1"], "--bound-depth and --search-games must be >= 0"),
     (["--search-games", "-1"], "--search-games must be >= 0"),
+    (["--first-phase", "heuristic"], "--first-phase only changes the --search-games games"),
+    (["--first-phase", "greedy"], "invalid choice: 'greedy'"),
     (["--curve", "/nonexistent"], "--curve /nonexistent: no snapshots/snapshot_N.zip or model.zip"),
 ])
 def test_floe_white_benchmark_errors(args: list[str], words: str) -> None:
