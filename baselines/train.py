@@ -126,7 +126,6 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
 
     from polarzoo.baselines.agents import PolicyAgent, make_agent
     from polarzoo.baselines.tournament import head_to_head, wilson_interval
-    from polarzoo.envs import ENVIRONMENTS
 
     class SelfPlayCallback(BaseCallback):
         """Checkpoints, snapshots into the opponent pool, periodic evaluation."""
@@ -136,7 +135,7 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
             self.next_checkpoint = state["timesteps"] + config["checkpoint_every"]
             self.next_snapshot = state["timesteps"] + config["snapshot_every"] if config["snapshot_every"] else None
             self.next_eval = state["timesteps"] + config["eval_every"] if config["eval_every"] else None
-            self.seats = ENVIRONMENTS[config["env"]].raw_env(**config["env_kwargs"]).possible_agents
+            self.seats = config_seats(config)
 
         def _on_step(self) -> bool:
             steps = self.num_timesteps
@@ -378,6 +377,13 @@ def init_model_path(config: dict[str, Any]) -> Path:
     return Path(config["init_model"])
 
 
+def config_seats(config: dict[str, Any]) -> list[str]:
+    """The seat (agent) names of the game a training config plays, with its env arguments."""
+    from polarzoo.envs import ENVIRONMENTS
+
+    return list(ENVIRONMENTS[config["env"]].raw_env(**config["env_kwargs"]).possible_agents)
+
+
 def check_config(config: dict[str, Any]) -> None:
     """``ValueError`` naming the first bad value (before any work starts)."""
     for key in POSITIVE_KEYS + NON_NEGATIVE_KEYS:
@@ -394,10 +400,9 @@ def check_config(config: dict[str, Any]) -> None:
     if not isinstance(config.get("opponents"), dict) or not config["opponents"]:
         raise ValueError("opponents must be a mapping like {random: 0.5, self: 0.5}")
     if isinstance(config.get("learner_seat"), dict):
-        from polarzoo.envs import ENVIRONMENTS
         from polarzoo.wrappers.single_agent import seat_odds
 
-        seat_odds(config["learner_seat"], ENVIRONMENTS[config["env"]].raw_env(**config["env_kwargs"]).possible_agents)
+        seat_odds(config["learner_seat"], config_seats(config))
     if config.get("init_model") is not None:
         if not isinstance(config["init_model"], str) or not config["init_model"]:
             raise ValueError(f"init_model must be a model.zip path or 'pretrained', got {config['init_model']!r}")
