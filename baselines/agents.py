@@ -9,7 +9,11 @@ mask) and, for search, the rules state ``env.state`` with the pure rules module 
   otherwise build island control (islands held, then lines of two of ours with the third free).
 * :class:`FloeHeuristic`: seals take an isolating move, keep away from bears and dig in next to
   rings; bears capture when they can, never allow an isolating reply they can see, and close in.
-* :class:`ThinIceHeuristic`: call small pieces, place upright near the pile centre, never nest.
+* :class:`ThinIceHeuristic`: calls the smallest single piece; places by trying a few random
+  placements on a snapshot (the physics decides) and keeping the one that leaves the player in
+  with the fewest pieces on the table, then the highest pile.
+* :class:`ThinIceSearch`: a trained Thin Ice policy whose most probable placements are tried on a
+  snapshot first (``search:K``).
 * :class:`MCTSAgent`: UCT with random rollouts over the rules core (Fire & Ice, Go with the Floe).
 * :class:`PolicyAgent`: a saved MaskablePPO model, acting greedily on its masked policy.
 
@@ -17,7 +21,9 @@ mask) and, for search, the rules state ``env.state`` with the pure rules module 
 
 ``make_agent(spec, env_id)`` builds one from a spec: ``random``, ``heuristic``, ``mcts:N``,
 ``model:PATH``, ``pretrained`` (the model shipped in the package for that env), ``az:N`` (PUCT with
-N simulations guided by the pretrained model) or ``az:N:PATH`` (guided by a saved model).
+N simulations guided by the pretrained model) or ``az:N:PATH`` (guided by a saved model), and for
+Thin Ice ``search:K`` / ``search:K:PATH`` (the pretrained or a saved policy with a K-placement
+physics look-ahead).
 """
 
 from __future__ import annotations
@@ -193,25 +199,73 @@ class ThinIceHeuristic:
             return int(actions[0])
         tried = rng.choice(places, size=min(self.candidates, len(places)), replace=False)
         player = env.possible_agents.index(agent)
-        snapshot = env.snapshot()
         best, best_score = int(tried[0]), -np.inf
         for action in tried:
-            try:
-                env.step(int(action))
-                pile = env.piles.piles[player]
-                if env.physics_error is not None:
-                    score = -2000.0  # the simulation failed on this placement: try the others first
-                elif env.game.state.out_round[player] >= 0:
-                    score = -1000.0
-                else:
-                    on_table = int((pile.contacts().on_table & pile.in_play).sum())
-                    height = float(pile.positions()[pile.in_play][:, 2].max()) if pile.in_play.any() else 0.0
-                    score = -on_table + 10.0 * height
-            finally:  # the live game never keeps a look-ahead, whatever happened in it
-                env.restore(snapshot)
+            score = placement_score(env, player, int(action))
             if score > best_score:
                 best, best_score = int(action), score
         return best
+
+
+def placement_score(env: Any, player: int, action: int) -> float:
+    """Try a Thin Ice placement on a snapshot of ``env`` (the physics decides, with the env's own
+    generator, so playing it for real gives the same pile) and score the pile it leaves:
+    -2000 if the simulation failed, -1000 if the player is out, else ``-pieces on the table + 10 *
+    height (m)``.  The live game is restored whatever happens."""
+    snapshot = env.snapshot()
+    try:
+        env.step(int(action))
+        pile = env.piles.piles[player]
+        if env.physics_error is not None:
+            return -2000.0  # the simulation failed on this placement: try the others first
+        if env.game.state.out_round[player] >= 0:
+            return -1000.0
+        on_table = int((pile.contacts().on_table & pile.in_play).sum())
+        height = float(pile.positions()[pile.in_play][:, 2].max()) if pile.in_play.any() else 0.0
+        return -on_table + 10.0 * height
+    finally:  # the live game never keeps a look-ahead, whatever happened in it
+        env.restore(snapshot)
+
+
+class ThinIceSearch:
+    """A policy with a physics look-ahead (``search:K`` / ``search:K:PATH``; Thin Ice).
+
+    Calls, pick-ups and DONE are the policy's greedy moves.  For a placement it tries the policy's
+    ``k`` most probable placements on a snapshot of the env, most probable first, and plays the
+    first that does not put the player out (the physics of the try and of the real move are the
+    same: the env's generator is restored with the snapshot); if all ``k`` do, the most probable.
+    """
+
+    def __init__(self, policy: "PolicyAgent", k: int = 4, name: str | None = None) -> None:
+        if k < 1:
+            raise ValueError(f"search needs k >= 1 placements to try, got {k}")
+        self.policy, self.k = policy, k
+        self.name = name or f"search:{k}"
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        import torch
+
+        game = env.game
+        mask = env.observe(agent)["action_mask"].astype(bool)
+        places = np.flatnonzero(mask[game.place_base : game.pick_base])
+        if len(places) == 0:
+            return self.policy.act(env, agent, rng)
+        raw, mask = self.policy._model_input(env, agent)
+        policy = self.policy.model.policy
+        with torch.no_grad():
+            observation, _ = policy.obs_to_tensor(raw)
+            distribution = policy.get_distribution(observation, action_masks=mask[None])
+            probs = distribution.distribution.probs.cpu().numpy().reshape(-1)
+        order = np.argsort(-probs, kind="stable")
+        candidates = [int(a) for a in order[: self.k * 4] if game.place_base <= a < game.pick_base and mask[a]][: self.k]
+        greedy = int(order[0])
+        if not candidates or not (game.place_base <= greedy < game.pick_base):
+            return greedy  # the policy prefers a pick-up: play it
+        player = env.possible_agents.index(agent)
+        for action in candidates:
+            if placement_score(env, player, action) > -1000.0:
+                return action
+        return candidates[0]
 
 
 # ------------------------------------------------------------------------------ MCTS
@@ -357,6 +411,7 @@ PRETRAINED_DIR = Path(__file__).with_name("pretrained")
 PRETRAINED: dict[str, str] = {
     "fire_and_ice_v0": "fire_and_ice_v0.zip",
     "go_with_the_floe_v0": "go_with_the_floe_v0.zip",
+    "thin_ice_v0": "thin_ice_v0.zip",
     "polarzoo/FireAndIceSolitaire-v0": "fire_and_ice_solitaire_v0.zip",
 }
 
@@ -387,7 +442,7 @@ def _model_path(path: str) -> str:
 
 def make_agent(spec: str, env_id: str) -> Any:
     """``"random"``, ``"heuristic"``, ``"mcts"`` / ``"mcts:N"``, ``"model:PATH"``, ``"pretrained"``,
-    ``"az:N"`` / ``"az:N:PATH"`` -> agent."""
+    ``"az:N"`` / ``"az:N:PATH"``, ``"search:K"`` / ``"search:K:PATH"`` (Thin Ice) -> agent."""
     kind, _, argument = spec.partition(":")
     if kind == "random":
         return RandomAgent()
@@ -405,6 +460,13 @@ def make_agent(spec: str, env_id: str) -> Any:
         return PolicyAgent(_model_path(argument))
     if kind == "pretrained":
         return PolicyAgent(pretrained_path(env_id), name="pretrained")
+    if kind == "search":
+        if env_id != "thin_ice_v0":
+            raise ValueError(f"search:K is the Thin Ice policy look-ahead; for {env_id} use az:N or mcts:N")
+        count, _, path = argument.partition(":")
+        k = _count(count, "search", 4)
+        policy = PolicyAgent(_model_path(path)) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
+        return ThinIceSearch(policy, k, name=f"search:{k}" + (f":{Path(path).parent.name}" if path else ""))
     if kind == "az":
         from polarzoo.baselines.search import AlphaZeroAgent
 
@@ -413,4 +475,5 @@ def make_agent(spec: str, env_id: str) -> Any:
         if path:
             return AlphaZeroAgent.from_path(_model_path(path), env_id, simulations)
         return AlphaZeroAgent.from_path(str(pretrained_path(env_id)), env_id, simulations)
-    raise ValueError(f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N], model:PATH, pretrained or az[:N[:PATH]]")
+    raise ValueError(f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]] "
+                     "or (Thin Ice) search[:K[:PATH]]")

@@ -1,7 +1,17 @@
-"""Round-robin tournament among agents, both seats, seeded games.
+"""Round-robin tournament among agents, both seats, seeded games; for games of 3-6 players, a
+table of one lineup played in every rotation of the seats.
 
     python -m polarzoo.baselines.evaluate --env fire_and_ice_v0 --agents random heuristic mcts:50 \\
         model:runs/fire_and_ice_v0-XXXX/model.zip --games 20 --out runs/eval-fi
+    python -m polarzoo.baselines.evaluate --env thin_ice_v0 --env-kwargs '{"num_players": 3}' \\
+        --agents pretrained heuristic heuristic --games 20
+
+Two players: every pair of agents, each in both seats, W/D/L with 95% Wilson intervals (a Thin Ice
+draw: both still in when the supply runs out).  More players: ``--agents`` gives one agent per seat
+(an agent may be listed more than once); every rotation of that lineup is played ``--games``
+times, so every agent plays every seat equally often; per agent, mean points and mean reward with
+95% intervals, the rank distribution, how it went out (Thin Ice: T / A / N, or stayed in) and the
+mean game length.
 
 ``polarzoo-evaluate`` is the same command (a console script installed with the package).
 
@@ -21,7 +31,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.tournament import PairResult, elo_ratings, markdown_table, round_robin
+from polarzoo.baselines.tournament import (PairResult, SeatStats, elo_ratings, markdown_table, multiplayer_markdown,
+                                           multiplayer_table, round_robin)
 from polarzoo.baselines.runs import HelpFormatter, prog_name
 
 
@@ -53,6 +64,30 @@ def plot_heatmap(matrix: np.ndarray, names: Sequence[str], path: Path, title: st
     ax.set_ylabel("agent (win rate)")
     ax.set_title(title)
     fig.colorbar(image, ax=ax)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_ranks(stats: Sequence[SeatStats], path: Path, title: str) -> None:
+    """Stacked bars: each agent's share of games finished at each rank (N-player tables)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    seats = stats[0].num_players
+    fig, ax = plt.subplots(figsize=(7, 0.6 * len(stats) + 2))
+    left = np.zeros(len(stats))
+    colours = plt.get_cmap("RdYlGn_r")(np.linspace(0.1, 0.9, seats))
+    for rank in range(1, seats + 1):
+        share = np.array([entry.as_dict()["rank_distribution"][str(rank)] for entry in stats])
+        ax.barh([entry.name for entry in stats], share, left=left, color=colours[rank - 1], label=f"rank {rank}")
+        left += share
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of games")
+    ax.set_title(title)
+    ax.legend(fontsize="small", ncol=min(seats, 6), loc="upper center", bbox_to_anchor=(0.5, -0.25))
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -169,6 +204,8 @@ def evaluate(
     agents = list(agents) if agents is not None else [make_agent(spec, env_id) for spec in agent_specs]
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
+    if seat_count(env_id, env_kwargs) > 2:
+        return evaluate_multiplayer(env_id, agents, games, out, seed, env_kwargs, run_dir, show_progress)
     names = [a.name for a in agents]
     if len(set(names)) != len(names):
         raise ValueError(f"agent names must differ, got {names}")
@@ -199,6 +236,54 @@ def evaluate(
     return summary
 
 
+def seat_count(env_id: str, env_kwargs: dict[str, Any] | None) -> int:
+    from polarzoo.envs import ENVIRONMENTS
+
+    return len(ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {})).possible_agents)
+
+
+def evaluate_multiplayer(
+    env_id: str, agents: Sequence[Any], games: int, out: Path, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
+    run_dir: Path | None = None, show_progress: bool = True,
+) -> dict[str, Any]:
+    """The N-player table (:func:`polarzoo.baselines.tournament.multiplayer_table`): same files
+    as the two-player round robin (``games.jsonl`` at once, then ``eval.json``, ``eval.md`` and
+    ``ranks.png``, the rank distribution)."""
+    seats = seat_count(env_id, env_kwargs)
+    if len(agents) != seats:
+        raise ValueError(f"{env_id} has {seats} seats here: give exactly {seats} agents, one per seat "
+                         f"(an agent may be listed more than once), got {len(agents)}")
+    writer = _Writer(out)
+    bar = None
+    if show_progress:
+        try:
+            from tqdm import tqdm
+
+            bar = tqdm(total=games * seats, desc="games", unit="game")
+        except ImportError:  # pragma: no cover
+            bar = None
+    try:
+        stats = multiplayer_table(env_id, agents, games, seed, env_kwargs, bar.update if bar else None, writer.game)
+    finally:
+        writer.close()
+        if bar:
+            bar.close()
+    table = multiplayer_markdown(stats)
+    summary = {"env": env_id, "num_players": seats, "lineup": [a.name for a in agents], "games_per_seat": games,
+               "seed": seed, "results": [entry.as_dict() for entry in stats],
+               "illegal_moves": sum(entry.illegal for entry in stats)}
+    writer.write("eval.json", json.dumps(summary, indent=2))
+    writer.write("eval.md", table + "\n")
+    writer.call(plot_ranks, stats, out / "ranks.png", f"{env_id}, {seats} players: ranks")
+    written = ["games.jsonl", "eval.json", "eval.md", "ranks.png"]
+    if run_dir is not None:
+        writer.call(plot_learning_curve, run_dir, out / "learning_curve.png")
+        written.append("learning_curve.png")
+    summary["table"] = table
+    summary["written"] = [] if writer.failed else [str(out / name) for name in written if (out / name).exists()]
+    return summary
+
+
 def main(argv: list[str] | None = None) -> None:
     from polarzoo.envs import ENVIRONMENTS
 
@@ -208,7 +293,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--env", required=True, choices=sorted(ENVIRONMENTS), help="environment id")
     parser.add_argument("--agents", nargs="+", default=["random", "heuristic"],
                         help="agent specs: random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]]")
-    parser.add_argument("--games", type=int, default=20, help="seeded games per pairing and seat")
+    parser.add_argument("--games", type=int, default=20,
+                        help="seeded games per pairing and seat (3+ players: per rotation of the lineup)")
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: a new runs/eval-<env>-<time>)")
     parser.add_argument("--run-dir", type=Path, default=None, help="a training run folder: also plot its learning curve")
@@ -240,7 +326,11 @@ def main(argv: list[str] | None = None) -> None:
         except Exception as error:  # a corrupt model file, e.g.: name the file, not the library's internals
             parser.error(f"--agents {spec}: cannot load it ({type(error).__name__}: {error})")
     names = [a.name for a in agents]
-    if len(set(names)) != len(names):
+    seats = seat_count(args.env, env_kwargs)
+    if seats > 2 and len(agents) != seats:
+        parser.error(f"--agents: {args.env} has {seats} seats here: give exactly {seats} agents, one per seat "
+                     f"(an agent may be listed more than once), got {len(agents)}")
+    if seats == 2 and len(set(names)) != len(names):
         parser.error(f"--agents: two agents have the same name ({', '.join(names)}); list each once")
     out = args.out
     if out is None:
@@ -252,7 +342,11 @@ def main(argv: list[str] | None = None) -> None:
     print(f"writing to {out}", flush=True)
     summary = evaluate(args.env, [], args.games, out, args.seed, env_kwargs, args.run_dir, agents=agents,
                        show_progress=not args.no_progress)
-    print(f"\n## {args.env}: round-robin, {args.games} games per pairing and seat (seeds from {args.seed})\n")
+    if seats > 2:
+        print(f"\n## {args.env}, {seats} players: {', '.join(names)} in every rotation, {args.games} games each "
+              f"(seeds from {args.seed})\n")
+    else:
+        print(f"\n## {args.env}: round-robin, {args.games} games per pairing and seat (seeds from {args.seed})\n")
     print(summary["table"])
     if summary["written"]:
         print("\nwritten:\n" + "\n".join(f"  {path}" for path in summary["written"]))

@@ -248,13 +248,19 @@ class FloeNet(nn.Module):
 
 
 #: The boards a network exists for (the solitaire uses the Fire & Ice network without PASS).
-BOARDS = ("fire_and_ice", "fire_and_ice_solitaire", "go_with_the_floe")
+BOARDS = ("fire_and_ice", "fire_and_ice_solitaire", "go_with_the_floe", "thin_ice")
 
 
-def build_network(board: str, observation_size: int, dim: int = 32, blocks: int = 3, symmetrize: bool | str = True) -> nn.Module:
-    """The network for ``board`` reading flat observations of ``observation_size`` numbers."""
+def build_network(board: str, observation_size: int, dim: int = 32, blocks: int = 3, symmetrize: bool | str = True,
+                  num_actions: int | None = None, pitch_mm: float = 7.0) -> nn.Module:
+    """The network for ``board`` reading flat observations of ``observation_size`` numbers
+    (Thin Ice also needs ``num_actions``, which fixes the lattice, and the lattice pitch)."""
     if board not in BOARDS:
         raise ValueError(f"board must be one of {BOARDS}, got {board!r}")
+    if board == "thin_ice":
+        if num_actions is None:
+            raise ValueError("the thin_ice network needs num_actions (the action space's size)")
+        return ThinIceNet(observation_size, num_actions, dim, blocks, symmetrize, pitch_mm)
     if board == "go_with_the_floe":
         return FloeNet(observation_size // floe_rules.NUM_SQUARES, dim, blocks, symmetrize)
     return FireAndIceNet(observation_size // fire_rules.NUM_HOLES, dim, blocks, pass_action=board == "fire_and_ice")
@@ -263,7 +269,166 @@ def build_network(board: str, observation_size: int, dim: int = 32, blocks: int 
 def board_for_env(env_id: str) -> str:
     """The ``board`` of an env id (``BoardPolicy(board=...)``, :func:`build_network`)."""
     table = {"fire_and_ice_v0": "fire_and_ice", "go_with_the_floe_v0": "go_with_the_floe",
-             "polarzoo/FireAndIceSolitaire-v0": "fire_and_ice_solitaire"}
+             "polarzoo/FireAndIceSolitaire-v0": "fire_and_ice_solitaire", "thin_ice_v0": "thin_ice"}
     if env_id not in table:
         raise ValueError(f"no board policy for {env_id}; known: {sorted(table)} (use policy: mlp)")
     return table[env_id]
+
+
+class ThinIceNet(nn.Module):
+    """Thin Ice piles -> (action logits, value latent), for any number of players.
+
+    * **Tokens**: one per piece slot of every player (its 12 slot features, the player's two
+      "out" flags, whether it is the observer's, and Fourier features of its position), encoded
+      by shared weights: the slot order is arbitrary, and nothing in the network depends on it
+      except the pick-up logit of each slot, which is read from that slot's own token.
+    * **The observer's pile** is mixed by ``blocks`` self-attention layers (with a learned empty
+      token, so an empty pile is a valid set); each other player's pile is pooled (mean and max)
+      and the players are pooled again, so one network fits 2-6 players.
+    * **Placement logits**, one per (size, cell, orientation) target: a query made from the
+      target's geometry (its point on the lattice in cm, Fourier features, the orientation and
+      size) attends to the observer's pile tokens; the attended vector, the query and the
+      context give the logit.  **Calls, DONE** and the value come from the pooled context.
+    * **Symmetry** (:mod:`polarzoo.envs.thin_ice.symmetry`): ``symmetrize="canonical"`` runs the
+      network once on the one of the 8 rotated/mirrored observations that a fixed linear score
+      ranks first and maps the placement logits back, so the policy is invariant (value) and
+      equivariant (logits) under all 8 maps except at ties (e.g. the empty pile);
+      ``"none"`` uses the observation as it is.
+    """
+
+    FREQUENCIES_CM = (0.5, 1.0, 2.0, 4.0)  # Fourier feature periods' inverse scale (cm): pieces are 1.4-2.5 cm wide
+
+    def __init__(self, observation_size: int, num_actions: int, dim: int = 32, blocks: int = 2,
+                 symmetrize: bool | str = "canonical", pitch_mm: float = 7.0) -> None:
+        super().__init__()
+        from polarzoo.envs.thin_ice import rules as thin_rules
+        from polarzoo.envs.thin_ice import symmetry as thin_symmetry
+
+        self.rules = thin_rules
+        players, rest = divmod(observation_size - thin_rules.GLOBAL_FEATURES, thin_rules.PLAYER_FEATURES + 1)
+        if rest or players < 2:
+            raise ValueError(f"not a Thin Ice observation size: {observation_size}")
+        targets, rest = divmod(num_actions - thin_rules.NUM_CALLS - thin_rules.MAX_SLOTS - 1, 3)
+        grid = int(round((targets / thin_rules.NUM_ORIENTATIONS) ** 0.5))
+        if rest or grid * grid * thin_rules.NUM_ORIENTATIONS != targets:
+            raise ValueError(f"not a Thin Ice action count: {num_actions}")
+        self.num_players, self.grid, self.num_targets, self.dim = players, grid, targets, dim
+        self.symmetrize = "none" if symmetrize is False else ("canonical" if symmetrize is True else str(symmetrize))
+        if self.symmetrize not in ("canonical", "none"):
+            raise ValueError(f"symmetrize must be 'canonical' or 'none' for Thin Ice, got {symmetrize!r}")
+        fourier = 4 * len(self.FREQUENCIES_CM)
+        self.token_in = thin_rules.SLOT_FEATURES + 3 + fourier
+        self.token = nn.Sequential(nn.Linear(self.token_in, dim), nn.ReLU(), nn.Linear(dim, dim))
+        self.empty = nn.Parameter(torch.zeros(1, 1, dim))
+        self.mix = nn.ModuleList(nn.TransformerEncoderLayer(dim, 4, 2 * dim, dropout=0.0, batch_first=True) for _ in range(blocks))
+        self.others = nn.Sequential(nn.Linear(2 * dim, dim), nn.ReLU())
+        globals_in = thin_rules.NUM_CALLS + 3 + 3 + 3 + 1 + 3 + 1
+        self.globals = nn.Sequential(nn.Linear(globals_in, dim), nn.ReLU())
+        self.context = nn.Sequential(nn.Linear(4 * dim, dim), nn.ReLU(), nn.Linear(dim, dim), nn.ReLU())
+        # Targets: (3 sizes x targets) query features, fixed.
+        cells = np.arange(grid * grid)
+        row, col = np.divmod(cells, grid)
+        centre = (grid - 1) / 2
+        xy = np.stack([(col - centre), (row - centre)], axis=1) * pitch_mm / 10.0  # cm
+        query = []
+        for size in range(3):
+            for cell in range(grid * grid):
+                for orientation in range(thin_rules.NUM_ORIENTATIONS):
+                    one_hot = np.zeros(thin_rules.NUM_ORIENTATIONS + 3)
+                    one_hot[orientation] = 1
+                    one_hot[thin_rules.NUM_ORIENTATIONS + size] = 1
+                    query.append(np.concatenate([xy[cell] / 3.0, self._fourier_np(xy[cell]), one_hot]))
+        self.register_buffer("target_features", torch.as_tensor(np.array(query), dtype=torch.float32), persistent=False)
+        self.query = nn.Sequential(nn.Linear(self.target_features.shape[1], dim), nn.ReLU(), nn.Linear(dim, dim))
+        self.keys, self.values = nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.place_hidden = nn.Linear(3 * dim, dim)
+        self.place_out = nn.Linear(dim, 1)
+        self.pick_out = nn.Linear(2 * dim, 1)
+        self.call_out = nn.Linear(dim, thin_rules.NUM_CALLS)
+        self.done_out = nn.Linear(dim, 1)
+        for layer in (self.place_out, self.pick_out, self.call_out, self.done_out):
+            nn.init.normal_(layer.weight, std=0.01)
+            nn.init.zeros_(layer.bias)
+        # Symmetry tables: observation signed permutations, action maps, the canonical score.
+        index, sign = zip(*(thin_symmetry.observation_permutation(k, players) for k in range(thin_symmetry.NUM_SYMMETRIES)))
+        self.register_buffer("sym_index", torch.as_tensor(np.stack(index)), persistent=False)
+        self.register_buffer("sym_sign", torch.as_tensor(np.stack(sign)), persistent=False)
+        self.register_buffer("sym_actions", torch.as_tensor(np.stack([thin_symmetry.action_map(k, grid)
+                                                                       for k in range(thin_symmetry.NUM_SYMMETRIES)])), persistent=False)
+        score = np.random.default_rng(20261201).normal(size=observation_size)
+        self.register_buffer("canonical_score", torch.as_tensor(score, dtype=torch.float64), persistent=False)
+        self.latent_dim_pi = num_actions
+        self.latent_dim_vf = dim
+
+    @classmethod
+    def _fourier_np(cls, xy: np.ndarray) -> np.ndarray:
+        angles = np.concatenate([xy * f * np.pi for f in cls.FREQUENCIES_CM], axis=-1)
+        return np.concatenate([np.sin(angles), np.cos(angles)], axis=-1)
+
+    def _fourier(self, xy: torch.Tensor) -> torch.Tensor:
+        angles = torch.cat([xy * f * math.pi for f in self.FREQUENCIES_CM], dim=-1)
+        return torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1)
+
+    def canonical(self, features: torch.Tensor) -> torch.Tensor:
+        """Per sample, the index of the map that takes the observation to its canonical form."""
+        images = features[:, self.sym_index] * self.sym_sign  # (B, 8, size)
+        return (images.double() @ self.canonical_score).argmax(dim=1)
+
+    def _single(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        r = self.rules
+        batch, n = x.shape[0], self.num_players
+        blocks = x[:, : n * r.PLAYER_FEATURES].reshape(batch, n, r.PLAYER_FEATURES)
+        slots = blocks[:, :, : r.MAX_SLOTS * r.SLOT_FEATURES].reshape(batch, n, r.MAX_SLOTS, r.SLOT_FEATURES)
+        flags = blocks[:, :, None, r.MAX_SLOTS * r.SLOT_FEATURES :].expand(batch, n, r.MAX_SLOTS, 2)
+        own = torch.zeros(batch, n, r.MAX_SLOTS, 1, dtype=x.dtype, device=x.device)
+        own[:, 0] = 1.0
+        xy_cm = slots[..., 5:7] * 25.0  # observation positions are metres / 0.25
+        slots = torch.cat([slots[..., :5], slots[..., 5:8] * 25.0 / 3.0, slots[..., 8:]], dim=-1)
+        tokens = self.token(torch.cat([slots, flags, own, self._fourier(xy_cm)], dim=-1))  # (B, n, 15, d)
+        valid = (slots[..., 0] + slots[..., 1]) > 0  # in the pile or in hand
+        # The observer's pile: self-attention over its tokens and a learned empty token.
+        mine = torch.cat([self.empty.expand(batch, 1, self.dim), tokens[:, 0]], dim=1)
+        padding = torch.cat([torch.zeros(batch, 1, dtype=torch.bool, device=x.device), ~valid[:, 0]], dim=1)
+        for layer in self.mix:
+            mine = layer(mine, src_key_padding_mask=padding)
+        weights = (~padding).to(x.dtype)
+        mine_mean = (mine * weights[..., None]).sum(1) / weights.sum(1, keepdim=True)
+        mine_max = mine.masked_fill(padding[..., None], -1e4).amax(1)
+        # The other piles: pooled per player, then over players.
+        other_valid = valid[:, 1:].to(x.dtype)[..., None]
+        other_tokens = tokens[:, 1:]
+        other_mean = (other_tokens * other_valid).sum(2) / other_valid.sum(2).clamp(min=1)
+        other_max = other_tokens.masked_fill(other_valid == 0, -1e4).amax(2).clamp(min=-1.0)
+        others = self.others(torch.cat([other_mean, other_max], dim=-1)).mean(1)
+        g = x[:, n * r.PLAYER_FEATURES :]
+        turn_mine = g[:, 18:19]  # whose turn, relative to the observer: the observer's entry
+        globals_ = torch.cat([g[:, :18], turn_mine, g[:, 18 + n :]], dim=-1)
+        context = self.context(torch.cat([mine_mean, mine_max, others, self.globals(globals_)], dim=-1))  # (B, d)
+        # Placement logits: target queries attend to the observer's pile.
+        queries = self.query(self.target_features)  # (3T, d)
+        keys, values = self.keys(mine), self.values(mine)  # (B, 16, d)
+        scores = torch.einsum("qd,bkd->bqk", queries, keys) / math.sqrt(self.dim)
+        scores = scores.masked_fill(padding[:, None, :], -1e4)
+        attended = torch.einsum("bqk,bkd->bqd", scores.softmax(-1), values)  # (B, 3T, d)
+        hidden = torch.relu(self.place_hidden(torch.cat([attended, queries.expand(batch, -1, -1),
+                                                         context[:, None].expand(-1, queries.shape[0], -1)], dim=-1)))
+        place = self.place_out(hidden).squeeze(-1)
+        pick = self.pick_out(torch.cat([mine[:, 1:], context[:, None].expand(-1, r.MAX_SLOTS, -1)], dim=-1)).squeeze(-1)
+        logits = torch.cat([self.call_out(context), place, pick, self.done_out(context)], dim=-1)
+        return logits, context
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        features = features.reshape(features.shape[0], -1).float()
+        if self.symmetrize == "none":
+            return self._single(features)
+        k = self.canonical(features)
+        rows = torch.arange(len(features), device=features.device)
+        logits, value = self._single(features[rows[:, None], self.sym_index[k]] * self.sym_sign[k])
+        # The canonical position's logit for action map_k(a) belongs to action a.
+        return logits.gather(1, self.sym_actions[k]), value
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return self.forward(features)[0]
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return self.forward(features)[1]

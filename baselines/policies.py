@@ -19,6 +19,11 @@
   ``symmetrize="canonical"`` (the training default) runs it once on a canonical orientation of
   the pair, equivariant at the cost of one pass (see :data:`polarzoo.baselines.networks.SYMMETRY_MODES`).
 
+* **Thin Ice** (``board="thin_ice"``): one token per piece slot of every player, the observer's
+  pile mixed by self-attention, the other piles pooled (any number of players); placement logits
+  from each target's geometry attending to the pile; the square's 8 symmetries by a canonical
+  orientation (:class:`polarzoo.baselines.networks.ThinIceNet`).
+
 Select it in ``baselines/hyperparams.yaml`` with ``policy: board`` (``policy: mlp`` is SB3's
 flat MLP).  The policy reads the flat, [0, 1]-scaled observation that
 :class:`polarzoo.wrappers.SingleAgentEnv` gives and reshapes it to the board.
@@ -99,21 +104,23 @@ class BoardPolicy(MaskableActorCriticPolicy):
 
     Args (``policy_kwargs``): ``board`` (one of :data:`BOARDS`), ``dim`` (embedding width),
     ``blocks`` (mixing blocks), ``symmetrize`` (Go with the Floe: True / ``"average"``,
-    ``"canonical"``, False / ``"none"``).
+    ``"canonical"``, False / ``"none"``; Thin Ice: ``"canonical"`` or ``"none"``), ``pitch_mm``
+    (Thin Ice: the placement lattice's spacing, as the env's argument).
     """
 
     def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, lr_schedule: Any,
                  board: str = "fire_and_ice", dim: int = 32, blocks: int = 3, symmetrize: bool | str = True,
-                 **kwargs: Any) -> None:
+                 pitch_mm: float = 7.0, **kwargs: Any) -> None:
         if board not in BOARDS:
             raise ValueError(f"board must be one of {BOARDS}, got {board!r}")
-        self.board, self.dim, self.blocks, self.symmetrize = board, dim, blocks, symmetrize
+        self.board, self.dim, self.blocks, self.symmetrize, self.pitch_mm = board, dim, blocks, symmetrize, pitch_mm
         kwargs.setdefault("ortho_init", False)  # the network initialises its own output layers
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
         size = int(np.prod(self.observation_space.shape))
-        self.mlp_extractor = build_network(self.board, size, self.dim, self.blocks, self.symmetrize)
+        self.mlp_extractor = build_network(self.board, size, self.dim, self.blocks, self.symmetrize,
+                                          num_actions=int(self.action_space.n), pitch_mm=self.pitch_mm)
         if self.mlp_extractor.latent_dim_pi != self.action_space.n:
             raise ValueError(f"the {self.board} network gives {self.mlp_extractor.latent_dim_pi} logits, "
                              f"the action space has {self.action_space.n}")
@@ -127,5 +134,5 @@ class BoardPolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
-        data.update(board=self.board, dim=self.dim, blocks=self.blocks, symmetrize=self.symmetrize)
+        data.update(board=self.board, dim=self.dim, blocks=self.blocks, symmetrize=self.symmetrize, pitch_mm=self.pitch_mm)
         return data

@@ -17,6 +17,7 @@ class GameRecord:
     rewards: list[float]
     length: int  # actions taken
     illegal: list[int]  # illegal actions attempted per seat
+    result: dict[str, Any] = field(default_factory=dict)  # the env's own ``result()`` (points, rules, ...)
 
 
 def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[str, Any] | None = None) -> GameRecord:
@@ -48,8 +49,9 @@ def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[st
     best = max(totals)
     winners = [i for i, t in enumerate(totals) if t == best]
     scores = [(1.0 / len(winners) if i in winners else 0.0) for i in range(len(agents))]
+    result = env.result() if hasattr(env, "result") else {}
     env.close()
-    return GameRecord([a.name for a in agents], scores, totals, length, illegal)
+    return GameRecord([a.name for a in agents], scores, totals, length, illegal, result)
 
 
 def wilson_interval(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
@@ -185,4 +187,111 @@ def markdown_table(results: Sequence[PairResult], ratings: dict[str, float] | No
         lines += ["", "| agent | Elo |", "|---|---:|"]
         for name, rating in sorted(ratings.items(), key=lambda kv: -kv[1]):
             lines.append(f"| {name} | {rating:.0f} |")
+    return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------ N players
+def mean_interval(values: Sequence[float], z: float = 1.96) -> tuple[float, float, float]:
+    """Mean and its 95% normal-approximation interval (``mean +- z * sd / sqrt(n)``)."""
+    array = np.asarray(values, dtype=float)
+    if len(array) == 0:
+        return (math.nan, math.nan, math.nan)
+    mean = float(array.mean())
+    half = z * float(array.std(ddof=1)) / math.sqrt(len(array)) if len(array) > 1 else math.inf
+    return (mean, mean - half, mean + half)
+
+
+@dataclass
+class SeatStats:
+    """One agent's games in an N-player table (all its seats together)."""
+
+    name: str
+    num_players: int
+    points: list[float] = field(default_factory=list)
+    rewards: list[float] = field(default_factory=list)
+    ranks: list[int] = field(default_factory=list)  # 1 = best; players with equal points share the better rank
+    went_out: dict[str, int] = field(default_factory=dict)  # "T" / "A" / "N" / "in" (stayed in) -> games
+    lengths: list[int] = field(default_factory=list)
+    illegal: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        points, reward = mean_interval(self.points), mean_interval(self.rewards)
+        games = len(self.ranks)
+        return {
+            "agent": self.name, "games": games,
+            "mean_points": points[0], "mean_points_ci95": [points[1], points[2]],
+            "mean_reward": reward[0], "mean_reward_ci95": [reward[1], reward[2]],
+            "rank_distribution": {str(r): self.ranks.count(r) / max(games, 1) for r in range(1, self.num_players + 1)},
+            "went_out": {rule: self.went_out.get(rule, 0) for rule in ("T", "A", "N", "in", "other")},
+            "mean_length": float(np.mean(self.lengths)) if self.lengths else 0.0,
+            "illegal_moves": self.illegal,
+        }
+
+
+def ranks_of(points: Sequence[float]) -> list[int]:
+    """Rank per seat, 1 = most points; equal points share the better rank."""
+    return [1 + sum(other > mine for other in points) for mine in points]
+
+
+def multiplayer_table(
+    env_id: str, agents: Sequence[Any], games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
+    progress: Callable[[], None] | None = None, on_game: Callable[[dict[str, Any]], None] | None = None,
+) -> list[SeatStats]:
+    """``agents`` (one per seat; an agent may appear more than once) in every rotation of the
+    lineup, ``games_per_seat`` seeded games each, so every agent plays every seat equally often.
+    Points are the env's ``result()["points"]`` where it has them (Thin Ice), else the rewards;
+    how each seat went out is ``result()["out_rule"]`` (``"in"`` = still in at the end)."""
+    from polarzoo.envs import ENVIRONMENTS
+
+    seats = len(ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {})).possible_agents)
+    if len(agents) != seats:
+        raise ValueError(f"{env_id} with these arguments has {seats} seats; give one agent per seat (got {len(agents)})")
+    names = list(dict.fromkeys(a.name for a in agents))
+    stats = {name: SeatStats(name, seats) for name in names}
+    for rotation in range(seats):
+        lineup = [agents[(i + rotation) % seats] for i in range(seats)]
+        for game in range(games_per_seat):
+            record = play_game(env_id, lineup, seed=seed + 7919 * game + rotation, env_kwargs=env_kwargs)
+            agent_names = list((record.result.get("points") or {}).keys())
+            points = ([float(record.result["points"][a]) for a in agent_names] if agent_names else list(record.rewards))
+            rules = record.result.get("out_rule") or {}
+            ranks = ranks_of(points)
+            went = []
+            for seat, agent in enumerate(lineup):
+                entry = stats[agent.name]
+                rule = rules.get(agent_names[seat]) if agent_names else None
+                outcome = rule if rule in ("T", "A", "N") else ("in" if rule is None else "other")
+                entry.points.append(points[seat])
+                entry.rewards.append(record.rewards[seat])
+                entry.ranks.append(ranks[seat])
+                entry.went_out[outcome] = entry.went_out.get(outcome, 0) + 1
+                entry.lengths.append(record.length)
+                entry.illegal += record.illegal[seat]
+                went.append(outcome)
+            if on_game is not None:
+                on_game({"seats": [a.name for a in lineup], "rotation": rotation, "game": game, "points": points,
+                         "rewards": list(record.rewards), "ranks": ranks, "went_out": went, "length": record.length,
+                         "illegal": list(record.illegal)})
+            if progress:
+                progress()
+    return [stats[name] for name in names]
+
+
+def multiplayer_markdown(stats: Sequence[SeatStats]) -> str:
+    """The N-player table: mean points and reward with 95% intervals, ranks, how each went out."""
+    seats = stats[0].num_players if stats else 0
+    rank_columns = " | ".join(f"rank {r}" for r in range(1, seats + 1))
+    lines = [
+        f"| agent | games | mean points [95% CI] | mean reward [95% CI] | {rank_columns} | out T / A / N / stayed in | mean length | illegal |",
+        "|---|---:|---|---|" + "---:|" * seats + "---|---:|---:|",
+    ]
+    for entry in stats:
+        d = entry.as_dict()
+        low, high = d["mean_points_ci95"]
+        reward_low, reward_high = d["mean_reward_ci95"]
+        ranks = " | ".join(f"{d['rank_distribution'][str(r)]:.0%}" for r in range(1, seats + 1))
+        out = d["went_out"]
+        lines.append(f"| {entry.name} | {d['games']} | {d['mean_points']:.2f} [{low:.2f}, {high:.2f}] | "
+                     f"{d['mean_reward']:+.2f} [{reward_low:+.2f}, {reward_high:+.2f}] | {ranks} | "
+                     f"{out['T']} / {out['A']} / {out['N']} / {out['in']} | {d['mean_length']:.1f} | {d['illegal_moves']} |")
     return "\n".join(lines)

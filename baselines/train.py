@@ -69,7 +69,11 @@ def policy_and_kwargs(config: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     if config["policy"] == "board":
         from polarzoo.baselines.policies import BoardPolicy, board_for_env
 
-        return BoardPolicy, {"board": board_for_env(config["env"]), **dict(config.get("board_policy") or {})}
+        board = board_for_env(config["env"])
+        kwargs = {"board": board, **dict(config.get("board_policy") or {})}
+        if board == "thin_ice":  # the network places targets on the env's own lattice
+            kwargs.setdefault("pitch_mm", float((config.get("env_kwargs") or {}).get("pitch_mm", 7.0)))
+        return BoardPolicy, kwargs
     raise ValueError(f"policy must be 'board' or 'mlp', got {config['policy']!r}")
 
 

@@ -15,7 +15,7 @@ pytest.importorskip("sb3_contrib")
 from sb3_contrib import MaskablePPO  # noqa: E402
 
 from polarzoo.baselines.agents import RandomAgent  # noqa: E402
-from polarzoo.baselines.policies import BoardPolicy, FireAndIceNet, FloeNet  # noqa: E402
+from polarzoo.baselines.policies import BoardPolicy, FireAndIceNet, FloeNet, MaskedCategorical  # noqa: E402
 from polarzoo.envs.fire_and_ice import symmetry as fire_symmetry  # noqa: E402
 from polarzoo.envs.go_with_the_floe import symmetry as floe_symmetry  # noqa: E402
 from polarzoo.wrappers import SingleAgentEnv  # noqa: E402
@@ -171,3 +171,85 @@ def test_masked_categorical_matches_sb3_contrib_and_samples_only_legal_actions()
     free = MaskedCategorical(logits)
     free.apply_masking(None)
     assert torch.allclose(free.probs, torch.softmax(logits, dim=-1), atol=1e-6)
+
+
+# ------------------------------------------------------------------------------ Thin Ice
+def _thin_ice_observations(num_players: int, steps: int = 14, seed: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
+    pytest.importorskip("mujoco")
+    from polarzoo.envs import thin_ice_v0
+
+    env = thin_ice_v0.raw_env(num_players=num_players)
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    observations, masks = [], []
+    for _ in range(steps):
+        if env.terminations[env.agent_selection]:
+            break
+        observation = env.observe(env.agent_selection)
+        observations.append(observation["observation"])
+        masks.append(observation["action_mask"])
+        env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+    return np.array(observations), np.array(masks), env.grid
+
+
+@pytest.mark.parametrize("num_players", [2, 5])
+def test_thin_ice_net_shapes_masks_and_any_number_of_players(num_players: int) -> None:
+    from polarzoo.baselines.networks import ThinIceNet
+
+    observations, masks, grid = _thin_ice_observations(num_players)
+    net = ThinIceNet(observations.shape[1], masks.shape[1], dim=16, blocks=1)
+    logits, value = net(torch.as_tensor(observations))
+    assert logits.shape == (len(observations), masks.shape[1]) and value.shape == (len(observations), 16)
+    assert torch.isfinite(logits).all() and torch.isfinite(value).all()
+    distribution = MaskedCategorical(logits)
+    distribution.apply_masking(torch.as_tensor(masks, dtype=torch.bool))
+    for _ in range(5):
+        sample = distribution.sample()
+        assert torch.as_tensor(masks)[torch.arange(len(masks)), sample].all()
+    # the same weights read a game of another size (the pile and player encoders are shared)
+    other, other_masks, _ = _thin_ice_observations(3 if num_players != 3 else 4)
+    bigger = ThinIceNet(other.shape[1], other_masks.shape[1], dim=16, blocks=1)
+    bigger.load_state_dict(net.state_dict())
+    assert torch.isfinite(bigger(torch.as_tensor(other))[0]).all()
+
+
+def test_thin_ice_net_canonical_is_invariant_and_equivariant_under_the_square() -> None:
+    from polarzoo.baselines.networks import ThinIceNet
+    from polarzoo.envs.thin_ice import symmetry
+
+    observations, masks, grid = _thin_ice_observations(2, steps=30, seed=3)
+    # the empty pile is its own image under every map (a tie): keep piles with a piece in them
+    has_piece = observations[:, 0 : 15 * 12 : 12].sum(axis=1) > 0
+    observations = observations[has_piece]
+    assert len(observations) >= 5
+    torch.manual_seed(0)
+    net = ThinIceNet(observations.shape[1], masks.shape[1], dim=16, blocks=1)
+    plain = ThinIceNet(observations.shape[1], masks.shape[1], dim=16, blocks=1, symmetrize="none")
+    plain.load_state_dict(net.state_dict())
+    logits, value = net(torch.as_tensor(observations))
+    differs = False
+    for k in range(symmetry.NUM_SYMMETRIES):
+        image = torch.as_tensor(symmetry.transform_observation(observations, k, 2))
+        mapped_logits, mapped_value = net(image)
+        actions = torch.as_tensor(np.array(symmetry.action_map(k, grid)))
+        assert torch.allclose(mapped_value, value, atol=1e-5)
+        assert torch.allclose(mapped_logits[:, actions], logits, atol=1e-4)
+        differs |= not torch.allclose(plain(image)[0][:, actions], plain(torch.as_tensor(observations))[0], atol=1e-4)
+    assert differs  # without the canonical orientation the same weights are not equivariant
+    with pytest.raises(ValueError, match="symmetrize must be"):
+        ThinIceNet(observations.shape[1], masks.shape[1], symmetrize="average")
+
+
+def test_thin_ice_board_policy_trains_and_reloads(tmp_path) -> None:
+    pytest.importorskip("mujoco")
+    env = SingleAgentEnv("thin_ice_v0", opponents=[RandomAgent()], env_kwargs={"grid": 3})
+    model = MaskablePPO(BoardPolicy, env, n_steps=32, batch_size=16, n_epochs=1, seed=0, device="cpu",
+                        policy_kwargs={"board": "thin_ice", "dim": 8, "blocks": 1})
+    model.learn(32)
+    path = tmp_path / "thin.zip"
+    model.save(path)
+    loaded = MaskablePPO.load(path, device="cpu")
+    assert loaded.policy.board == "thin_ice" and loaded.policy.pitch_mm == 7.0
+    observation, _ = env.reset(seed=1)
+    action, _ = loaded.predict(observation, action_masks=env.action_masks())
+    assert env.action_masks()[int(action)]

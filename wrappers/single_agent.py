@@ -195,11 +195,18 @@ class SingleAgentEnv(gym.Env):
         self._episode += 1
         self._learner = self.seats[seat]
         self._seat_agents = {agent: self._draw_opponent() for agent in self.seats if agent != self._learner}
-        # The AEC env draws its own randomness from a seed taken from our generator.
-        self.aec.reset(seed=int(self.np_random.integers(2**31 - 1)))
-        self._return = 0.0
-        self._done = False
-        self._advance()
+        for _ in range(1000):
+            # The AEC env draws its own randomness from a seed taken from our generator.
+            self.aec.reset(seed=int(self.np_random.integers(2**31 - 1)))
+            self._return = 0.0
+            self._done = False
+            self._advance()
+            if not self._done:
+                break
+            # The game ended before the learner's first move (Thin Ice: an opponent's first pile
+            # can nest and end a two-player game): nothing to learn from it, deal another.
+        else:
+            raise RuntimeError(f"{self.env_id}: 1000 games in a row ended before the learner ({self._learner}) could move")
         return self._observation(), self._info()
 
     def step(self, action: Any) -> tuple[NDArray, float, bool, bool, dict[str, Any]]:

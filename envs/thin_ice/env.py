@@ -81,8 +81,7 @@ from polarzoo.envs._common.aec import TurnBasedAECEnv, turn_based_parallel, chec
 from polarzoo.envs.thin_ice import rules
 from polarzoo.envs.thin_ice.physics import NUM_ORIENTATIONS, MuJoCoPiles, PhysicsConfig, PhysicsError
 
-SLOT_FEATURES = 12
-PLAYER_FEATURES = rules.MAX_SLOTS * SLOT_FEATURES + 2
+SLOT_FEATURES, PLAYER_FEATURES = rules.SLOT_FEATURES, rules.PLAYER_FEATURES
 POSITION_SCALE = 0.25
 
 
@@ -134,7 +133,7 @@ class raw_env(TurnBasedAECEnv):
         self.num_targets = grid * grid * NUM_ORIENTATIONS
         self.num_actions = rules.NUM_CALLS + 3 * self.num_targets + rules.MAX_SLOTS + 1
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
-        size = PLAYER_FEATURES * num_players + 22 + num_players
+        size = rules.observation_size(num_players)
         self._init_spaces(spaces.Box(-1.0, 1.0, (size,), dtype=np.float32))
         super().__init__(render_mode)
         self._renderer: Any = None
@@ -195,9 +194,11 @@ class raw_env(TurnBasedAECEnv):
         }
 
     def result(self) -> dict[str, Any]:
-        """``{"points": {agent: points}, "out_rule": {agent: "T" | "A" | "N" | None}, "out_round": {agent: round or -1}}``."""
+        """``{"points": {agent: points}, "out_rule": {agent: "T" | "A" | "N" | None}, "out_round": {agent: round or -1}}``
+        (points are 0.0 until the game ends, as in ``infos``)."""
         s = self.game.state
-        return {"points": {a: float(s.points[i]) for i, a in enumerate(self.possible_agents)},
+        points = s.points if s.points else [0.0] * self.num_players
+        return {"points": {a: float(points[i]) for i, a in enumerate(self.possible_agents)},
                 "out_rule": {a: (s.out_rule[i] or None) for i, a in enumerate(self.possible_agents)},
                 "out_round": {a: int(s.out_round[i]) for i, a in enumerate(self.possible_agents)}}
 
