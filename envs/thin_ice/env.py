@@ -164,7 +164,9 @@ class raw_env(TurnBasedAECEnv):
     def _apply(self, action: int) -> None:
         # A PhysicsError (MuJoCo went unstable) must not leave a half-applied move: roll the
         # whole env back to the position before this action, then end the episode truncated.
-        before = self._move_snapshot()
+        # Only placements and pick-ups run the physics, and only in the mover's pile.
+        physical = self.game.place_base <= action < self.game.done_action
+        before = self._move_snapshot(only=self.game.state.current_player) if physical else None
         try:
             self.game.apply(action, self.np_random)
         except PhysicsError as error:
@@ -254,12 +256,13 @@ class raw_env(TurnBasedAECEnv):
         return np.concatenate([*blocks, call, pending, in_hand, supply, turn, phase, used]).astype(np.float32)
 
     # ---- snapshots (search agents) ----------------------------------------------------------
-    def _move_snapshot(self) -> dict[str, Any]:
-        """What an action can change: the piles, the slots, the game state and the generator."""
+    def _move_snapshot(self, only: int | None = None) -> dict[str, Any]:
+        """What an action can change: the piles (``only`` that player's, for one action), the
+        slots, the game state and the generator."""
         import copy
 
         return {
-            "piles": [pile.snapshot() for pile in self.piles.piles],
+            "piles": [pile.snapshot() if only is None or player == only else None for player, pile in enumerate(self.piles.piles)],
             "slot_piece": copy.deepcopy(self.piles.slot_piece),
             "game": copy.deepcopy(self.game.state),
             "rng": copy.deepcopy(self.np_random.bit_generator.state),
@@ -269,7 +272,8 @@ class raw_env(TurnBasedAECEnv):
         import copy
 
         for pile, saved in zip(self.piles.piles, snapshot["piles"]):
-            pile.restore(saved)
+            if saved is not None:
+                pile.restore(saved)
         self.piles.slot_piece = copy.deepcopy(snapshot["slot_piece"])
         self.game.state = copy.deepcopy(snapshot["game"])
         self.np_random.bit_generator.state = copy.deepcopy(snapshot["rng"])

@@ -283,9 +283,15 @@ class PilePhysics:
         touching = np.zeros(NUM_PIECES, dtype=bool)
         check, rule_letters = _kernels.check_pile, _kernels.RULE_LETTERS
         constants = (self.piece_body, PIECE_SIZE, _HEIGHTS, _INNER_APEX_HEIGHTS, self._nest_cos, self.NEST_DISTANCE, self.WORLD_LIMIT, dofs)
+        step_fn, last_time = mujoco.mj_step, data.time
         for step in range(1, cap + 1):
-            mujoco.mj_step(model, data)
-            self._check_warnings()
+            step_fn(model, data)
+            # A bad state makes MuJoCo reset the data, time included: one float read per step
+            # (reading its warning counters cost more than a tenth of a small pile's step).
+            if data.time <= last_time:
+                self._check_warnings()
+                raise PhysicsError("the simulation went unstable (MuJoCo reported a bad state and reset it); the pile cannot be scored")
+            last_time = data.time
             # Soundness, the rules and the speeds in one compiled call on MuJoCo's arrays.
             status, rule, linear, angular = check(self._contact_geoms(), self.geom_piece, self.in_play, data.xpos, data.xmat,
                                                   data.qpos, data.qvel, *constants, on_table, touching, self._pair_buffer,

@@ -1,0 +1,129 @@
+"""Thin Ice random play, A/B: this checkout against another commit of the project, in one run.
+
+Each side plays seeded random 2-player games (``raw_env()`` defaults, uniformly random legal
+actions) in its own subprocess for ``--seconds``, alternately (A B A B ...: a change in machine
+load hits both sides alike), with PettingZoo ``connect_four_v3.env()`` random steps/s measured
+between the rounds.  The other commit is exported with ``git archive`` into a temporary folder
+and imported from there (nothing is installed).  Reported: env steps/s and placements/s per side
+(median over rounds), the speed-up, and each side as a multiple of connect four's steps/s.
+
+    python -m benchmarks.thin_ice_ab --baseline 9dc0992 --rounds 3 --seconds 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import hashlib, json, sys, time
+import numpy as np
+from polarzoo.envs import thin_ice_v0
+seconds, seed = float(sys.argv[1]), int(sys.argv[2])
+env = thin_ice_v0.raw_env()
+rng = np.random.default_rng(seed)
+steps = placements = games = 0
+digest = hashlib.sha256()
+env.reset(seed=seed)  # warm-up: imports, compiled kernels, the model
+start = time.perf_counter()
+while time.perf_counter() - start < seconds:
+    env.reset(seed=seed + games)
+    for agent in env.agent_iter():
+        observation, reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+        steps += 1
+    placements += env.unwrapped.piles.placements
+    if games < 5:  # the first games' outcomes and final piles, bit for bit
+        digest.update(json.dumps(env.unwrapped.result(), sort_keys=True).encode())
+        for pile in env.unwrapped.piles.piles:
+            digest.update(pile.data.qpos.tobytes())
+    games += 1
+elapsed = time.perf_counter() - start
+print(json.dumps({"steps_per_second": steps / elapsed, "placements_per_second": placements / elapsed, "games": games,
+                  "first_games_sha256": digest.hexdigest() if games >= 5 else None, "source": __import__("polarzoo").__file__}))
+"""
+
+
+def export_commit(commit: str, folder: Path) -> Path:
+    """``git archive`` of ``commit`` into ``folder``; returns a folder to put first on sys.path."""
+    source = folder / "src"
+    source.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "polarzoo", "envs", "wrappers", "baselines"],
+                             capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
+    shim = folder / "shim" / "polarzoo"
+    shutil.copytree(source / "polarzoo", shim)
+    for name in ("envs", "wrappers", "baselines"):  # the package-dir mapping of pyproject.toml
+        (shim / name).symlink_to(source / name, target_is_directory=True)
+    return shim.parent
+
+
+def play(path: Path | None, seconds: float, seed: int) -> dict:
+    env = dict(os.environ)
+    if path is not None:
+        env["PYTHONPATH"] = str(path)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(seconds), str(seed)], capture_output=True, text=True, env=env,
+                         cwd=tempfile.gettempdir())
+    if out.returncode:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "the child failed")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--baseline", default="9dc0992", help="commit to compare against (default: 9dc0992, before this work)")
+    parser.add_argument("--rounds", type=int, default=3, help="A/B rounds, median reported (default: 3)")
+    parser.add_argument("--seconds", type=float, default=20.0, help="seconds of play per side and round (default: 20)")
+    parser.add_argument("--seed", type=int, default=0, help="first game seed (default: 0)")
+    parser.add_argument("--json", default=None, help="also write the numbers to this file")
+    args = parser.parse_args(argv)
+    from benchmarks.batch import connect_four_steps
+
+    sides: dict[str, list[dict]] = {"baseline": [], "this checkout": []}
+    connect_four: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="thin-ice-ab-") as folder:
+        baseline = export_commit(args.baseline, Path(folder))
+        for round_ in range(args.rounds):
+            connect_four.append(connect_four_steps(2.0, round_))
+            sides["baseline"].append(play(baseline, args.seconds, args.seed))
+            sides["this checkout"].append(play(None, args.seconds, args.seed))
+        connect_four.append(connect_four_steps(2.0, args.rounds))
+    c4 = statistics.median(connect_four)
+    print(f"Thin Ice random play (2 players, defaults), {args.rounds} rounds x {args.seconds:.0f} s per side; "
+          f"connect_four_v3.env() {c4:,.0f} steps/s (median of {len(connect_four)})\n")
+    print("| code | env steps/s | placements/s | x connect four steps/s |\n|---|---:|---:|---:|")
+    medians = {}
+    for name, runs in sides.items():
+        steps = statistics.median(r["steps_per_second"] for r in runs)
+        placements = statistics.median(r["placements_per_second"] for r in runs)
+        medians[name] = {"steps_per_second": steps, "placements_per_second": placements, "ratio_to_connect_four": steps / c4,
+                         "runs": runs}
+        label = f"{args.baseline} (baseline)" if name == "baseline" else "this checkout"
+        print(f"| {label} | {steps:.1f} | {placements:.1f} | {steps / c4:.4f} |")
+    digests = {r["first_games_sha256"] for runs in sides.values() for r in runs}
+    same = len(digests) == 1 and None not in digests
+    print(f"\nthe first 5 games of each round (results and final MuJoCo states): "
+          f"{'bit-identical on both sides' if same else 'DIFFERENT between the sides'}")
+    speedup = medians["this checkout"]["steps_per_second"] / medians["baseline"]["steps_per_second"]
+    placement_speedup = medians["this checkout"]["placements_per_second"] / medians["baseline"]["placements_per_second"]
+    print(f"\nspeed-up: {speedup:.2f}x env steps/s, {placement_speedup:.2f}x placements/s")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"baseline": args.baseline, "connect_four_steps_per_second": c4, "sides": medians,
+                                               "speedup_steps": speedup, "speedup_placements": placement_speedup,
+                                               "first_games_bit_identical": same}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
