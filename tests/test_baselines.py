@@ -164,3 +164,50 @@ def test_learning_curve_plots_old_and_per_seat_evaluations(tmp_path: Path) -> No
     for run_dir in (old, new):
         assert plot_learning_curve(run_dir, run_dir / "curve.png") and (run_dir / "curve.png").stat().st_size > 0
     assert not plot_learning_curve(tmp_path, tmp_path / "none.png")  # no evaluations yet: nothing drawn
+
+
+# ------------------------------------------------------------------------------ N players
+def test_ranks_and_mean_intervals() -> None:
+    from polarzoo.baselines.tournament import mean_interval, ranks_of
+
+    assert ranks_of([3.0, 1.0, 2.0]) == [1, 3, 2]
+    assert ranks_of([2.5, 2.5, 1.0]) == [1, 1, 3]  # shared points share the better rank
+    mean, low, high = mean_interval([1.0, 2.0, 3.0])
+    assert mean == 2.0 and low < 2.0 < high
+
+
+def test_three_player_table_plays_every_rotation_and_counts_every_game(tmp_path: Path) -> None:
+    pytest.importorskip("mujoco")
+    from polarzoo.baselines.evaluate import evaluate
+
+    kwargs = {"num_players": 3, "grid": 3}
+    summary = evaluate("thin_ice_v0", ["random", "random", "heuristic"], 1, tmp_path, env_kwargs=kwargs, show_progress=False)
+    rows = {row["agent"]: row for row in summary["results"]}
+    assert set(rows) == {"random", "heuristic"}
+    assert rows["random"]["games"] == 6 and rows["heuristic"]["games"] == 3  # 3 rotations x 1 game, per seat it holds
+    for row in rows.values():
+        assert abs(sum(row["rank_distribution"].values()) - 1) < 1e-9 and set(row["rank_distribution"]) == {"1", "2", "3"}
+        assert sum(row["went_out"].values()) == row["games"] and row["went_out"]["other"] == 0
+        assert 1.0 <= row["mean_points"] <= 3.0
+    games = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 3 and sorted(g["rotation"] for g in games) == [0, 1, 2]
+    for game in games:
+        assert abs(sum(game["points"]) - 6.0) < 1e-9  # 1 + 2 + 3 points shared out
+    # every seat held the heuristic once
+    assert sorted(g["seats"].index("heuristic") for g in games) == [0, 1, 2]
+    assert (tmp_path / "ranks.png").stat().st_size > 0 and "rank 3" in (tmp_path / "eval.md").read_text()
+    with pytest.raises(ValueError, match="give exactly 3 agents"):
+        evaluate("thin_ice_v0", ["random", "heuristic"], 1, tmp_path / "x", env_kwargs=kwargs, show_progress=False)
+
+
+def test_evaluate_cli_three_players_and_a_wrong_lineup(tmp_path: Path) -> None:
+    pytest.importorskip("mujoco")
+    kwargs = '{"num_players": 3, "grid": 3}'
+    out = run("-m", "polarzoo.baselines.evaluate", "--env", "thin_ice_v0", "--env-kwargs", kwargs, "--agents", "random",
+              "random", "--games", "1", "--out", str(tmp_path / "bad"))
+    assert out.returncode == 2 and "give exactly 3 agents" in out.stderr and "Traceback" not in out.stderr
+    out = run("-m", "polarzoo.baselines.evaluate", "--env", "thin_ice_v0", "--env-kwargs", kwargs, "--agents", "random",
+              "random", "random", "--games", "1", "--out", str(tmp_path / "ok"), "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert "3 players" in out.stdout and "out T / A / N / stayed in" in out.stdout
+    assert json.loads((tmp_path / "ok" / "eval.json").read_text())["num_players"] == 3

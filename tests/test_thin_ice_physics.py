@@ -84,3 +84,58 @@ def test_snapshot_restore_replays_bit_identically() -> None:
 def test_physics_config_validation() -> None:
     with pytest.raises(ValueError, match="table_friction"):
         PhysicsConfig(table_friction=-1).validate()
+
+
+# ------------------------------------------------------------------------------ equivalence
+#: sha256 of the first 5 seeded random games (results and final MuJoCo states), as the code of
+#: commit 9dc0992 played them (``python -m benchmarks.thin_ice_ab`` prints whether both sides agree).
+RECORDED_RANDOM_GAMES_SHA256 = "6cb3802d2cdf46dc42f572f8180ff21a3d54b0ff026f4a9d6032e0263ef75271"
+RECORDED_WITH_MUJOCO = "4.0.0"
+
+def test_equivalence_check_accepts_a_shorter_settle_window_and_rejects_a_coarser_timestep() -> None:
+    """envs/thin_ice/equivalence.py: outcome frequencies of the scripted piles (stands / T / A /
+    N over tremor seeds) under two settings, 95% Wilson intervals overlapping.  A settle window
+    of 10 steps instead of 25 is the same game; a 4 ms timestep is not (it misses collapses in
+    flight: rule A), and the check must say so, or it could not tell a changed game."""
+    from polarzoo.envs.thin_ice.equivalence import SCENARIOS, compare
+
+    reference = PhysicsConfig()
+    same = compare(reference, PhysicsConfig(settle_steps=10), seeds=10)
+    assert same.disagreements() == [], same.table()
+    # the deterministic scenarios give their one outcome under both settings
+    assert same.reference["S upright in M upright (nest)"]["N"] == same.candidate["S upright in M upright (nest)"]["N"] == 10
+    assert same.reference["four S on the table"]["T"] == 10 and same.reference["L upright alone"]["stands"] == 10
+    collapses = {name: SCENARIOS[name] for name in ("mixed 7", "mixed 9")}
+    coarse = compare(reference, PhysicsConfig(timestep=0.004, settle_steps=12), seeds=30, scenarios=collapses)
+    assert coarse.disagreements(), coarse.table()
+
+
+def test_random_play_is_bit_identical_to_the_recorded_games() -> None:
+    """The speed-ups of the env (snapshots of the mover's pile only, the bad-state check by
+    MuJoCo's time) change no number: seeded random games end with the same MuJoCo states as the
+    code before them (digest recorded with benchmarks.thin_ice_ab's child at commit 9dc0992)."""
+    import hashlib
+    import json
+
+    import mujoco
+
+    from polarzoo.envs import thin_ice_v0
+
+    if mujoco.__version__ != RECORDED_WITH_MUJOCO:
+        pytest.skip(f"the digest was recorded with MuJoCo {RECORDED_WITH_MUJOCO} (bit-identical only within a version)")
+
+    env = thin_ice_v0.raw_env()
+    rng = np.random.default_rng(0)
+    digest = hashlib.sha256()
+    for game in range(5):
+        env.reset(seed=game)
+        for agent in env.agent_iter():
+            observation, reward, termination, truncation, info = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+        digest.update(json.dumps(env.unwrapped.result(), sort_keys=True).encode())
+        for pile in env.unwrapped.piles.piles:
+            digest.update(pile.data.qpos.tobytes())
+    assert digest.hexdigest() == RECORDED_RANDOM_GAMES_SHA256

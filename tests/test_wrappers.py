@@ -151,3 +151,34 @@ def test_potential_shaping_telescopes_and_keeps_the_games_returns() -> None:
 
     with pytest.raises(TypeError, match="PotentialShaping wraps a SingleAgentEnv"):
         PotentialShaping(gym.make("CartPole-v1"))
+
+
+def test_single_agent_env_deals_again_when_a_game_ends_before_the_learner_moves() -> None:
+    """Thin Ice: the caller's own first pile can nest (two S upright on one point) and end a
+    two-player game before the other seat ever acts; reset() must not hand the learner a
+    finished episode (SB3's subprocess envs then stepped it and crashed), but deal another."""
+    pytest.importorskip("mujoco")
+    from polarzoo.envs.thin_ice import rules
+
+    class NestsInItsFirstGame:
+        name = "nester"
+
+        def __init__(self) -> None:
+            self.games = 0
+
+        def act(self, env, agent, rng):
+            layout = env.game.layout
+            if env.game.state.phase == rules.CALL:
+                self.games += 1
+                return rules.CALLS.index("SS") if self.games == 1 else rules.CALLS.index("S")
+            mask = env.legal_action_mask()
+            if self.games == 1:
+                return rules.notation_to_action("place S d4 upright", layout)
+            return int(np.flatnonzero(mask)[-1])
+
+    opponent = NestsInItsFirstGame()
+    env = SingleAgentEnv("thin_ice_v0", opponents=[opponent], learner_seat="player_1", env_kwargs={"grid": 7})
+    observation, info = env.reset(seed=0)
+    assert opponent.games == 2  # the first game ended (nested) before player_1 moved; a second was dealt
+    assert info["action_mask"].any() and not env._done
+    assert env.aec.unwrapped.game.state.out_rule == ["", ""]
