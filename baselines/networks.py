@@ -340,8 +340,10 @@ class ThinIceNet(nn.Module):
                     query.append(np.concatenate([xy[cell] / 3.0, self._fourier_np(xy[cell]), one_hot]))
         self.register_buffer("target_features", torch.as_tensor(np.array(query), dtype=torch.float32), persistent=False)
         self.query = nn.Sequential(nn.Linear(self.target_features.shape[1], dim), nn.ReLU(), nn.Linear(dim, dim))
+        # hidden(target) = relu(attended values + W_q query + W_c context): the value projection
+        # is applied to the 16 pile tokens, not to each of the 3T attended vectors (same function).
         self.keys, self.values = nn.Linear(dim, dim), nn.Linear(dim, dim)
-        self.place_hidden = nn.Linear(3 * dim, dim)
+        self.place_query, self.place_context = nn.Linear(dim, dim), nn.Linear(dim, dim, bias=False)
         self.place_out = nn.Linear(dim, 1)
         self.pick_out = nn.Linear(2 * dim, 1)
         self.call_out = nn.Linear(dim, thin_rules.NUM_CALLS)
@@ -410,8 +412,7 @@ class ThinIceNet(nn.Module):
         scores = torch.einsum("qd,bkd->bqk", queries, keys) / math.sqrt(self.dim)
         scores = scores.masked_fill(padding[:, None, :], -1e4)
         attended = torch.einsum("bqk,bkd->bqd", scores.softmax(-1), values)  # (B, 3T, d)
-        hidden = torch.relu(self.place_hidden(torch.cat([attended, queries.expand(batch, -1, -1),
-                                                         context[:, None].expand(-1, queries.shape[0], -1)], dim=-1)))
+        hidden = torch.relu(attended + self.place_query(queries)[None] + self.place_context(context)[:, None])
         place = self.place_out(hidden).squeeze(-1)
         pick = self.pick_out(torch.cat([mine[:, 1:], context[:, None].expand(-1, r.MAX_SLOTS, -1)], dim=-1)).squeeze(-1)
         logits = torch.cat([self.call_out(context), place, pick, self.done_out(context)], dim=-1)
