@@ -319,3 +319,17 @@ def test_move_count_matches_rings(choices: list[int]) -> None:
             slides += distance == 2 and not state.rings[near]
         state = rules.apply(state, action)
     assert state.rings.sum() == moves + slides
+
+
+def test_every_action_id_has_a_notation_and_an_off_board_move_is_a_value_error() -> None:
+    """Moves off the top edge (e.g. 882, 896, ..., 1022) once raised IndexError in the notation."""
+    from polarzoo.envs import go_with_the_floe_v0
+
+    env = go_with_the_floe_v0.raw_env()
+    env.reset(seed=0)
+    for action in range(rules.NUM_ACTIONS):
+        assert isinstance(rules.action_to_notation(action, env.state), str)
+    for action in (882, 896, 1022):
+        assert "??" in rules.action_to_notation(action, env.state)
+        with pytest.raises(ValueError, match=f"illegal action {action}"):
+            env.step(action)

@@ -120,8 +120,10 @@ def action_to_notation(action: int, state: "State | None" = None) -> str:
     from_sq, direction, distance = decode_action(action)
     dc, dr = DIRECTIONS[direction]
     col, row = from_sq % SIZE + dc * distance, from_sq // SIZE + dr * distance
-    destination = f"{COLUMNS[col]}{row + 1}" if 0 <= col < SIZE and 0 <= row < SIZE else "??"
-    capture = state is not None and distance == 1 and state.board[row * SIZE + col] == SEAL and state.board[from_sq] == BEAR
+    on_board = 0 <= col < SIZE and 0 <= row < SIZE
+    destination = f"{COLUMNS[col]}{row + 1}" if on_board else "??"
+    capture = (state is not None and on_board and distance == 1 and state.board[row * SIZE + col] == SEAL
+               and state.board[from_sq] == BEAR)
     return f"{square_name(from_sq)}{'x' if capture else '-'}{destination}"
 
 
