@@ -192,9 +192,10 @@ class _Writer:
 
 def evaluate(
     env_id: str, agent_specs: Sequence[str], games: int, out: Path, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-    run_dir: Path | None = None, agents: Sequence[Any] | None = None, show_progress: bool = True,
+    run_dir: Path | None = None, agents: Sequence[Any] | None = None, show_progress: bool = True, workers: int = 1,
 ) -> dict[str, Any]:
-    """Round-robin of the agents (built from ``agent_specs`` unless ``agents`` are given).
+    """Round-robin of the agents (built from ``agent_specs`` unless ``agents`` are given), its
+    games in ``workers`` processes when more than 1.
 
     Each finished game is appended to ``out/games.jsonl`` at once; at the end ``eval.json``,
     ``eval.md``, ``winrate.png`` (and ``learning_curve.png`` with ``run_dir``).  Returns the
@@ -205,13 +206,13 @@ def evaluate(
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
     if seat_count(env_id, env_kwargs) > 2:
-        return evaluate_multiplayer(env_id, agents, games, out, seed, env_kwargs, run_dir, show_progress)
+        return evaluate_multiplayer(env_id, agents, games, out, seed, env_kwargs, run_dir, show_progress, workers)
     names = [a.name for a in agents]
     if len(set(names)) != len(names):
         raise ValueError(f"agent names must differ, got {names}")
     writer = _Writer(out)
     try:
-        results = round_robin(env_id, agents, games, seed, env_kwargs, show_progress, on_game=writer.game)
+        results = round_robin(env_id, agents, games, seed, env_kwargs, show_progress, on_game=writer.game, workers=workers)
     finally:
         writer.close()
     ratings = elo_ratings(results, names)
@@ -244,7 +245,7 @@ def seat_count(env_id: str, env_kwargs: dict[str, Any] | None) -> int:
 
 def evaluate_multiplayer(
     env_id: str, agents: Sequence[Any], games: int, out: Path, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-    run_dir: Path | None = None, show_progress: bool = True,
+    run_dir: Path | None = None, show_progress: bool = True, workers: int = 1,
 ) -> dict[str, Any]:
     """The N-player table (:func:`polarzoo.baselines.tournament.multiplayer_table`): same files
     as the two-player round robin (``games.jsonl`` at once, then ``eval.json``, ``eval.md`` and
@@ -263,7 +264,7 @@ def evaluate_multiplayer(
         except ImportError:  # pragma: no cover
             bar = None
     try:
-        stats = multiplayer_table(env_id, agents, games, seed, env_kwargs, bar.update if bar else None, writer.game)
+        stats = multiplayer_table(env_id, agents, games, seed, env_kwargs, bar.update if bar else None, writer.game, workers)
     finally:
         writer.close()
         if bar:
@@ -299,8 +300,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: a new runs/eval-<env>-<time>)")
     parser.add_argument("--run-dir", type=Path, default=None, help="a training run folder: also plot its learning curve")
     parser.add_argument("--env-kwargs", default=None, help='JSON constructor arguments, e.g. \'{"num_players": 2}\'')
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes that play the games (Thin Ice's physics: one per core; results are the same)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
     if args.games < 1:
         parser.error(f"--games must be at least 1, got {args.games}")
     if len(args.agents) < 2:
@@ -341,7 +346,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"warning: cannot create a run folder under runs/ ({error.strerror or error})")
     print(f"writing to {out}", flush=True)
     summary = evaluate(args.env, [], args.games, out, args.seed, env_kwargs, args.run_dir, agents=agents,
-                       show_progress=not args.no_progress)
+                       show_progress=not args.no_progress, workers=args.workers)
     if seats > 2:
         print(f"\n## {args.env}, {seats} players: {', '.join(names)} in every rotation, {args.games} games each "
               f"(seeds from {args.seed})\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -54,6 +54,39 @@ def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[st
     return GameRecord([a.name for a in agents], scores, totals, length, illegal, result)
 
 
+def _play_task(task: tuple[str, list[Any], int, dict[str, Any] | None]) -> GameRecord:
+    return play_game(*task)
+
+
+def _quiet_worker() -> None:
+    # One thread per worker: the workers already use every core between them.
+    import os
+
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover - the envs' games need no torch
+        pass
+
+
+def play_games(tasks: Sequence[tuple[str, list[Any], int, dict[str, Any] | None]], workers: int = 1) -> Iterator[GameRecord]:
+    """``play_game(env_id, lineup, seed, env_kwargs)`` for each task, results in task order;
+    ``workers > 1`` plays them in that many processes (the agents are pickled: a saved model is
+    reloaded from its file)."""
+    if workers <= 1 or len(tasks) <= 1:
+        for task in tasks:
+            yield _play_task(task)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_quiet_worker) as pool:
+        yield from pool.map(_play_task, tasks)
+
+
 def wilson_interval(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
     """95% Wilson score interval for a proportion."""
     if trials == 0:
@@ -99,19 +132,25 @@ class PairResult:
 
 def head_to_head(
     env_id: str, first: Any, second: Any, games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-    progress: Callable[[], None] | None = None, on_game: Callable[[dict[str, Any]], None] | None = None,
+    progress: Callable[[], None] | None = None, on_game: Callable[[dict[str, Any]], None] | None = None, workers: int = 1,
 ) -> PairResult:
-    """``first`` against ``second``, ``games_per_seat`` seeded games with ``first`` in each seat."""
+    """``first`` against ``second``, ``games_per_seat`` seeded games with ``first`` in each seat
+    (in ``workers`` processes when more than 1)."""
     from polarzoo.envs import ENVIRONMENTS
 
     num_seats = len(ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {})).possible_agents)
     result = PairResult(first.name, second.name)
+    tasks = []
     for seat in range(num_seats):
-        tally = [0, 0, 0]
         for game in range(games_per_seat):
             lineup = [second] * num_seats
             lineup[seat] = first
-            record = play_game(env_id, lineup, seed=seed + 7919 * game + seat, env_kwargs=env_kwargs)
+            tasks.append((env_id, lineup, seed + 7919 * game + seat, env_kwargs))
+    records = play_games(tasks, workers)
+    for seat in range(num_seats):
+        tally = [0, 0, 0]
+        for game in range(games_per_seat):
+            record = next(records)
             mine = record.scores[seat]
             others = max(s for i, s in enumerate(record.scores) if i != seat)
             outcome = 0 if mine > others else (1 if mine == others else 2)
@@ -148,7 +187,7 @@ def elo_ratings(results: Sequence[PairResult], names: Sequence[str], iterations:
 
 def round_robin(
     env_id: str, agents: Sequence[Any], games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-    show_progress: bool = True, on_game: Callable[[dict[str, Any]], None] | None = None,
+    show_progress: bool = True, on_game: Callable[[dict[str, Any]], None] | None = None, workers: int = 1,
 ) -> list[PairResult]:
     pairs = list(itertools.combinations(range(len(agents)), 2))
     bar = None
@@ -165,7 +204,7 @@ def round_robin(
     results = []
     for i, j in pairs:
         results.append(head_to_head(env_id, agents[i], agents[j], games_per_seat, seed, env_kwargs, bar.update if bar else None,
-                                    on_game))
+                                    on_game, workers))
     if bar:
         bar.close()
     return results
@@ -235,7 +274,7 @@ def ranks_of(points: Sequence[float]) -> list[int]:
 
 def multiplayer_table(
     env_id: str, agents: Sequence[Any], games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-    progress: Callable[[], None] | None = None, on_game: Callable[[dict[str, Any]], None] | None = None,
+    progress: Callable[[], None] | None = None, on_game: Callable[[dict[str, Any]], None] | None = None, workers: int = 1,
 ) -> list[SeatStats]:
     """``agents`` (one per seat; an agent may appear more than once) in every rotation of the
     lineup, ``games_per_seat`` seeded games each, so every agent plays every seat equally often.
@@ -248,10 +287,13 @@ def multiplayer_table(
         raise ValueError(f"{env_id} with these arguments has {seats} seats; give one agent per seat (got {len(agents)})")
     names = list(dict.fromkeys(a.name for a in agents))
     stats = {name: SeatStats(name, seats) for name in names}
+    lineups = [[agents[(i + rotation) % seats] for i in range(seats)] for rotation in range(seats)]
+    records = play_games([(env_id, lineups[rotation], seed + 7919 * game + rotation, env_kwargs)
+                          for rotation in range(seats) for game in range(games_per_seat)], workers)
     for rotation in range(seats):
-        lineup = [agents[(i + rotation) % seats] for i in range(seats)]
+        lineup = lineups[rotation]
         for game in range(games_per_seat):
-            record = play_game(env_id, lineup, seed=seed + 7919 * game + rotation, env_kwargs=env_kwargs)
+            record = next(records)
             agent_names = list((record.result.get("points") or {}).keys())
             points = ([float(record.result["points"][a]) for a in agent_names] if agent_names else list(record.rewards))
             rules = record.result.get("out_rule") or {}

@@ -211,3 +211,17 @@ def test_evaluate_cli_three_players_and_a_wrong_lineup(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "3 players" in out.stdout and "out T / A / N / stayed in" in out.stdout
     assert json.loads((tmp_path / "ok" / "eval.json").read_text())["num_players"] == 3
+
+
+def test_games_in_worker_processes_give_the_same_results() -> None:
+    pytest.importorskip("mujoco")
+    from polarzoo.baselines.tournament import multiplayer_table
+
+    heuristic, random_agent = make_agent("heuristic", "thin_ice_v0"), RandomAgent()
+    one = head_to_head("thin_ice_v0", heuristic, random_agent, 2, env_kwargs={"grid": 3})
+    two = head_to_head("thin_ice_v0", heuristic, random_agent, 2, env_kwargs={"grid": 3}, workers=2)
+    assert one.as_dict() == two.as_dict()
+    kwargs = {"grid": 3, "num_players": 3}
+    lineup = [heuristic, random_agent, random_agent]
+    assert ([s.as_dict() for s in multiplayer_table("thin_ice_v0", lineup, 1, env_kwargs=kwargs)]
+            == [s.as_dict() for s in multiplayer_table("thin_ice_v0", lineup, 1, env_kwargs=kwargs, workers=2)])
