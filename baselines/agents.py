@@ -243,19 +243,12 @@ class ThinIceSearch:
         self.name = name or f"search:{k}"
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
-        import torch
-
         game = env.game
         mask = env.observe(agent)["action_mask"].astype(bool)
         places = np.flatnonzero(mask[game.place_base : game.pick_base])
         if len(places) == 0:
             return self.policy.act(env, agent, rng)
-        raw, mask = self.policy._model_input(env, agent)
-        policy = self.policy.model.policy
-        with torch.no_grad():
-            observation, _ = policy.obs_to_tensor(raw)
-            distribution = policy.get_distribution(observation, action_masks=mask[None])
-            probs = distribution.distribution.probs.cpu().numpy().reshape(-1)
+        probs = self.policy.action_probabilities(env, agent)
         order = np.argsort(-probs, kind="stable")
         candidates = [int(a) for a in order[: self.k * 4] if game.place_base <= a < game.pick_base and mask[a]][: self.k]
         greedy = int(order[0])
@@ -381,6 +374,17 @@ class PolicyAgent:
         raw, mask = self._model_input(env, agent)
         action, _ = self.model.predict(raw, action_masks=mask, deterministic=self.deterministic)
         return int(action)
+
+    def action_probabilities(self, env: Any, agent: str) -> np.ndarray:
+        """The masked policy's probability of every action (zero for illegal ones)."""
+        import torch
+
+        raw, mask = self._model_input(env, agent)
+        policy = self.model.policy
+        with torch.no_grad():
+            observation, _ = policy.obs_to_tensor(raw)
+            distribution = policy.get_distribution(observation, action_masks=mask[None])
+            return distribution.distribution.probs.cpu().numpy().reshape(-1)
 
     def act_batch(self, envs: Sequence[Any], agents: Sequence[str], rngs: Sequence[np.random.Generator]) -> list[int]:
         """One move in each of several games with one forward pass of the network (what

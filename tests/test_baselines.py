@@ -225,3 +225,40 @@ def test_games_in_worker_processes_give_the_same_results() -> None:
     lineup = [heuristic, random_agent, random_agent]
     assert ([s.as_dict() for s in multiplayer_table("thin_ice_v0", lineup, 1, env_kwargs=kwargs)]
             == [s.as_dict() for s in multiplayer_table("thin_ice_v0", lineup, 1, env_kwargs=kwargs, workers=2)])
+
+
+def test_thin_ice_search_skips_the_policy_choice_that_puts_it_out() -> None:
+    """search:K tries the policy's most probable placements on a snapshot, most probable first,
+    and plays the first that keeps the player in: an S upright on the S upright already there
+    nests (out by N), so with a second choice it plays that."""
+    pytest.importorskip("mujoco")
+    import numpy as np
+
+    from polarzoo.baselines.agents import ThinIceSearch
+    from polarzoo.envs import thin_ice_v0
+
+    env = thin_ice_v0.raw_env()
+    env.reset(seed=0)
+    for move in ("call SS", "place S d4 upright"):
+        env.step(env.notation_to_action(move))
+    nest, apart = env.notation_to_action("place S d4 upright"), env.notation_to_action("place S a1 lying+x")
+
+    class Ranked:  # a policy whose favourite placements are fixed
+        def action_probabilities(self, env, agent):
+            probs = np.zeros(env.num_actions)
+            probs[[nest, apart]] = [0.6, 0.3]
+            return probs
+
+        def act(self, env, agent, rng):  # pragma: no cover - only placements are asked here
+            raise AssertionError
+
+    rng = np.random.default_rng(0)
+    before = env.snapshot()
+    assert ThinIceSearch(Ranked(), k=2).act(env, "player_0", rng) == apart
+    assert ThinIceSearch(Ranked(), k=1).act(env, "player_0", rng) == nest  # nothing else tried
+    # the tries left the live game as it was
+    assert env.game.state.pending == before["game"].pending and not env.game.state.out_rule[0]
+    env.step(nest)
+    assert env.game.state.out_rule[0] == "N"
+    with pytest.raises(ValueError, match="Thin Ice policy look-ahead"):
+        make_agent("search:4", "fire_and_ice_v0")
