@@ -125,7 +125,7 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
     return vec_env
 
 
-def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, Any]) -> Any:
+def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, Any], log_every: float = 0.0) -> Any:
     from stable_baselines3.common.callbacks import BaseCallback
 
     from polarzoo.baselines.agents import PolicyAgent, make_agent
@@ -140,9 +140,26 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
             self.next_snapshot = state["timesteps"] + config["snapshot_every"] if config["snapshot_every"] else None
             self.next_eval = state["timesteps"] + config["eval_every"] if config["eval_every"] else None
             self.seats = config_seats(config)
+            self.started, self.steps_at_start, self.last_log = time.perf_counter(), state["timesteps"], time.perf_counter()
+            self.last_eval = ""
+
+        def _log_progress(self) -> None:
+            # Without a terminal (a log file, a cluster job) a progress bar shows nothing until
+            # the end: one line at a steady interval instead.
+            now = time.perf_counter()
+            if not log_every or now - self.last_log < log_every:
+                return
+            self.last_log = now
+            done, total = self.num_timesteps, config["total_timesteps"]
+            fps = (done - self.steps_at_start) / max(now - self.started, 1e-9)
+            eta = (total - done) / fps if fps > 0 else float("inf")
+            eta_text = time.strftime("%H:%M:%S", time.gmtime(eta)) if eta < 360_000 else "?"
+            print(f"{done:,}/{total:,} timesteps ({100 * done / max(total, 1):.0f}%), {fps:.0f} fps, ETA {eta_text}"
+                  f"{self.last_eval}", flush=True)
 
         def _on_step(self) -> bool:
             steps = self.num_timesteps
+            self._log_progress()
             for done, info in zip(self.locals.get("dones", ()), self.locals.get("infos", ())):
                 if done and (info.get("final_infos") or {}).get("physics_error"):
                     # Thin Ice: the simulation went unstable, the env rolled back and truncated
@@ -192,6 +209,11 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
                     row[f"win_rate_as_{seat}"] = seat_rate
                     self.logger.record(f"eval/win_rate_vs_{spec}_as_{seat}", seat_rate)
                 rows.append(row)
+            self.last_eval = "; last evaluation (" + f"{self.num_timesteps:,}): " + ", ".join(
+                f"{row['win_rate']:.0%} vs {row['opponent']}" for row in rows)
+            if log_every:
+                print(f"evaluation at {self.num_timesteps:,} timesteps: " + ", ".join(
+                    f"{row['win_rate']:.0%} [{row['ci_low']:.0%}, {row['ci_high']:.0%}] vs {row['opponent']}" for row in rows), flush=True)
             path = run_dir / "evaluations.csv"
             new = not path.exists() or path.stat().st_size == 0
             fields = list(rows[0])
@@ -287,7 +309,9 @@ def read_checkpoint_state(run_dir: Path) -> tuple[dict[str, Any], str]:
 
 
 def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int = 0, progress_bar: bool = True,
-          final_eval: bool = True) -> Path:
+          final_eval: bool = True, log_every: float = 0.0) -> Path:
+    """Train (then evaluate) into ``run_dir``; ``log_every`` > 0 prints a progress line that
+    often (seconds), for logs, where a progress bar shows nothing until the end."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -328,7 +352,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     steps_before = model.num_timesteps
     try:
         if remaining > 0:
-            model.learn(remaining, callback=_training_callback(run_dir, config, state), reset_num_timesteps=not resume,
+            model.learn(remaining, callback=_training_callback(run_dir, config, state, log_every), reset_num_timesteps=not resume,
                         progress_bar=progress_bar, tb_log_name="ppo")
     except KeyboardInterrupt:
         save_checkpoint(run_dir, model, state)
@@ -439,8 +463,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bc-epochs", type=int, default=None, help="override the behaviour-cloning epochs")
     parser.add_argument("--torch-threads", type=int, default=None, help="override torch threads (0 = every core)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument("--log-every", type=float, default=60.0,
+                        help="seconds between progress lines when there is no progress bar (output not a terminal, or "
+                             "--no-progress); 0 = none")
     parser.add_argument("--no-final-eval", action="store_true", help="skip the evaluation after training")
     args = parser.parse_args(argv)
+    if args.log_every < 0:
+        parser.error(f"--log-every must be at least 0 seconds, got {args.log_every}")
     overrides = {
         "total_timesteps": args.total_timesteps, "n_envs": args.n_envs, "eval_every": args.eval_every,
         "eval_games": args.eval_games, "final_eval_games": args.final_eval_games, "checkpoint_every": args.checkpoint_every,
@@ -495,8 +524,9 @@ def main(argv: list[str] | None = None) -> None:
     with (run_dir / "command.txt").open("a") as handle:
         handle.write("python -m polarzoo.baselines.train " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])) + "\n")
     try:
-        train(config, run_dir, resume=args.resume is not None, seed=args.seed, progress_bar=not args.no_progress,
-              final_eval=not args.no_final_eval)
+        bar = not args.no_progress and sys.stdout.isatty()
+        train(config, run_dir, resume=args.resume is not None, seed=args.seed, progress_bar=bar,
+              final_eval=not args.no_final_eval, log_every=0.0 if bar else args.log_every)
     except InitModelError as error:
         parser.error(str(error))
 

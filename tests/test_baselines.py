@@ -262,3 +262,16 @@ def test_thin_ice_search_skips_the_policy_choice_that_puts_it_out() -> None:
     assert env.game.state.out_rule[0] == "N"
     with pytest.raises(ValueError, match="Thin Ice policy look-ahead"):
         make_agent("search:4", "fire_and_ice_v0")
+
+
+def test_train_without_a_terminal_logs_progress_lines(tmp_path: Path) -> None:
+    """Output to a file (a server's log): steady progress lines, not a bar that shows at exit."""
+    out = run("-m", "polarzoo.baselines.train", "--env", "fire_and_ice_v0", "--runs", str(tmp_path), "--total-timesteps", "2048",
+              "--n-envs", "2", "--eval-every", "1024", "--eval-games", "1", "--no-final-eval", "--log-every", "0.01")
+    assert out.returncode == 0, out.stderr
+    lines = [line for line in out.stdout.splitlines() if "timesteps (" in line and "fps, ETA" in line]
+    assert len(lines) >= 2, out.stdout
+    assert any("evaluation at 1,024 timesteps" in line for line in out.stdout.splitlines())
+    assert "last evaluation (1,024)" in lines[-1]
+    bad = run("-m", "polarzoo.baselines.train", "--env", "fire_and_ice_v0", "--log-every", "-1")
+    assert bad.returncode == 2 and "--log-every must be at least 0" in bad.stderr
