@@ -58,6 +58,28 @@ from polarzoo.envs.fire_and_ice.solitaire_rules import FIRE, TOTAL_CAPTURES
 MAX_DEALS = 100
 
 
+def deal_from(rng: np.random.Generator, solvable_only: bool = False) -> solitaire_rules.SolitaireState:
+    """The deal ``reset`` makes with the env's generator (re-dealt until solvable if asked)."""
+    for _ in range(MAX_DEALS):
+        state = solitaire_rules.deal(rng)
+        if not solvable_only:
+            return state
+        from polarzoo.envs.fire_and_ice.solitaire_solver import is_solvable
+
+        if is_solvable(state):
+            return state
+    raise RuntimeError(f"no solvable deal in {MAX_DEALS} tries")  # pragma: no cover - never observed
+
+
+def observation_tensor(state: solitaire_rules.SolitaireState) -> NDArray[np.int8]:
+    """The (7, 7, 2) observation: the pegs of the colour to move, then the other colour's."""
+    board = state.board.reshape(NUM_ISLANDS, NUM_POSITIONS)
+    obs = np.empty((NUM_ISLANDS, NUM_POSITIONS, 2), dtype=np.int8)
+    obs[:, :, 0] = board == state.to_move + 1
+    obs[:, :, 1] = board == (1 - state.to_move) + 1
+    return obs
+
+
 class FireAndIceSolitaireEnv(gym.Env):
     """Fire & Ice Solitaire (see the module docstring)."""
 
@@ -92,11 +114,7 @@ class FireAndIceSolitaireEnv(gym.Env):
 
     def _observation(self) -> NDArray[np.int8]:
         assert self.state is not None
-        board = self.state.board.reshape(NUM_ISLANDS, NUM_POSITIONS)
-        obs = np.empty((NUM_ISLANDS, NUM_POSITIONS, 2), dtype=np.int8)
-        obs[:, :, 0] = board == self.state.to_move + 1
-        obs[:, :, 1] = board == (1 - self.state.to_move) + 1
-        return obs
+        return observation_tensor(self.state)
 
     def _info(self) -> dict[str, Any]:
         assert self.state is not None
@@ -113,16 +131,7 @@ class FireAndIceSolitaireEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[NDArray[np.int8], dict[str, Any]]:
         super().reset(seed=seed)
-        for _ in range(MAX_DEALS):
-            self.state = solitaire_rules.deal(self.np_random)
-            if not self.solvable_only:
-                break
-            from polarzoo.envs.fire_and_ice.solitaire_solver import is_solvable
-
-            if is_solvable(self.state):
-                break
-        else:  # pragma: no cover - never observed
-            raise RuntimeError(f"no solvable deal in {MAX_DEALS} tries")
+        self.state = deal_from(self.np_random, self.solvable_only)
         self._mask = solitaire_rules.legal_action_mask(self.state)
         self._done = not self._mask.any()
         self._last_action = -1
