@@ -161,3 +161,17 @@ if __name__ == "__main__":  # regenerate the golden playthroughs
     for game_name in GAMES:
         (PLAYTHROUGHS / _file_name(game_name)).write_text(generate_playthrough.playthrough(game_name, None, seed=1))
         print("wrote", PLAYTHROUGHS / _file_name(game_name))
+
+
+def test_the_docs_page_snippet_runs(tmp_path: Path) -> None:
+    import re
+    import subprocess
+    import sys
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "openspiel.md"
+    (snippet,) = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+    script = tmp_path / "snippet.py"
+    script.write_text(snippet)
+    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "openspiel: MCTS (100 simulations) as fire against random:" in result.stdout
