@@ -1,10 +1,13 @@
 """Thin Ice random play, A/B: this checkout against another commit of the project, in one run.
 
 Each side plays seeded random 2-player games (``raw_env()`` defaults, uniformly random legal
-actions) in its own subprocess for ``--seconds``, alternately (A B A B ...: a change in machine
+actions) in its own subprocess for ``--seconds`` after three warm-up games (numba compiles or
+loads its kernels), alternately (A B A B ...: a change in machine
 load hits both sides alike), with PettingZoo ``connect_four_v3.env()`` random steps/s measured
 between the rounds.  The other commit is exported with ``git archive`` into a temporary folder
-and imported from there (nothing is installed).  Reported: env steps/s and placements/s per side
+and imported from there (nothing is installed).  Each side first plays 5 seeded games with the
+spec's settle window (25 steps, the only one older code has) and hashes their results and final
+MuJoCo states: equal hashes mean the code changes between the sides changed no number.  Reported: env steps/s and placements/s per side
 (median over rounds), the speed-up, and each side as a multiple of connect four's steps/s.
 
     python -m benchmarks.thin_ice_ab --baseline 9dc0992 --rounds 3 --seconds 20
@@ -29,11 +32,37 @@ import hashlib, json, sys, time
 import numpy as np
 from polarzoo.envs import thin_ice_v0
 seconds, seed = float(sys.argv[1]), int(sys.argv[2])
+
+
+def play(env, rng, game_seed):
+    env.reset(seed=game_seed)
+    for agent in env.agent_iter():
+        observation, reward, termination, truncation, info = env.last()
+        if termination or truncation:
+            env.step(None)
+            continue
+        env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+
+
+# Bit-identity: 5 seeded games with the spec's settle window (25 steps; older code has no such
+# argument and always used it), their results and final MuJoCo states hashed.
+try:
+    reference = thin_ice_v0.raw_env(settle_steps=25)
+except TypeError:
+    reference = thin_ice_v0.raw_env()
+digest, rng = hashlib.sha256(), np.random.default_rng(seed)
+for game in range(5):
+    play(reference, rng, seed + game)
+    digest.update(json.dumps(reference.unwrapped.result(), sort_keys=True).encode())
+    for pile in reference.unwrapped.piles.piles:
+        digest.update(pile.data.qpos.tobytes())
+# Speed: each side's own defaults, after a warm-up (numba compiling or loading its kernels).
 env = thin_ice_v0.raw_env()
+warm = np.random.default_rng(10**6)
+for game in range(3):
+    play(env, warm, 10**6 + game)
 rng = np.random.default_rng(seed)
 steps = placements = games = 0
-digest = hashlib.sha256()
-env.reset(seed=seed)  # warm-up: imports, compiled kernels, the model
 start = time.perf_counter()
 while time.perf_counter() - start < seconds:
     env.reset(seed=seed + games)
@@ -45,14 +74,10 @@ while time.perf_counter() - start < seconds:
         env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
         steps += 1
     placements += env.unwrapped.piles.placements
-    if games < 5:  # the first games' outcomes and final piles, bit for bit
-        digest.update(json.dumps(env.unwrapped.result(), sort_keys=True).encode())
-        for pile in env.unwrapped.piles.piles:
-            digest.update(pile.data.qpos.tobytes())
     games += 1
 elapsed = time.perf_counter() - start
 print(json.dumps({"steps_per_second": steps / elapsed, "placements_per_second": placements / elapsed, "games": games,
-                  "first_games_sha256": digest.hexdigest() if games >= 5 else None, "source": __import__("polarzoo").__file__}))
+                  "first_games_sha256": digest.hexdigest(), "source": __import__("polarzoo").__file__}))
 """
 
 
@@ -114,8 +139,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"| {label} | {steps:.1f} | {placements:.1f} | {steps / c4:.4f} |")
     digests = {r["first_games_sha256"] for runs in sides.values() for r in runs}
     same = len(digests) == 1 and None not in digests
-    print(f"\nthe first 5 games of each round (results and final MuJoCo states): "
-          f"{'bit-identical on both sides' if same else 'DIFFERENT between the sides'}")
+    print(f"\n5 seeded games with the spec's settle window (25 steps) on both sides, results and final MuJoCo states: "
+          f"{'bit-identical' if same else 'DIFFERENT'}")
     speedup = medians["this checkout"]["steps_per_second"] / medians["baseline"]["steps_per_second"]
     placement_speedup = medians["this checkout"]["placements_per_second"] / medians["baseline"]["placements_per_second"]
     print(f"\nspeed-up: {speedup:.2f}x env steps/s, {placement_speedup:.2f}x placements/s")

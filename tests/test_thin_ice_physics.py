@@ -92,15 +92,17 @@ def test_physics_config_validation() -> None:
 RECORDED_RANDOM_GAMES_SHA256 = "6cb3802d2cdf46dc42f572f8180ff21a3d54b0ff026f4a9d6032e0263ef75271"
 RECORDED_WITH_MUJOCO = "4.0.0"
 
-def test_equivalence_check_accepts_a_shorter_settle_window_and_rejects_a_coarser_timestep() -> None:
+def test_equivalence_check_accepts_the_default_settle_window_and_rejects_a_coarser_timestep() -> None:
     """envs/thin_ice/equivalence.py: outcome frequencies of the scripted piles (stands / T / A /
-    N over tremor seeds) under two settings, 95% Wilson intervals overlapping.  A settle window
-    of 10 steps instead of 25 is the same game; a 4 ms timestep is not (it misses collapses in
-    flight: rule A), and the check must say so, or it could not tell a changed game."""
+    N over tremor seeds) under two settings, 95% Wilson intervals overlapping.  The default
+    settle window (10 steps) is the same game as the spec's 25; a 4 ms timestep is not (it misses
+    collapses in flight: rule A), and the check must say so, or it could not tell a changed game.
+    ``python -m benchmarks.thin_ice_physics --equivalence-seeds 60`` runs it with more seeds."""
     from polarzoo.envs.thin_ice.equivalence import SCENARIOS, compare
 
-    reference = PhysicsConfig()
-    same = compare(reference, PhysicsConfig(settle_steps=10), seeds=10)
+    reference = PhysicsConfig(settle_steps=25)
+    assert PhysicsConfig().settle_steps == 10
+    same = compare(reference, PhysicsConfig(), seeds=10)
     assert same.disagreements() == [], same.table()
     # the deterministic scenarios give their one outcome under both settings
     assert same.reference["S upright in M upright (nest)"]["N"] == same.candidate["S upright in M upright (nest)"]["N"] == 10
@@ -111,9 +113,9 @@ def test_equivalence_check_accepts_a_shorter_settle_window_and_rejects_a_coarser
 
 
 def test_random_play_is_bit_identical_to_the_recorded_games() -> None:
-    """The speed-ups of the env (snapshots of the mover's pile only, the bad-state check by
-    MuJoCo's time) change no number: seeded random games end with the same MuJoCo states as the
-    code before them (digest recorded with benchmarks.thin_ice_ab's child at commit 9dc0992)."""
+    """The exact speed-ups of the env (snapshots of the mover's pile only, the bad-state check by
+    MuJoCo's time) change no number: with the settle window of that code, seeded random games end
+    with the same MuJoCo states as the code before them (digest recorded at commit 9dc0992)."""
     import hashlib
     import json
 
@@ -124,7 +126,7 @@ def test_random_play_is_bit_identical_to_the_recorded_games() -> None:
     if mujoco.__version__ != RECORDED_WITH_MUJOCO:
         pytest.skip(f"the digest was recorded with MuJoCo {RECORDED_WITH_MUJOCO} (bit-identical only within a version)")
 
-    env = thin_ice_v0.raw_env()
+    env = thin_ice_v0.raw_env(settle_steps=25)  # the setting of commit 9dc0992
     rng = np.random.default_rng(0)
     digest = hashlib.sha256()
     for game in range(5):
@@ -139,3 +141,13 @@ def test_random_play_is_bit_identical_to_the_recorded_games() -> None:
         for pile in env.unwrapped.piles.piles:
             digest.update(pile.data.qpos.tobytes())
     assert digest.hexdigest() == RECORDED_RANDOM_GAMES_SHA256
+
+
+def test_settle_steps_is_a_whole_number_in_range() -> None:
+    from polarzoo.envs import thin_ice_v0
+
+    with pytest.raises(TypeError, match="settle_steps must be a whole number"):
+        PhysicsConfig(settle_steps=2.5).validate()
+    with pytest.raises(ValueError, match=r"settle_steps must be a number in \[1, 1000\]; got 0"):
+        thin_ice_v0.raw_env(settle_steps=0)
+    assert thin_ice_v0.raw_env(settle_steps=25).physics_config.settle_steps == 25

@@ -77,6 +77,7 @@ physics setting is still the same game.
 | `tremor_mm` | `float` | `0.5` | hand tremor, position standard deviation (0..5 mm) |
 | `tremor_degrees` | `float` | `1.0` | hand tremor, tilt standard deviation (0..10 degrees) |
 | `settle_cap_seconds` | `float` | `3.0` | longest simulated settling per action (0.1..30 s) |
+| `settle_steps` | `int` | `10` | physics steps in a row below 2 mm/s and 0.05 rad/s for "the pile is still" (1..1000; the spec's study used 25, the same game by `envs/thin_ice/equivalence.py`, 15 steps slower per action) |
 
 ### Version History
 * v0: initial release.
@@ -120,6 +121,7 @@ class raw_env(TurnBasedAECEnv):
         tremor_mm: float = 0.5,
         tremor_degrees: float = 1.0,
         settle_cap_seconds: float = 3.0,
+        settle_steps: int = 10,
     ) -> None:
         check_choice("num_players", num_players, range(2, 7))
         check_choice("max_rearrangements", max_rearrangements, range(0, 11))
@@ -129,7 +131,7 @@ class raw_env(TurnBasedAECEnv):
         self.physics_config = PhysicsConfig(
             table_friction=table_friction, piece_friction=piece_friction, tremor_position=tremor_mm / 1000
             if isinstance(tremor_mm, (int, float)) and not isinstance(tremor_mm, bool) else tremor_mm,
-            tremor_tilt_degrees=tremor_degrees, settle_cap_seconds=settle_cap_seconds,
+            tremor_tilt_degrees=tremor_degrees, settle_cap_seconds=settle_cap_seconds, settle_steps=settle_steps,
         )
         try:
             self.physics_config.validate()

@@ -59,7 +59,8 @@ def _slab_vertices(size: int, face: int) -> list[tuple[float, float, float]]:
 
 @dataclass(frozen=True)
 class PhysicsConfig:
-    """Physics options (spec defaults); every field is validated by :meth:`validate`."""
+    """Physics options (the spec's defaults but ``settle_steps``); every field is validated by
+    :meth:`validate`.  ``PhysicsConfig(settle_steps=25)`` is the spec's reference setting."""
 
     table_friction: float = 1.0
     piece_friction: float = 0.5
@@ -69,7 +70,11 @@ class PhysicsConfig:
     settle_cap_seconds: float = 3.0
     settle_linear: float = 0.002  # m/s
     settle_angular: float = 0.05  # rad/s
-    settle_steps: int = 25
+    # Steps in a row below both speeds before the pile counts as still.  The spec's feasibility
+    # study used 25; 10 gives the same outcome frequencies on the scripted piles of
+    # envs/thin_ice/equivalence.py (60 tremor seeds each, tests/test_thin_ice_physics.py) and
+    # saves 15 steps of every action that leaves the pile standing.
+    settle_steps: int = 10
 
     def validate(self) -> None:
         checks = {
@@ -77,6 +82,8 @@ class PhysicsConfig:
             "tremor_position": (0.0, 0.005), "tremor_tilt_degrees": (0.0, 10.0), "settle_cap_seconds": (0.1, 30.0),
             "settle_linear": (1e-5, 0.05), "settle_angular": (1e-4, 1.0), "settle_steps": (1, 1000),
         }
+        if isinstance(self.settle_steps, bool) or not isinstance(self.settle_steps, (int, np.integer)):
+            raise TypeError(f"settle_steps must be a whole number of physics steps; got {self.settle_steps!r}")
         for name, (low, high) in checks.items():
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
