@@ -182,3 +182,14 @@ def test_single_agent_env_deals_again_when_a_game_ends_before_the_learner_moves(
     assert opponent.games == 2  # the first game ended (nested) before player_1 moved; a second was dealt
     assert info["action_mask"].any() and not env._done
     assert env.aec.unwrapped.game.state.out_rule == ["", ""]
+
+
+def test_batch_vec_env_is_importable_from_the_package_as_the_docs_write_it() -> None:
+    from polarzoo.wrappers import BatchVecEnv
+    from polarzoo.wrappers.batch_vec_env import BatchVecEnv as direct
+
+    assert BatchVecEnv is direct
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        from polarzoo import wrappers
+
+        wrappers.Nothing  # noqa: B018
