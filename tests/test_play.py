@@ -12,7 +12,7 @@ import pytest
 
 CASES = [("fire_and_ice_v0", "fire", "heuristic", []), ("fire_and_ice_v0", "ice", "random", []),
          ("go_with_the_floe_v0", "black", "heuristic", []), ("go_with_the_floe_v0", "white", "random", []),
-         ("thin_ice_v0", "player_0", "random", ["--players", "2"]), ("thin_ice_v0", "player_1", "random", ["--players", "2"])]
+         ("thin_ice_v0", "player_0", "random", ["--players", "2"]), ("thin_ice_v0", "player_1", "pretrained", ["--players", "2"])]
 
 
 class Session:

@@ -35,7 +35,7 @@ def test_pretrained_file_is_small_and_self_contained(env_id: str) -> None:
     assert "snapshot" not in data and "SingleAgentEnv" not in data
 
 
-@pytest.mark.parametrize("env_id", ["fire_and_ice_v0", "go_with_the_floe_v0"])
+@pytest.mark.parametrize("env_id", ["fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0"])
 def test_make_agent_pretrained_from_another_working_directory(env_id: str, tmp_path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run([sys.executable, "-c", SCRIPT, env_id], cwd=tmp_path, capture_output=True, text=True, env=env)
@@ -48,3 +48,14 @@ def test_solitaire_eval_loads_the_pretrained_model(tmp_path) -> None:
                           "--out", str(tmp_path / "s")], cwd=tmp_path, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "| trained | 2 |" in out.stdout
+
+
+def test_thin_ice_search_plays_with_the_pretrained_policy(tmp_path) -> None:
+    pytest.importorskip("mujoco")
+    code = ("from polarzoo.baselines.agents import make_agent; from polarzoo.baselines.tournament import play_game; "
+            "a = make_agent('search:2', 'thin_ice_v0'); r = play_game('thin_ice_v0', [a, make_agent('random', 'thin_ice_v0')], seed=5); "
+            "print('ok', a.name, r.illegal)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("ok search:2 [0, 0]")
