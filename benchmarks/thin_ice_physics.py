@@ -102,7 +102,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--piles", type=int, default=6, help="piles to build (up to 15 pieces each)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="also write the numbers to this file")
+    parser.add_argument("--equivalence-seeds", type=int, default=0,
+                        help="instead: the equivalence check (envs/thin_ice/equivalence.py) of the default physics "
+                             "against the spec's settle window (25 steps) with this many tremor seeds per scenario")
     args = parser.parse_args(argv)
+    if args.equivalence_seeds:
+        from polarzoo.envs.thin_ice.equivalence import compare
+        from polarzoo.envs.thin_ice.physics import PhysicsConfig
+
+        started = time.perf_counter()
+        comparison = compare(PhysicsConfig(settle_steps=25), PhysicsConfig(), args.equivalence_seeds)
+        print(f"reference: the spec's settings (settle_steps=25); candidate: the default (settle_steps={PhysicsConfig().settle_steps}); "
+              f"{args.equivalence_seeds} seeds per scenario, {time.perf_counter() - started:.0f} s\n")
+        print(comparison.table())
+        disagreements = comparison.disagreements()
+        print("\nequivalent: every scenario and outcome within overlapping 95% Wilson intervals" if not disagreements
+              else "\nNOT equivalent:\n" + "\n".join(disagreements))
+        return
     from benchmarks.batch import connect_four_steps
 
     # Connect four is measured before, between and after the piles (median of the three), so
