@@ -225,10 +225,18 @@ def evaluate(
         "elo": ratings,
         "illegal_moves": sum(r.illegal for r in results),
     }
+    return _write_summary(writer, out, summary, table, run_dir, "winrate.png",
+                          lambda path: plot_heatmap(win_rate_matrix(results, names), names, path, f"{env_id}: win rates"))
+
+
+def _write_summary(writer: _Writer, out: Path, summary: dict[str, Any], table: str, run_dir: Path | None, figure: str,
+                   plot: Callable[[Path], None]) -> dict[str, Any]:
+    """``eval.json``, ``eval.md``, the figure and (with ``run_dir``) the learning curve; the
+    summary gets ``"table"`` and ``"written"`` (the files written)."""
     writer.write("eval.json", json.dumps(summary, indent=2))
     writer.write("eval.md", table + "\n")
-    writer.call(plot_heatmap, win_rate_matrix(results, names), names, out / "winrate.png", f"{env_id}: win rates")
-    written = ["games.jsonl", "eval.json", "eval.md", "winrate.png"]
+    writer.call(plot, out / figure)
+    written = ["games.jsonl", "eval.json", "eval.md", figure]
     if run_dir is not None:
         writer.call(plot_learning_curve, run_dir, out / "learning_curve.png")
         written.append("learning_curve.png")
@@ -273,16 +281,8 @@ def evaluate_multiplayer(
     summary = {"env": env_id, "num_players": seats, "lineup": [a.name for a in agents], "games_per_seat": games,
                "seed": seed, "results": [entry.as_dict() for entry in stats],
                "illegal_moves": sum(entry.illegal for entry in stats)}
-    writer.write("eval.json", json.dumps(summary, indent=2))
-    writer.write("eval.md", table + "\n")
-    writer.call(plot_ranks, stats, out / "ranks.png", f"{env_id}, {seats} players: ranks")
-    written = ["games.jsonl", "eval.json", "eval.md", "ranks.png"]
-    if run_dir is not None:
-        writer.call(plot_learning_curve, run_dir, out / "learning_curve.png")
-        written.append("learning_curve.png")
-    summary["table"] = table
-    summary["written"] = [] if writer.failed else [str(out / name) for name in written if (out / name).exists()]
-    return summary
+    return _write_summary(writer, out, summary, table, run_dir, "ranks.png",
+                          lambda path: plot_ranks(stats, path, f"{env_id}, {seats} players: ranks"))
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -9,6 +9,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from polarzoo.envs._common.outcome import wilson_interval  # noqa: F401 (re-exported: baselines use it from here)
+
 
 @dataclass
 class GameRecord:
@@ -85,17 +87,6 @@ def play_games(tasks: Sequence[tuple[str, list[Any], int, dict[str, Any] | None]
     with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=multiprocessing.get_context("spawn"),
                              initializer=_quiet_worker) as pool:
         yield from pool.map(_play_task, tasks)
-
-
-def wilson_interval(successes: float, trials: int, z: float = 1.96) -> tuple[float, float]:
-    """95% Wilson score interval for a proportion."""
-    if trials == 0:
-        return (0.0, 1.0)
-    p = successes / trials
-    denominator = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denominator
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return (max(0.0, centre - half), min(1.0, centre + half))
 
 
 @dataclass

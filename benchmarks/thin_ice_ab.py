@@ -35,13 +35,17 @@ seconds, seed = float(sys.argv[1]), int(sys.argv[2])
 
 
 def play(env, rng, game_seed):
+    """One random game; the number of actions."""
     env.reset(seed=game_seed)
+    actions = 0
     for agent in env.agent_iter():
         observation, reward, termination, truncation, info = env.last()
         if termination or truncation:
             env.step(None)
             continue
         env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+        actions += 1
+    return actions
 
 
 # Bit-identity: 5 seeded games with the spec's settle window (25 steps; older code has no such
@@ -65,14 +69,7 @@ rng = np.random.default_rng(seed)
 steps = placements = games = 0
 start = time.perf_counter()
 while time.perf_counter() - start < seconds:
-    env.reset(seed=seed + games)
-    for agent in env.agent_iter():
-        observation, reward, termination, truncation, info = env.last()
-        if termination or truncation:
-            env.step(None)
-            continue
-        env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
-        steps += 1
+    steps += play(env, rng, seed + games)
     placements += env.unwrapped.piles.placements
     games += 1
 elapsed = time.perf_counter() - start

@@ -18,6 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
+from polarzoo.envs._common.outcome import wilson_interval
 from polarzoo.envs.thin_ice.physics import PhysicsConfig, PilePhysics
 
 #: One placement: (size 0 S / 1 M / 2 L, (x, y) in lattice cells of PITCH metres, orientation index).
@@ -65,16 +66,6 @@ def run_scenario(placements: Sequence[Placement], config: PhysicsConfig, seed: i
     return "stands"
 
 
-def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
-    if trials == 0:
-        return (0.0, 1.0)
-    p = successes / trials
-    denominator = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denominator
-    half = z * float(np.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))) / denominator
-    return (max(0.0, centre - half), min(1.0, centre + half))
-
-
 @dataclass
 class Comparison:
     """Outcome counts of every scenario under two settings, and whether they agree."""
@@ -89,7 +80,7 @@ class Comparison:
         for name in self.reference:
             for outcome in OUTCOMES:
                 a, b = self.reference[name][outcome], self.candidate[name][outcome]
-                (a_low, a_high), (b_low, b_high) = wilson(a, self.seeds), wilson(b, self.seeds)
+                (a_low, a_high), (b_low, b_high) = wilson_interval(a, self.seeds), wilson_interval(b, self.seeds)
                 if a_high < b_low or b_high < a_low:
                     lines.append(f"{name}: {outcome} {a}/{self.seeds} vs {b}/{self.seeds}")
         return lines
