@@ -372,26 +372,35 @@ class PolicyAgent:
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
         raw, mask = self._model_input(env, agent)
+        if raw.shape != self.model.observation_space.shape:
+            return int(self._distribution(raw[None], mask[None]).get_actions(deterministic=self.deterministic)[0])
         action, _ = self.model.predict(raw, action_masks=mask, deterministic=self.deterministic)
         return int(action)
 
-    def action_probabilities(self, env: Any, agent: str) -> np.ndarray:
-        """The masked policy's probability of every action (zero for illegal ones)."""
+    def _distribution(self, raw: np.ndarray, masks: np.ndarray) -> Any:
+        """The masked action distribution of a batch of observations of any size the network
+        reads (SB3's ``predict`` accepts only the training size; the Thin Ice pile policy plays
+        any number of players)."""
         import torch
 
-        raw, mask = self._model_input(env, agent)
         policy = self.model.policy
         with torch.no_grad():
-            observation, _ = policy.obs_to_tensor(raw)
-            distribution = policy.get_distribution(observation, action_masks=mask[None])
-            return distribution.distribution.probs.cpu().numpy().reshape(-1)
+            observation = torch.as_tensor(np.asarray(raw, dtype=np.float32), device=policy.device)
+            return policy.get_distribution(observation, action_masks=masks)
+
+    def action_probabilities(self, env: Any, agent: str) -> np.ndarray:
+        """The masked policy's probability of every action (zero for illegal ones)."""
+        raw, mask = self._model_input(env, agent)
+        return self._distribution(raw[None], mask[None]).distribution.probs.cpu().numpy().reshape(-1)
 
     def act_batch(self, envs: Sequence[Any], agents: Sequence[str], rngs: Sequence[np.random.Generator]) -> list[int]:
         """One move in each of several games with one forward pass of the network (what
         :class:`polarzoo.wrappers.opponent_batching.OpponentBatchingVecEnv` calls)."""
         inputs = [self._model_input(env, agent) for env, agent in zip(envs, agents)]
-        actions, _ = self.model.predict(np.stack([raw for raw, _ in inputs]), action_masks=np.stack([mask for _, mask in inputs]),
-                                        deterministic=self.deterministic)
+        raws, masks = np.stack([raw for raw, _ in inputs]), np.stack([mask for _, mask in inputs])
+        if raws.shape[1:] != self.model.observation_space.shape:
+            return [int(a) for a in self._distribution(raws, masks).get_actions(deterministic=self.deterministic)]
+        actions, _ = self.model.predict(raws, action_masks=masks, deterministic=self.deterministic)
         return [int(action) for action in np.asarray(actions).reshape(-1)]
 
     def __getstate__(self) -> dict[str, Any]:  # subprocesses reload the model from disk

@@ -351,14 +351,12 @@ class ThinIceNet(nn.Module):
         for layer in (self.place_out, self.pick_out, self.call_out, self.done_out):
             nn.init.normal_(layer.weight, std=0.01)
             nn.init.zeros_(layer.bias)
-        # Symmetry tables: observation signed permutations, action maps, the canonical score.
-        index, sign = zip(*(thin_symmetry.observation_permutation(k, players) for k in range(thin_symmetry.NUM_SYMMETRIES)))
-        self.register_buffer("sym_index", torch.as_tensor(np.stack(index)), persistent=False)
-        self.register_buffer("sym_sign", torch.as_tensor(np.stack(sign)), persistent=False)
+        # Symmetry tables: action maps here; observation maps and the canonical score per number
+        # of players (the same weights play any), built when a size is first seen.
+        self._symmetry = thin_symmetry
         self.register_buffer("sym_actions", torch.as_tensor(np.stack([thin_symmetry.action_map(k, grid)
                                                                        for k in range(thin_symmetry.NUM_SYMMETRIES)])), persistent=False)
-        score = np.random.default_rng(20261201).normal(size=observation_size)
-        self.register_buffer("canonical_score", torch.as_tensor(score, dtype=torch.float64), persistent=False)
+        self._observation_tables: dict[tuple[int, str], tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
         self.latent_dim_pi = num_actions
         self.latent_dim_vf = dim
 
@@ -371,14 +369,35 @@ class ThinIceNet(nn.Module):
         angles = torch.cat([xy * f * math.pi for f in self.FREQUENCIES_CM], dim=-1)
         return torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1)
 
+    def players_of(self, features: torch.Tensor) -> int:
+        """The number of players of a batch of flat observations (any of 2..6)."""
+        players, rest = divmod(features.shape[1] - self.rules.GLOBAL_FEATURES, self.rules.PLAYER_FEATURES + 1)
+        if rest or not 2 <= players <= 6:
+            raise ValueError(f"not a Thin Ice observation: {features.shape[1]} numbers")
+        return players
+
+    def _tables(self, players: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(8, size) observation index and sign of each map, and the canonical score (size,)."""
+        key = (players, str(device))
+        if key not in self._observation_tables:
+            index, sign = zip(*(self._symmetry.observation_permutation(k, players) for k in range(self._symmetry.NUM_SYMMETRIES)))
+            # One fixed random linear score per observation size (the first 388 numbers of the
+            # two-player one are those the models were trained with).
+            score = np.random.default_rng(20261201).normal(size=self.rules.observation_size(players))
+            self._observation_tables[key] = (torch.as_tensor(np.stack(index), device=device),
+                                             torch.as_tensor(np.stack(sign), device=device),
+                                             torch.as_tensor(score, dtype=torch.float64, device=device))
+        return self._observation_tables[key]
+
     def canonical(self, features: torch.Tensor) -> torch.Tensor:
         """Per sample, the index of the map that takes the observation to its canonical form."""
-        images = features[:, self.sym_index] * self.sym_sign  # (B, 8, size)
-        return (images.double() @ self.canonical_score).argmax(dim=1)
+        index, sign, score = self._tables(self.players_of(features), features.device)
+        images = features[:, index] * sign  # (B, 8, size)
+        return (images.double() @ score).argmax(dim=1)
 
     def _single(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         r = self.rules
-        batch, n = x.shape[0], self.num_players
+        batch, n = x.shape[0], self.players_of(x)
         blocks = x[:, : n * r.PLAYER_FEATURES].reshape(batch, n, r.PLAYER_FEATURES)
         slots = blocks[:, :, : r.MAX_SLOTS * r.SLOT_FEATURES].reshape(batch, n, r.MAX_SLOTS, r.SLOT_FEATURES)
         flags = blocks[:, :, None, r.MAX_SLOTS * r.SLOT_FEATURES :].expand(batch, n, r.MAX_SLOTS, 2)
@@ -423,8 +442,9 @@ class ThinIceNet(nn.Module):
         if self.symmetrize == "none":
             return self._single(features)
         k = self.canonical(features)
+        index, sign, _ = self._tables(self.players_of(features), features.device)
         rows = torch.arange(len(features), device=features.device)
-        logits, value = self._single(features[rows[:, None], self.sym_index[k]] * self.sym_sign[k])
+        logits, value = self._single(features[rows[:, None], index[k]] * sign[k])
         # The canonical position's logit for action map_k(a) belongs to action a.
         return logits.gather(1, self.sym_actions[k]), value
 

@@ -206,11 +206,13 @@ def test_thin_ice_net_shapes_masks_and_any_number_of_players(num_players: int) -
     for _ in range(5):
         sample = distribution.sample()
         assert torch.as_tensor(masks)[torch.arange(len(masks)), sample].all()
-    # the same weights read a game of another size (the pile and player encoders are shared)
-    other, other_masks, _ = _thin_ice_observations(3 if num_players != 3 else 4)
-    bigger = ThinIceNet(other.shape[1], other_masks.shape[1], dim=16, blocks=1)
-    bigger.load_state_dict(net.state_dict())
-    assert torch.isfinite(bigger(torch.as_tensor(other))[0]).all()
+    # the same network reads games of every other size (the pile and player encoders are shared)
+    for players in range(2, 7):
+        other, other_masks, _ = _thin_ice_observations(players, steps=4)
+        other_logits, _ = net(torch.as_tensor(other))
+        assert other_logits.shape == (len(other), masks.shape[1]) and torch.isfinite(other_logits).all()
+    with pytest.raises(ValueError, match="not a Thin Ice observation"):
+        net(torch.zeros(1, 100))
 
 
 def test_thin_ice_net_canonical_is_invariant_and_equivariant_under_the_square() -> None:

@@ -59,3 +59,17 @@ def test_thin_ice_search_plays_with_the_pretrained_policy(tmp_path) -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok search:2 [0, 0]")
+
+
+def test_the_two_player_thin_ice_policy_plays_three_and_six_players() -> None:
+    """One network for any number of players: the shipped model (trained on 2) in bigger games,
+    where SB3's predict() would refuse the observation's size."""
+    pytest.importorskip("mujoco")
+    from polarzoo.baselines.agents import make_agent
+    from polarzoo.baselines.tournament import play_game
+
+    pretrained, heuristic = make_agent("pretrained", "thin_ice_v0"), make_agent("heuristic", "thin_ice_v0")
+    for players in (3, 6):
+        record = play_game("thin_ice_v0", [pretrained] + [heuristic] * (players - 1), seed=1,
+                           env_kwargs={"num_players": players, "grid": 7})
+        assert record.illegal == [0] * players and len(record.result["points"]) == players
