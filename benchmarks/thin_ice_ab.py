@@ -35,7 +35,7 @@ seconds, seed = float(sys.argv[1]), int(sys.argv[2])
 
 
 def play(env, rng, game_seed):
-    """One random game; the number of actions."""
+    # one random game; returns the number of actions
     env.reset(seed=game_seed)
     actions = 0
     for agent in env.agent_iter():
