@@ -33,7 +33,7 @@ import numpy as np
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.tournament import (PairResult, SeatStats, elo_ratings, markdown_table, multiplayer_markdown,
                                            multiplayer_table, round_robin)
-from polarzoo.baselines.runs import HelpFormatter, prog_name
+from polarzoo.baselines.runs import HelpFormatter, prog_name, seed as seed_type
 
 
 def win_rate_matrix(results: Sequence[PairResult], names: Sequence[str]) -> np.ndarray:
@@ -297,7 +297,7 @@ def main(argv: list[str] | None = None) -> None:
                              "search[:K[:PATH]] (Thin Ice); 3+ players: one per seat")
     parser.add_argument("--games", type=int, default=20,
                         help="seeded games per pairing and seat (3+ players: per rotation of the lineup)")
-    parser.add_argument("--seed", type=int, default=0, help="first seed")
+    parser.add_argument("--seed", type=seed_type, default=0, help="first seed")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: a new runs/eval-<env>-<time>)")
     parser.add_argument("--run-dir", type=Path, default=None, help="a training run folder: also plot its learning curve")
     parser.add_argument("--env-kwargs", default=None, help='JSON constructor arguments, e.g. \'{"num_players": 2}\'')

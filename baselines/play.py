@@ -32,7 +32,7 @@ from typing import Any, Callable, TextIO
 import numpy as np
 
 from polarzoo.envs import ENVIRONMENTS
-from polarzoo.baselines.runs import HelpFormatter, prog_name
+from polarzoo.baselines.runs import HelpFormatter, prog_name, seed as seed_type
 
 HELP = ("type a move ({example}), or: moves (list the legal moves), hint (a suggestion), "
         "undo (take back your last move), help, quit")
@@ -228,7 +228,7 @@ def _stdin_reader(stream: TextIO, echo: bool) -> Callable[[str], str | None]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.play"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--env", default="fire_and_ice_v0", choices=sorted(ENVIRONMENTS), help="environment id")
-    parser.add_argument("--seed", type=int, default=0, help="seed for the env and the agents")
+    parser.add_argument("--seed", type=seed_type, default=0, help="seed for the env and the agents")
     parser.add_argument("--human", default=None, help="the seat you play (e.g. fire, ice, black, white, player_0); "
                         "without it two random agents play")
     parser.add_argument("--opponent", default="heuristic",

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from polarzoo.baselines.runs import HelpFormatter, prog_name, require_at_least
+from polarzoo.baselines.runs import HelpFormatter, prog_name, require_at_least, seed as seed_type
 
 TWO_PLAYER_ENVS = ("fire_and_ice_v0", "go_with_the_floe_v0")
 
@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dim", type=int, default=32, help="board network width")
     parser.add_argument("--blocks", type=int, default=3, help="board network blocks")
     parser.add_argument("--eval-games", type=int, default=20, help="games per seat against random at the end")
-    parser.add_argument("--seed", type=int, default=0, help="(default: %(default)s)")
+    parser.add_argument("--seed", type=seed_type, default=0, help="(default: %(default)s)")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: runs/rllib-<env>-<time>)")
     args = parser.parse_args(argv)
     require_at_least(parser, args, 1, "iterations", "batch_size", "minibatch_size", "epochs", "dim", "blocks")

@@ -24,6 +24,18 @@ def require_at_least(parser: argparse.ArgumentParser, args: argparse.Namespace, 
             parser.error(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
 
 
+def seed(text: str) -> int:
+    """argparse ``type`` for seeds: a whole number >= 0 (NumPy and Gymnasium refuse negative ones
+    deep inside; this says so in one line)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 0, got {value}")
+    return value
+
+
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
     """``--help`` keeps the module docstring's layout (the ``python -m`` examples) and shows every default."""
 

@@ -22,7 +22,7 @@ from polarzoo.envs.fire_and_ice import render
 from polarzoo.envs.fire_and_ice.rules import action_to_notation
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import solve
-from polarzoo.baselines.runs import HelpFormatter, prog_name
+from polarzoo.baselines.runs import HelpFormatter, prog_name, seed as seed_type
 
 
 def deal_for_seed(seed: int):  # noqa: ANN201 - SolitaireState
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.solitaire_solver"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--deals", type=int, default=1000, help="number of deals to solve (seeds first-seed..)")
     parser.add_argument("--first-seed", type=int, default=0, help="seed of the first deal")
-    parser.add_argument("--seed", type=int, default=None, help="solve only this deal and print it with its solution")
+    parser.add_argument("--seed", type=seed_type, default=None, help="solve only this deal and print it with its solution")
     parser.add_argument("--json", type=Path, default=None, help="also write the summary to this JSON file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)

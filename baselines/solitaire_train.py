@@ -37,7 +37,7 @@ from polarzoo.envs.fire_and_ice import solitaire_rules
 from polarzoo.envs.fire_and_ice.rules import NUM_HOLES, NUM_ISLANDS, NUM_POSITIONS
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import Solver, board_bits
-from polarzoo.baselines.runs import HelpFormatter, prog_name, require_at_least
+from polarzoo.baselines.runs import HelpFormatter, prog_name, require_at_least, seed as seed_type
 
 #: positions the solver may expand to decide one capture while labelling
 LABEL_BUDGET = 300
@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dim", type=int, default=64, help="hole embedding width")
     parser.add_argument("--blocks", type=int, default=4, help="mixing blocks")
     parser.add_argument("--eval-deals", type=int, default=200, help="held-out deals (seeds 100000..) checked per round")
-    parser.add_argument("--seed", type=int, default=0, help="training deals are seeds seed*1000000 + 1000 ..")
+    parser.add_argument("--seed", type=seed_type, default=0, help="training deals are seeds seed*1000000 + 1000 ..")
     parser.add_argument("--out", type=Path, default=Path("runs/solitaire-train"), help="output folder")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     args = parser.parse_args(argv)

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import yaml
-from polarzoo.baselines.runs import HelpFormatter, prog_name
+from polarzoo.baselines.runs import HelpFormatter, prog_name, seed as seed_type
 
 CONFIG_PATH = Path(__file__).with_name("hyperparams.yaml")
 REFERENCE_AGENTS = ("random", "heuristic")
@@ -450,7 +450,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--config", type=Path, default=CONFIG_PATH, help="hyperparameter YAML keyed by env id")
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of run folders")
     parser.add_argument("--run-name", default=None, help="run folder name (default <env>-<time>)")
-    parser.add_argument("--seed", type=int, default=0, help="training seed")
+    parser.add_argument("--seed", type=seed_type, default=0, help="training seed")
     parser.add_argument("--total-timesteps", type=int, default=None, help="override the config's budget (with --resume: a new total)")
     parser.add_argument("--n-envs", type=int, default=None, help="override the number of parallel envs")
     parser.add_argument("--eval-every", type=int, default=None, help="override the evaluation interval (0 = never)")

@@ -207,3 +207,18 @@ def test_floe_white_curve_rejects_a_run_of_another_game(tmp_path: Path) -> None:
     shutil.copy(pretrained_path("fire_and_ice_v0"), tmp_path / "model.zip")
     assert_one_line_error(cli("benchmarks.floe_white", "--curve", str(tmp_path)), "this needs a Go with the Floe model")
     assert not (tmp_path / "white_curve.csv").exists()
+
+
+@pytest.mark.parametrize("module,extra", [
+    ("polarzoo.baselines.evaluate", ["--env", "fire_and_ice_v0"]),
+    ("polarzoo.baselines.play", ["--env", "fire_and_ice_v0"]),
+    ("polarzoo.baselines.solitaire_solver", []),
+    ("polarzoo.baselines.solitaire_eval", []),
+    ("polarzoo.baselines.solitaire_train", []),
+    (TRAIN, ["--env", "fire_and_ice_v0"]),
+])
+def test_a_negative_seed_is_one_line(module: str, extra: list[str], tmp_path: Path) -> None:
+    """--seed -1 reached NumPy's seeding (a traceback) in evaluate, play and the solver."""
+    result = cli(module, *extra, "--seed", "-1", cwd=tmp_path)
+    assert_one_line_error(result, "argument --seed: must be a whole number >= 0, got -1")
+    assert not (tmp_path / "runs").exists()
