@@ -5,7 +5,8 @@ own MCTSBot (random rollouts) against its uniform random bot.
 
 Throughput: states per second of uniformly random play through ``pyspiel`` (``legal_actions``,
 ``apply_action``, and ``is_terminal`` per state, as an OpenSpiel algorithm's playout does) and
-PettingZoo ``env()`` steps per second of the same games, measured alternately in one run.  MCTS:
+PettingZoo ``env()`` random steps per second (``benchmarks.env_steps``: every ``step`` call, the
+dead steps at a game's end included), measured alternately in one run.  MCTS:
 ``open_spiel.python.algorithms.mcts.MCTSBot`` (UCT constant 2, ``--simulations`` per move,
 ``RandomRolloutEvaluator`` with one rollout) against ``pyspiel.make_uniform_random_bot``,
 ``--mcts-games`` games per seat on Fire & Ice; win rate with its 95% Wilson interval and the
@@ -32,6 +33,9 @@ def pyspiel_states_per_second(name: str, seconds: float, seed: int) -> float:
 
     game = pyspiel.load_game(name)
     rng = np.random.default_rng(seed)
+    warm = game.new_initial_state()  # numba loads the compiled masks on first use
+    while not warm.is_terminal():
+        warm.apply_action(warm.legal_actions()[0])
     states, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         state = game.new_initial_state()
@@ -43,22 +47,13 @@ def pyspiel_states_per_second(name: str, seconds: float, seed: int) -> float:
 
 
 def pettingzoo_steps_per_second(env_id: str, seconds: float, seed: int) -> float:
+    """``env()`` random play (``benchmarks.env_steps``), sized to take about ``seconds``."""
+    from benchmarks.env_steps import steps_per_second
     from polarzoo.envs import ENVIRONMENTS
 
-    env = ENVIRONMENTS[env_id].env()
-    rng = np.random.default_rng(seed)
-    steps, game, start = 0, 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        env.reset(seed=seed + game)
-        for agent in env.agent_iter():
-            observation, reward, termination, truncation, info = env.last()
-            if termination or truncation:
-                env.step(None)
-                continue
-            env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
-            steps += 1
-        game += 1
-    return steps / (time.perf_counter() - start)
+    env_fn = ENVIRONMENTS[env_id].env
+    rate = steps_per_second(env_fn, 2000, seed)
+    return steps_per_second(env_fn, max(2000, int(rate * seconds)), seed)
 
 
 def mcts_game(task: tuple[int, int, int]) -> tuple[int, float, float, int]:
