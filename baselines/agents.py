@@ -443,7 +443,8 @@ def _count(argument: str, kind: str, default: int) -> int:
     if not argument:
         return default
     if not argument.isdigit() or int(argument) < 1:
-        raise ValueError(f"{kind} needs a positive whole number of simulations, e.g. {kind}:{default}; got {argument!r}")
+        what = "placements to try" if kind == "search" else "simulations"
+        raise ValueError(f"{kind} needs a positive whole number of {what}, e.g. {kind}:{default}; got {argument!r}")
     return int(argument)
 
 
