@@ -244,16 +244,14 @@ class ThinIceSearch:
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
         game = env.game
-        mask = env.observe(agent)["action_mask"].astype(bool)
-        places = np.flatnonzero(mask[game.place_base : game.pick_base])
+        places = game.place_base + np.flatnonzero(env.observe(agent)["action_mask"][game.place_base : game.pick_base])
         if len(places) == 0:
             return self.policy.act(env, agent, rng)
         probs = self.policy.action_probabilities(env, agent)
-        order = np.argsort(-probs, kind="stable")
-        candidates = [int(a) for a in order[: self.k * 4] if game.place_base <= a < game.pick_base and mask[a]][: self.k]
-        greedy = int(order[0])
-        if not candidates or not (game.place_base <= greedy < game.pick_base):
+        greedy = int(np.argmax(probs))
+        if not game.place_base <= greedy < game.pick_base:
             return greedy  # the policy prefers a pick-up: play it
+        candidates = [int(a) for a in places[np.argsort(-probs[places], kind="stable")[: self.k]]]
         player = env.possible_agents.index(agent)
         for action in candidates:
             if placement_score(env, player, action) > -1000.0:

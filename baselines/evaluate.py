@@ -32,7 +32,7 @@ import numpy as np
 
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.tournament import (PairResult, SeatStats, elo_ratings, markdown_table, multiplayer_markdown,
-                                           multiplayer_table, round_robin)
+                                           multiplayer_table, round_robin, seat_names)
 from polarzoo.baselines.runs import HelpFormatter, prog_name, seed as seed_type
 
 
@@ -205,7 +205,7 @@ def evaluate(
     agents = list(agents) if agents is not None else [make_agent(spec, env_id) for spec in agent_specs]
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
-    if seat_count(env_id, env_kwargs) > 2:
+    if len(seat_names(env_id, env_kwargs)) > 2:
         return evaluate_multiplayer(env_id, agents, games, out, seed, env_kwargs, run_dir, show_progress, workers)
     names = [a.name for a in agents]
     if len(set(names)) != len(names):
@@ -245,12 +245,6 @@ def _write_summary(writer: _Writer, out: Path, summary: dict[str, Any], table: s
     return summary
 
 
-def seat_count(env_id: str, env_kwargs: dict[str, Any] | None) -> int:
-    from polarzoo.envs import ENVIRONMENTS
-
-    return len(ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {})).possible_agents)
-
-
 def evaluate_multiplayer(
     env_id: str, agents: Sequence[Any], games: int, out: Path, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
     run_dir: Path | None = None, show_progress: bool = True, workers: int = 1,
@@ -258,7 +252,7 @@ def evaluate_multiplayer(
     """The N-player table (:func:`polarzoo.baselines.tournament.multiplayer_table`): same files
     as the two-player round robin (``games.jsonl`` at once, then ``eval.json``, ``eval.md`` and
     ``ranks.png``, the rank distribution)."""
-    seats = seat_count(env_id, env_kwargs)
+    seats = len(seat_names(env_id, env_kwargs))
     if len(agents) != seats:
         raise ValueError(f"{env_id} has {seats} seats here: give exactly {seats} agents, one per seat "
                          f"(an agent may be listed more than once), got {len(agents)}")
@@ -332,7 +326,7 @@ def main(argv: list[str] | None = None) -> None:
         except Exception as error:  # a corrupt model file, e.g.: name the file, not the library's internals
             parser.error(f"--agents {spec}: cannot load it ({type(error).__name__}: {error})")
     names = [a.name for a in agents]
-    seats = seat_count(args.env, env_kwargs)
+    seats = len(seat_names(args.env, env_kwargs))
     if seats > 2 and len(agents) != seats:
         parser.error(f"--agents: {args.env} has {seats} seats here: give exactly {seats} agents, one per seat "
                      f"(an agent may be listed more than once), got {len(agents)}")

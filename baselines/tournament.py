@@ -56,6 +56,17 @@ def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[st
     return GameRecord([a.name for a in agents], scores, totals, length, illegal, result)
 
 
+def seat_names(env_id: str, env_kwargs: dict[str, Any] | None = None) -> list[str]:
+    """The seats (agent names) of ``env_id`` built with ``env_kwargs``."""
+    from polarzoo.envs import ENVIRONMENTS
+
+    env = ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {}))
+    try:
+        return list(env.possible_agents)
+    finally:
+        env.close()
+
+
 def _play_task(task: tuple[str, list[Any], int, dict[str, Any] | None]) -> GameRecord:
     return play_game(*task)
 
@@ -127,9 +138,7 @@ def head_to_head(
 ) -> PairResult:
     """``first`` against ``second``, ``games_per_seat`` seeded games with ``first`` in each seat
     (in ``workers`` processes when more than 1)."""
-    from polarzoo.envs import ENVIRONMENTS
-
-    num_seats = len(ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {})).possible_agents)
+    num_seats = len(seat_names(env_id, env_kwargs))
     result = PairResult(first.name, second.name)
     tasks = []
     for seat in range(num_seats):
@@ -186,9 +195,7 @@ def round_robin(
         try:
             from tqdm import tqdm
 
-            from polarzoo.envs import ENVIRONMENTS
-
-            seats = len(ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {})).possible_agents)
+            seats = len(seat_names(env_id, env_kwargs))
             bar = tqdm(total=len(pairs) * games_per_seat * seats, desc="games", unit="game")
         except ImportError:  # pragma: no cover
             bar = None
@@ -271,9 +278,7 @@ def multiplayer_table(
     lineup, ``games_per_seat`` seeded games each, so every agent plays every seat equally often.
     Points are the env's ``result()["points"]`` where it has them (Thin Ice), else the rewards;
     how each seat went out is ``result()["out_rule"]`` (``"in"`` = still in at the end)."""
-    from polarzoo.envs import ENVIRONMENTS
-
-    seats = len(ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {})).possible_agents)
+    seats = len(seat_names(env_id, env_kwargs))
     if len(agents) != seats:
         raise ValueError(f"{env_id} with these arguments has {seats} seats; give one agent per seat (got {len(agents)})")
     names = list(dict.fromkeys(a.name for a in agents))

@@ -407,9 +407,9 @@ def init_model_path(config: dict[str, Any]) -> Path:
 
 def config_seats(config: dict[str, Any]) -> list[str]:
     """The seat (agent) names of the game a training config plays, with its env arguments."""
-    from polarzoo.envs import ENVIRONMENTS
+    from polarzoo.baselines.tournament import seat_names
 
-    return list(ENVIRONMENTS[config["env"]].raw_env(**config["env_kwargs"]).possible_agents)
+    return seat_names(config["env"], config["env_kwargs"])
 
 
 def check_config(config: dict[str, Any]) -> None:

@@ -111,6 +111,27 @@ class _Game(pyspiel.Game):
         raise NotImplementedError
 
 
+class _TwoPlayerState(pyspiel.State):
+    """What the two board games' states share: a rules ``State`` with ``to_move``, ``winner`` and
+    ``plies``, the env's ply cap (a draw), and the rules module's zero-sum ``returns``."""
+
+    rules: Any = None
+
+    def __init__(self, game: pyspiel.Game, rules_state: Any) -> None:
+        super().__init__(game)
+        self.rules_state = rules_state
+        self._max_plies = game.max_game_length()
+
+    def current_player(self) -> int:
+        return pyspiel.PlayerId.TERMINAL if self.is_terminal() else int(self.rules_state.to_move)
+
+    def is_terminal(self) -> bool:
+        return self.rules_state.winner >= 0 or self.rules_state.plies >= self._max_plies
+
+    def returns(self) -> list[float]:
+        return [float(r) for r in self.rules.returns(self.rules_state)]
+
+
 def _parameter_error(game: str, message: str) -> ValueError:
     return ValueError(f"{game}: {message}")
 
@@ -144,16 +165,13 @@ class FireAndIceGame(_Game):
         return fire_observation(state.rules_state, player)
 
 
-class FireAndIceState(pyspiel.State):
-    def __init__(self, game: FireAndIceGame) -> None:
-        super().__init__(game)
-        self.rules_state = fire_rules.initial_state(game.handicap, fire_rules.COLOUR_NAMES.index(game.handicap_player),
-                                                    rng=_seeded_generator(game.seed))
-        self._max_plies = game.max_game_length()
-        self._scratch = np.empty(fire_rules.NUM_HOLES, dtype=np.int8)
+class FireAndIceState(_TwoPlayerState):
+    rules = fire_rules
 
-    def current_player(self) -> int:
-        return pyspiel.PlayerId.TERMINAL if self.is_terminal() else int(self.rules_state.to_move)
+    def __init__(self, game: FireAndIceGame) -> None:
+        super().__init__(game, fire_rules.initial_state(game.handicap, fire_rules.COLOUR_NAMES.index(game.handicap_player),
+                                                        rng=_seeded_generator(game.seed)))
+        self._scratch = np.empty(fire_rules.NUM_HOLES, dtype=np.int8)
 
     def _legal_actions(self, player: int) -> list[int]:
         mask = np.empty(fire_rules.NUM_ACTIONS, dtype=np.int8)
@@ -166,12 +184,6 @@ class FireAndIceState(pyspiel.State):
 
     def _action_to_string(self, player: int, action: int) -> str:
         return fire_rules.action_to_notation(int(action))
-
-    def is_terminal(self) -> bool:
-        return self.rules_state.winner >= 0 or self.rules_state.plies >= self._max_plies
-
-    def returns(self) -> list[float]:
-        return [float(r) for r in fire_rules.returns(self.rules_state)]
 
     def __str__(self) -> str:
         state = self.rules_state
@@ -203,14 +215,11 @@ class GoWithTheFloeGame(_Game):
         return floe_observation(state.rules_state, player)
 
 
-class GoWithTheFloeState(pyspiel.State):
-    def __init__(self, game: GoWithTheFloeGame) -> None:
-        super().__init__(game)
-        self.rules_state = floe_rules.initial_state()
-        self._max_plies = game.max_game_length()
+class GoWithTheFloeState(_TwoPlayerState):
+    rules = floe_rules
 
-    def current_player(self) -> int:
-        return pyspiel.PlayerId.TERMINAL if self.is_terminal() else int(self.rules_state.to_move)
+    def __init__(self, game: GoWithTheFloeGame) -> None:
+        super().__init__(game, floe_rules.initial_state())
 
     def _legal_actions(self, player: int) -> list[int]:
         return floe_rules.legal_actions(self.rules_state).tolist()
@@ -220,12 +229,6 @@ class GoWithTheFloeState(pyspiel.State):
 
     def _action_to_string(self, player: int, action: int) -> str:
         return floe_rules.action_to_notation(int(action), self.rules_state)
-
-    def is_terminal(self) -> bool:
-        return self.rules_state.winner >= 0 or self.rules_state.plies >= self._max_plies
-
-    def returns(self) -> list[float]:
-        return [float(r) for r in floe_rules.returns(self.rules_state)]
 
     def __str__(self) -> str:
         state = self.rules_state

@@ -222,3 +222,15 @@ def test_a_negative_seed_is_one_line(module: str, extra: list[str], tmp_path: Pa
     result = cli(module, *extra, "--seed", "-1", cwd=tmp_path)
     assert_one_line_error(result, "argument --seed: must be a whole number >= 0, got -1")
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--workers", "0"], "--workers must be at least 1, got 0"),
+    (["--agents", "search:x", "random"], "search needs a positive whole number of placements to try"),
+    (["--agents", "search:2", "random", "--env", "fire_and_ice_v0"], "search:K is the Thin Ice policy look-ahead"),
+])
+def test_evaluate_new_options_are_one_line(args: list[str], words: str, tmp_path: Path) -> None:
+    base = ["--env", "thin_ice_v0"] if "--env" not in args else []
+    result = cli("polarzoo.baselines.evaluate", *base, *args, "--games", "1", "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert_one_line_error(result, words)
+    assert not (tmp_path / "out").exists()

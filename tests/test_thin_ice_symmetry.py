@@ -106,3 +106,9 @@ def test_mapped_placements_build_the_mapped_pile(k: int) -> None:
     for expected, got in zip(reference, mapped):
         # positions are in units of 0.25 m: 1 mm = 0.004
         assert np.allclose(symmetry.transform_observation(expected, k, 2), got, atol=0.004)
+
+
+@pytest.mark.parametrize("k", [-1, 8, 1.5, True])
+def test_a_bad_symmetry_index_is_a_value_error(k: object) -> None:
+    with pytest.raises(ValueError, match="symmetry index must be in 0..7"):
+        symmetry.action_map(k, 7)  # type: ignore[arg-type]

@@ -28,6 +28,7 @@ NUM_CALLS = len(CALLS)
 PIECES_PER_SIZE = 5
 MAX_SLOTS = 3 * PIECES_PER_SIZE
 CALL, ADD, OVER = 0, 1, 2
+PHASE_NAMES = ("call", "add", "over")
 #: Observation encoding: numbers per piece slot, and per player block (15 slots + is_out, went_out_this_round).
 SLOT_FEATURES = 12
 PLAYER_FEATURES = MAX_SLOTS * SLOT_FEATURES + 2
@@ -38,7 +39,6 @@ GLOBAL_FEATURES = 22
 def observation_size(num_players: int) -> int:
     """Length of the flat observation vector for ``num_players``."""
     return PLAYER_FEATURES * num_players + GLOBAL_FEATURES + num_players
-PHASE_NAMES = ("call", "add", "over")
 
 
 class PhysicsBackend(Protocol):
