@@ -1,0 +1,80 @@
+"""The part of the JAX twins that both games share: a ``pgx.Env`` base whose ``step`` has pgx's
+semantics exactly, written as one pass of ``jnp.where`` per field instead of pgx's three
+``lax.cond`` (under ``vmap`` each ``cond`` becomes a select over the whole state, mask
+included: most of a step's time on a CPU).
+
+pgx's rules, kept here: a step on a finished game returns it with zero rewards; an illegal
+action is played, then ends the game with -1 for the mover and +1 for the other; once a game is
+over every action is marked legal; the observation is the new player-to-move's.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pgx.core as pgx_core
+
+
+class TwinEnv(pgx_core.Env):
+    """Two-player turn-based twins: subclasses implement ``_init``, ``_step``, ``_observe``."""
+
+    def step(self, state: pgx_core.State, action: jax.Array, key: jax.Array | None = None) -> pgx_core.State:
+        """pgx's ``Env.step`` (same results, one select per field)."""
+        action = jnp.asarray(action, dtype=jnp.int32)
+        over = state.terminated | state.truncated
+        illegal = ~state.legal_action_mask[action]
+        mover = state.current_player
+        played = self._step(state.replace(_step_count=state._step_count + 1), action, key)  # type: ignore[attr-defined]
+        penalty = jnp.where(jnp.arange(2) == mover, -1.0, 1.0).astype(jnp.float32)
+        rewards = jnp.where(illegal, penalty, played.rewards)
+        terminated = played.terminated | illegal
+        mask = played.legal_action_mask | terminated
+        new = played.replace(rewards=rewards, terminated=terminated, legal_action_mask=mask)  # type: ignore[attr-defined]
+        old = state.replace(rewards=jnp.zeros_like(state.rewards))  # type: ignore[attr-defined]
+        out = jax.tree.map(lambda a, b: jnp.where(over, a, b), old, new)
+        return out.replace(observation=self.observe(out))  # type: ignore[attr-defined]
+
+    def observe(self, state: pgx_core.State, player_id: jax.Array | None = None) -> jax.Array:
+        """The observation of ``player_id`` (default: the player to move)."""
+        if player_id is None:
+            player_id = state.current_player
+        return jax.lax.stop_gradient(self._observe(state, player_id))
+
+    def random_action(self, state: pgx_core.State, key: jax.Array) -> jax.Array:
+        """A uniformly random legal action of one game (:func:`sample_legal_action` of its mask;
+        a twin may compute the same draw faster from its state)."""
+        return sample_legal_action(key, state.legal_action_mask)
+
+    @property
+    def version(self) -> str:
+        return "v0"
+
+    @property
+    def num_players(self) -> int:
+        return 2
+
+
+_BLOCK = 64
+_LOWER_TRIANGLE = np.tril(np.ones((_BLOCK, _BLOCK), dtype=np.float32))
+
+
+def sample_legal_action(key: jax.Array, mask: jax.Array) -> jax.Array:
+    """A uniformly random legal action of one game (``mask`` (A,) bool; 0 when none is legal):
+    the k-th legal action in mask order with ``k = floor(u * count)`` for one uniform ``u``,
+    the batch cores' draw.  Counted in 64-entry blocks: XLA on a CPU is slow at a cumulative
+    sum over the whole mask (quadratic work) and at reductions over bool, so the blocks are
+    uint8, materialised once, and the running count inside the chosen block is a small matmul."""
+    n = mask.shape[-1]
+    blocks = -(-n // _BLOCK)
+    padded = jnp.concatenate([mask.astype(jnp.uint8), jnp.zeros(blocks * _BLOCK - n, jnp.uint8)])
+    padded = jax.lax.optimization_barrier(padded.reshape(blocks, _BLOCK))
+    counts = padded.sum(-1, dtype=jnp.uint8).astype(jnp.int32)
+    total = counts.sum()
+    k = jnp.minimum(jnp.floor(jax.random.uniform(key) * total).astype(jnp.int32), jnp.maximum(total - 1, 0))
+    ends = jnp.cumsum(counts)
+    block = jnp.sum(ends <= k)
+    k_in_block = k - (ends[block] - counts[block])
+    row = jax.lax.dynamic_index_in_dim(padded, block, 0, keepdims=False).astype(jnp.float32)
+    within = jnp.sum(jnp.asarray(_LOWER_TRIANGLE) @ row <= k_in_block)
+    return jnp.where(total > 0, block * _BLOCK + within, 0).astype(jnp.int32)

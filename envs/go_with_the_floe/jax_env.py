@@ -1,0 +1,238 @@
+"""Go with the Floe in JAX with pgx's API: ``jit`` / ``vmap`` clean, for accelerators.
+
+A twin of the rules in :mod:`polarzoo.envs.go_with_the_floe.rules` (the specification) and of
+the numba kernels (:mod:`polarzoo.envs.go_with_the_floe.kernels`), built from the same
+``TARGET`` table, tested in lockstep against the batch core (``tests/test_jax_envs.py``).
+Single games (the batch core's game; match play is the AEC env's ``match=True``).
+
+    import jax
+    from polarzoo.envs.go_with_the_floe.jax_env import GoWithTheFloe
+
+    env = GoWithTheFloe()
+    state = jax.jit(jax.vmap(env.init))(jax.random.split(jax.random.PRNGKey(0), 1024))
+
+| pgx field | here |
+|---|---|
+| ``current_player`` | int32 player id 0 / 1; ``init`` draws which player id plays Black (the seals, who move first); ``state.first_player`` names it |
+| ``observation`` | int8 (8, 8, 11), exactly ``go_with_the_floe_v0``'s single-game encoding for the player to move |
+| ``legal_action_mask`` | bool (1025,), the AEC env's mask; all True once terminated (pgx's convention) |
+| ``rewards`` | float32 (2,) by player id: +1 / -1 when the game ends |
+| ``terminated`` / ``truncated`` | a win ends the game; nothing truncates (every move melts ice) |
+
+Isolation (Black wins when no bear can ever come next to a seal) is the rules' flood fill as a
+bounded ``lax.while_loop`` over boolean boards: each round adds every node one king step or one
+single-ring jump from what is reached (neighbour tables, no 64-bit integers, so it runs without
+``jax_enable_x64``).  Needs the optional extra: ``pip install "polarzoo[jax]"``.
+"""
+
+from __future__ import annotations
+
+try:
+    import jax
+    import jax.numpy as jnp
+    import pgx.core as pgx_core
+    from pgx._src.struct import dataclass
+
+    from polarzoo.envs._common.jax_env import TwinEnv
+except ImportError as error:  # pragma: no cover - exercised without the extra
+    raise ImportError('the JAX twins need JAX and pgx: pip install "polarzoo[jax]"') from error
+
+import numpy as np
+
+from polarzoo.envs.go_with_the_floe import rules
+
+ENV_ID = "polarzoo/go_with_the_floe"
+_SQ = rules.NUM_SQUARES
+_PASS = rules.PASS
+_CHANNELS = 11
+_NEAR = rules.TARGET[:, :, 0].astype(np.int32)  # (64, 8), -1 off the board
+_FAR = rules.TARGET[:, :, 1].astype(np.int32)
+_NEAR_OK = _NEAR >= 0
+_FAR_OK = _FAR >= 0
+_NEAR_IDX = np.where(_NEAR_OK, _NEAR, 0)
+_FAR_IDX = np.where(_FAR_OK, _FAR, 0)
+_ON_BOARD = rules.ON_BOARD.copy()
+# KING[s, t]: t is a king step from s (on the board).
+_KING = np.zeros((_SQ, _SQ), dtype=bool)
+for _s in range(_SQ):
+    _KING[_s, _NEAR[_s][_NEAR_OK[_s]]] = True
+_START_BOARD = rules.initial_state().board.astype(np.int8)
+# A flood over the 52 ice squares grows by at least one square a round until it stops.
+_MAX_FLOOD_ROUNDS = rules.NUM_ON_BOARD + 1
+
+
+@dataclass
+class GameState:
+    """The rules' state: ``board`` int8 (64,) (EMPTY / SEAL / BEAR), ``rings`` bool (64,),
+    ``to_move`` colour, ``passes`` consecutive passes, ``winner`` colour or -1."""
+
+    board: jax.Array = jnp.asarray(_START_BOARD)
+    rings: jax.Array = jnp.zeros(_SQ, dtype=jnp.bool_)
+    to_move: jax.Array = jnp.int32(rules.BLACK)
+    passes: jax.Array = jnp.int32(0)
+    winner: jax.Array = jnp.int32(-1)
+
+
+@dataclass
+class State(pgx_core.State):
+    current_player: jax.Array = jnp.int32(0)
+    observation: jax.Array = jnp.zeros((rules.SIZE, rules.SIZE, _CHANNELS), dtype=jnp.int8)
+    rewards: jax.Array = jnp.float32([0.0, 0.0])
+    terminated: jax.Array = jnp.bool_(False)
+    truncated: jax.Array = jnp.bool_(False)
+    legal_action_mask: jax.Array = jnp.zeros(rules.NUM_ACTIONS, dtype=jnp.bool_)
+    _step_count: jax.Array = jnp.int32(0)
+    _first_player: jax.Array = jnp.int32(0)
+    _x: GameState = GameState()
+
+    @property
+    def env_id(self) -> str:
+        return ENV_ID
+
+    @property
+    def first_player(self) -> jax.Array:
+        """The player id that plays Black (the seals, colour 0, moves first); colour c is player
+        ``first_player ^ c``."""
+        return self._first_player
+
+    def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
+        """The board(s) as SVG text pictures (pgx's visualiser knows only pgx's games)."""
+        from polarzoo.envs._common.jax_svg import text_svg
+        from polarzoo.envs.go_with_the_floe.render import render_ansi
+
+        boards = np.asarray(self._x.board).reshape(-1, _SQ)
+        rings = np.asarray(self._x.rings).reshape(-1, _SQ)
+        text = "\n".join(render_ansi(rules.State(board=b.astype(np.int8), rings=r.astype(bool)),
+                                     f"Go with the Floe (game {i})" if len(boards) > 1 else "Go with the Floe")
+                         for i, (b, r) in enumerate(zip(boards, rings)))
+        return text_svg(text, scale or 1.0)
+
+    def save_svg(self, filename: str, *, color_theme: str | None = None, scale: float | None = None) -> None:
+        from pathlib import Path
+
+        Path(filename).write_text(self.to_svg(scale=scale))
+
+
+# --------------------------------------------------------------------------------------------
+# The rules on one game (vmap for many)
+# --------------------------------------------------------------------------------------------
+def legal_action_mask(x: GameState) -> jax.Array:
+    """bool (1025,): the legal actions of the colour to move (all False once the game is won)."""
+    token = jnp.where(x.to_move == rules.BLACK, rules.SEAL, rules.BEAR)
+    is_bear = token == rules.BEAR
+    near_token = x.board[jnp.asarray(_NEAR_IDX)]  # (64, 8)
+    near_ring = x.rings[jnp.asarray(_NEAR_IDX)]
+    far_free = ~x.rings[jnp.asarray(_FAR_IDX)] & (x.board[jnp.asarray(_FAR_IDX)] == rules.EMPTY)
+    step = jnp.asarray(_NEAR_OK) & ((~near_ring & (near_token == rules.EMPTY)) | (is_bear & (near_token == rules.SEAL)))
+    slide = jnp.asarray(_FAR_OK) & far_free & (near_token == rules.EMPTY)
+    moves = (jnp.stack([step, slide], axis=-1) & (x.board == token)[:, None, None]).ravel()
+    live = x.winner < 0
+    return jnp.concatenate([moves & live, (~moves.any() & live)[None]])
+
+
+def spread(reach: jax.Array, nodes: jax.Array, rings: jax.Array) -> jax.Array:
+    """One round of the isolation flood (the rules' ``spread_bits`` on boolean boards (..., 64)):
+    ``reach`` plus every node one king step or one single-ring jump from it."""
+    near, far = jnp.asarray(_NEAR_IDX), jnp.asarray(_FAR_IDX)
+    stepped = (reach[..., near] & jnp.asarray(_NEAR_OK)).any(-1)
+    jumped = (reach[..., far] & rings[..., near] & jnp.asarray(_FAR_OK)).any(-1)
+    return reach | (nodes & (stepped | jumped))
+
+
+def seal_isolated(board: jax.Array, rings: jax.Array, seal_sq: jax.Array) -> jax.Array:
+    """Whether the seal on ``seal_sq`` is isolated: no bear can ever reach a square next to it."""
+    target = jnp.asarray(_KING)[seal_sq]
+    nodes = jnp.asarray(_ON_BOARD) & ~rings & (jnp.arange(_SQ) != seal_sq)
+    reach = (board == rules.BEAR) & nodes
+
+    def grow(carry):  # type: ignore[no-untyped-def]
+        reach, _, _, rounds = carry
+        grown = spread(reach, nodes, rings)
+        return grown, (grown & target).any(), (grown == reach).all(), rounds + 1
+
+    def going(carry):  # type: ignore[no-untyped-def]
+        _, touched, stalled, rounds = carry
+        return ~touched & ~stalled & (rounds < _MAX_FLOOD_ROUNDS)
+
+    _, touched, _, _ = jax.lax.while_loop(going, grow, (reach, (reach & target).any(), jnp.bool_(False), 0))
+    return ~touched
+
+
+def decide(board: jax.Array, rings: jax.Array, passes: jax.Array) -> jax.Array:
+    """The winner (colour) or -1: the rules' ``_decide_winner``."""
+    seals = board == rules.SEAL
+    squares = jnp.nonzero(seals, size=2, fill_value=-1)[0]
+    isolated = jax.vmap(lambda sq: (sq >= 0) & seal_isolated(board, rings, jnp.maximum(sq, 0)))(squares)
+    black = isolated.any() | (passes >= 2)
+    return jnp.where(~seals.any(), rules.WHITE, jnp.where(black, rules.BLACK, -1)).astype(jnp.int32)
+
+
+def play(x: GameState, action: jax.Array) -> GameState:
+    """``action`` (legal) played by the colour to move: the rules' ``apply_inplace``."""
+    is_pass = action == _PASS
+    move = jnp.where(is_pass, 0, action)
+    source = move // rules.ACTIONS_PER_SQUARE
+    direction = (move % rules.ACTIONS_PER_SQUARE) // 2
+    far_move = move % 2 == 1
+    near = jnp.asarray(_NEAR_IDX)[source, direction]
+    far = jnp.asarray(_FAR_IDX)[source, direction]
+    token = x.board[source]
+    board = x.board.at[source].set(jnp.int8(rules.EMPTY))
+    rings = x.rings.at[source].set(True)
+    capture = (x.board[near] == rules.SEAL) & (token == rules.BEAR)
+    stepped = board.at[near].set(jnp.where(capture, jnp.int8(rules.EMPTY), token))
+    slid = board.at[far].set(token)
+    board = jnp.where(far_move, slid, stepped)
+    rings = rings.at[near].set(rings[near] | far_move)
+    board = jnp.where(is_pass, x.board, board)
+    rings = jnp.where(is_pass, x.rings, rings)
+    passes = jnp.where(is_pass, x.passes + 1, 0)
+    return GameState(board=board, rings=rings, to_move=1 - x.to_move, passes=passes,
+                     winner=decide(board, rings, passes))
+
+
+def observation(x: GameState, colour: jax.Array) -> jax.Array:
+    """int8 (8, 8, 11): ``go_with_the_floe_v0``'s single-game observation for ``colour`` (the
+    kernels' ``write_observation``; the match channels 8-10 are 0)."""
+    own = jnp.where(colour == rules.BLACK, rules.SEAL, rules.BEAR)
+    other = jnp.where(colour == rules.BLACK, rules.BEAR, rules.SEAL)
+    on = jnp.asarray(_ON_BOARD)
+    ones = jnp.ones(_SQ, dtype=jnp.bool_)
+    zeros = jnp.zeros(_SQ, dtype=jnp.bool_)
+    planes = jnp.stack([x.board == own, x.board == other, x.rings, on, ones & (colour == rules.WHITE),
+                        ones & ((x.to_move == colour) & (x.winner < 0)), on & ~x.rings & (x.board == rules.EMPTY),
+                        ones & (x.passes > 0), zeros, zeros, zeros], axis=-1)
+    return planes.astype(jnp.int8).reshape(rules.SIZE, rules.SIZE, _CHANNELS)
+
+
+# --------------------------------------------------------------------------------------------
+# pgx.Env
+# --------------------------------------------------------------------------------------------
+class GoWithTheFloe(TwinEnv):
+    """Go with the Floe (single games) as a ``pgx.Env`` (see the module docstring)."""
+
+    def _init(self, key: jax.Array) -> State:
+        first_player = jnp.int32(jax.random.bernoulli(key))
+        x = GameState()
+        return State(current_player=first_player, legal_action_mask=legal_action_mask(x),  # type: ignore[call-arg]
+                     _first_player=first_player, _x=x)
+
+    def _step(self, state: pgx_core.State, action: jax.Array, key: jax.Array | None) -> State:
+        del key
+        assert isinstance(state, State)
+        x = play(state._x, action)
+        terminated = x.winner >= 0
+        winner_player = state._first_player ^ x.winner
+        rewards = jnp.where(jnp.arange(2) == winner_player, 1.0, -1.0).astype(jnp.float32)
+        rewards = jnp.where(terminated, rewards, jnp.zeros(2, jnp.float32))
+        return state.replace(  # type: ignore[attr-defined]
+            current_player=state._first_player ^ x.to_move, legal_action_mask=legal_action_mask(x),
+            rewards=rewards, terminated=terminated, _x=x)
+
+    def _observe(self, state: pgx_core.State, player_id: jax.Array) -> jax.Array:
+        assert isinstance(state, State)
+        return observation(state._x, state._first_player ^ player_id)
+
+    @property
+    def id(self) -> str:
+        return ENV_ID
