@@ -454,7 +454,8 @@ def _model_path(path: str) -> str:
 
 def make_agent(spec: str, env_id: str) -> Any:
     """``"random"``, ``"heuristic"``, ``"mcts"`` / ``"mcts:N"``, ``"model:PATH"``, ``"pretrained"``,
-    ``"az:N"`` / ``"az:N:PATH"``, ``"search:K"`` / ``"search:K:PATH"`` (Thin Ice) -> agent."""
+    ``"az:N"`` / ``"az:N:PATH"``, ``"az-jax:PATH"`` / ``"az-jax:N:PATH"`` (AlphaZero trained on the JAX
+    twins), ``"search:K"`` / ``"search:K:PATH"`` (Thin Ice) -> agent."""
     kind, _, argument = spec.partition(":")
     if kind == "random":
         return RandomAgent()
@@ -479,6 +480,15 @@ def make_agent(spec: str, env_id: str) -> Any:
         k = _count(count, "search", 4)
         policy = PolicyAgent(_model_path(path)) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
         return ThinIceSearch(policy, k, name=f"search:{k}" + (f":{Path(path).parent.name}" if path else ""))
+    if kind == "az-jax":
+        from polarzoo.baselines.alphazero_jax import AlphaZeroJaxAgent
+
+        count, _, path = argument.partition(":")
+        if not count.isdigit():  # az-jax:PATH
+            count, path = "", argument
+        if not path:
+            raise ValueError("az-jax agents need a model: az-jax:PATH or az-jax:N:PATH (runs/az-.../model.npz)")
+        return AlphaZeroJaxAgent(path, env_id, _count(count, "az-jax", 1) if count else None)
     if kind == "az":
         from polarzoo.baselines.search import AlphaZeroAgent
 
@@ -487,5 +497,5 @@ def make_agent(spec: str, env_id: str) -> Any:
         if path:
             return AlphaZeroAgent.from_path(_model_path(path), env_id, simulations)
         return AlphaZeroAgent.from_path(str(pretrained_path(env_id)), env_id, simulations)
-    raise ValueError(f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]] "
-                     "or (Thin Ice) search[:K[:PATH]]")
+    raise ValueError(f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], "
+                     "az-jax:[N:]PATH or (Thin Ice) search[:K[:PATH]]")

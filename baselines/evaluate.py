@@ -287,7 +287,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.evaluate"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--env", required=True, choices=sorted(ENVIRONMENTS), help="environment id")
     parser.add_argument("--agents", nargs="+", default=["random", "heuristic"],
-                        help="agent specs: random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], "
+                        help="agent specs: random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], az-jax:[N:]PATH, "
                              "search[:K[:PATH]] (Thin Ice); 3+ players: one per seat")
     parser.add_argument("--games", type=int, default=20,
                         help="seeded games per pairing and seat (3+ players: per rotation of the lineup)")

@@ -229,3 +229,22 @@ def test_floe_observation_and_random_action() -> None:
         action = int(env.random_action(state, jax.random.PRNGKey(i)))
         assert bool(state.legal_action_mask[action])
     assert "Go with the Floe" in state.to_svg() and state.to_svg().startswith("<svg")
+
+
+# --------------------------------------------------------------------------------- docs page
+def test_the_docs_page_snippets_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Every Python snippet of docs/jax.md runs and prints its line."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "jax.md"
+    snippets = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+    assert len(snippets) == 2
+    for snippet, (label, claim) in zip(snippets, (("jax:", "zero-sum: True"), ("mctx:", "all legal: True"))):
+        script = tmp_path / "snippet.py"
+        script.write_text(snippet)
+        result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert label in result.stdout and claim in result.stdout, result.stdout

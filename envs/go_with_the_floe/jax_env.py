@@ -205,6 +205,17 @@ def observation(x: GameState, colour: jax.Array) -> jax.Array:
     return planes.astype(jnp.int8).reshape(rules.SIZE, rules.SIZE, _CHANNELS)
 
 
+def from_rules(state: rules.State, first_player: int = 0) -> State:
+    """The twin's state of a readable-rules position (``rules.State``), ``first_player`` the
+    player id of Black: search from a PettingZoo game's position (single games)."""
+    x = GameState(board=jnp.asarray(state.board, dtype=jnp.int8), rings=jnp.asarray(state.rings, dtype=jnp.bool_),
+                  to_move=jnp.int32(state.to_move), passes=jnp.int32(state.passes), winner=jnp.int32(state.winner))
+    first = jnp.int32(first_player)
+    out = State(current_player=first ^ x.to_move, legal_action_mask=legal_action_mask(x) | (x.winner >= 0),  # type: ignore[call-arg]
+                terminated=x.winner >= 0, _first_player=first, _x=x)
+    return out.replace(observation=observation(x, x.to_move))  # type: ignore[attr-defined]
+
+
 # --------------------------------------------------------------------------------------------
 # pgx.Env
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,571 @@
+"""AlphaZero on the JAX twins: self-play with DeepMind's ``mctx`` (Gumbel MuZero search) on the
+game's own rules, a small grid network in plain JAX, ``optax``; then play it in PettingZoo.
+
+    python -m polarzoo.baselines.alphazero_jax --env fire_and_ice                  # default run (~25 min, 2 cores)
+    python -m polarzoo.baselines.alphazero_jax --env fire_and_ice --iterations 2 --simulations 4   # a smoke run
+    python -m polarzoo.baselines.alphazero_jax --resume runs/az-fire_and_ice-20261201-130000
+    python -m polarzoo.baselines.evaluate --env fire_and_ice_v0 --agents az-jax:runs/az-.../model.npz heuristic
+
+Each iteration plays ``--games`` self-play games at once for ``--plies`` plies (finished games
+restart; positions whose game has not ended by then are not trained on), every move chosen by
+Gumbel MuZero search with ``--simulations`` network evaluations on the twin, then trains the
+network for ``--epochs`` passes over those positions (policy: the search's improved policy;
+value: the game's result for the player to move).  Every ``--eval-every`` iterations the search
+plays ``--eval-games`` games against uniformly random play inside JAX (both seats).
+
+The run folder (announced) holds ``config.json``, ``command.txt``, ``checkpoint.pkl`` (network,
+optimiser, random key, evaluations: written after every iteration, so Ctrl-C or a kill loses at
+most the iteration under way; ``--resume`` continues bit for bit on the same machine),
+``evaluations.csv``, ``learning_curve.png``, ``model.npz`` + ``model.json`` (the network for
+``make_agent("az-jax:PATH")``) and the final evaluation against random and the heuristic in the
+PettingZoo env (``eval.json``, ``eval.md``).
+
+The network: each cell of the observation grid (a hole of Fire & Ice's 7 x 7, a square of the
+Floe's 8 x 8) is a token; residual blocks mix every token with the means of its row, its column
+and the whole grid (for Fire & Ice: the holes of the same island and of the same position, the
+two ways a peg moves); the value is read from the pooled tokens; Fire & Ice's move logits are
+source-token x destination-token products (plus a pass logit), the Floe's 16 per square.
+Needs ``pip install "polarzoo[jax]"`` (and ``[train]`` for the plot and the final evaluation).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import pickle
+import signal
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from polarzoo.baselines.runs import HelpFormatter, new_run_dir, prog_name, require_at_least, seed as seed_type
+
+MODULE = "polarzoo.baselines.alphazero_jax"
+
+
+def _jax() -> tuple[Any, Any]:
+    try:
+        import jax
+        import jax.numpy as jnp
+        import mctx  # noqa: F401
+        import optax  # noqa: F401
+    except ImportError as error:
+        raise ImportError(f'AlphaZero on the JAX twins needs the jax extra ({error.name} is missing): '
+                          'pip install "polarzoo[jax]"') from error
+    return jax, jnp
+
+
+# ------------------------------------------------------------------------------------ network
+#: Per game: the observation grid, each channel's largest value (inputs are scaled to [0, 1]),
+#: and the policy head.
+GAMES: dict[str, dict[str, Any]] = {
+    "fire_and_ice": {"grid": (7, 7, 9), "scale": [1.0] * 7 + [25.0, 25.0], "head": "pairs", "pettingzoo": "fire_and_ice_v0"},
+    "go_with_the_floe": {"grid": (8, 8, 11), "scale": [1.0] * 9 + [104.0, 104.0], "head": "per_square", "pettingzoo": "go_with_the_floe_v0"},
+}
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    game: str
+    dim: int = 32
+    blocks: int = 2
+    key_dim: int = 32
+
+
+def init_params(config: NetworkConfig, key: Any) -> dict[str, Any]:
+    """The network's parameters (a dict of arrays) drawn from ``key``."""
+    jax, jnp = _jax()
+    rows, cols, channels = GAMES[config.game]["grid"]
+    d, hidden = config.dim, 2 * config.dim
+    keys = iter(jax.random.split(key, 8 + 6 * config.blocks))
+
+    def dense(fan_in: int, fan_out: int, scale: float = 1.0) -> Any:
+        return jax.random.normal(next(keys), (fan_in, fan_out)) * (scale / np.sqrt(fan_in))
+
+    params: dict[str, Any] = {"embed": dense(channels, d), "embed_b": jnp.zeros(d),
+                              "position": jax.random.normal(next(keys), (rows, cols, d)) * 0.1}
+    for b in range(config.blocks):
+        params[f"b{b}"] = {"ln": jnp.ones(d), "self": dense(d, hidden), "row": dense(d, hidden), "col": dense(d, hidden),
+                           "all": dense(d, hidden), "bias": jnp.zeros(hidden), "out": dense(hidden, d, 0.5), "out_b": jnp.zeros(d)}
+    params["value"] = {"w1": dense(d, d), "b1": jnp.zeros(d), "w2": dense(d, 1), "b2": jnp.zeros(1)}
+    if GAMES[config.game]["head"] == "pairs":
+        params["policy"] = {"query": dense(d, config.key_dim), "key": dense(d, config.key_dim), "pass": dense(d, 1)}
+    else:
+        params["policy"] = {"moves": dense(d, 16), "moves_b": jnp.zeros(16), "pass": dense(d, 1)}
+    return params
+
+
+def forward(config: NetworkConfig, params: dict[str, Any], observation: Any) -> tuple[Any, Any]:
+    """(logits (B, A), value (B,) in [-1, 1]) for observations (B, rows, cols, channels)."""
+    jax, jnp = _jax()
+    spec = GAMES[config.game]
+    x = observation.astype(jnp.float32) / jnp.asarray(spec["scale"], jnp.float32)
+    h = x @ params["embed"] + params["embed_b"] + params["position"]
+    for b in range(config.blocks):
+        p = params[f"b{b}"]
+        n = h * jax.lax.rsqrt((h * h).mean(-1, keepdims=True) + 1e-6) * p["ln"]
+        mixed = (n @ p["self"] + n.mean(2, keepdims=True) @ p["row"] + n.mean(1, keepdims=True) @ p["col"]
+                 + n.mean((1, 2), keepdims=True) @ p["all"] + p["bias"])
+        h = h + jax.nn.gelu(mixed) @ p["out"] + p["out_b"]
+    batch = h.shape[0]
+    tokens = h.reshape(batch, -1, h.shape[-1])
+    pooled = tokens.mean(1)
+    v = params["value"]
+    value = jnp.tanh(jax.nn.gelu(pooled @ v["w1"] + v["b1"]) @ v["w2"] + v["b2"])[:, 0]
+    head = params["policy"]
+    if spec["head"] == "pairs":
+        scores = jnp.einsum("bsk,bdk->bsd", tokens @ head["query"], tokens @ head["key"]) / np.sqrt(config.key_dim)
+        moves = scores.reshape(batch, -1)
+    else:
+        moves = (tokens @ head["moves"] + head["moves_b"]).reshape(batch, -1)
+    logits = jnp.concatenate([moves, pooled @ head["pass"]], axis=1)
+    return logits, value
+
+
+# ------------------------------------------------------------------------------------- search
+def _masked(logits: Any, mask: Any) -> Any:
+    _, jnp = _jax()
+    logits = logits - logits.max(-1, keepdims=True)
+    return jnp.where(mask, logits, jnp.finfo(logits.dtype).min)
+
+
+def make_search(env: Any, config: NetworkConfig, simulations: int, gumbel_scale: float = 1.0) -> Callable:
+    """``search(params, key, state) -> mctx.PolicyOutput`` for a batch of twin states: Gumbel
+    MuZero with the twin's own ``step`` as the model (two players: discount -1 per ply)."""
+    jax, jnp = _jax()
+    import mctx
+
+    step = jax.vmap(env.step)
+
+    def recurrent(params, key, action, state):  # type: ignore[no-untyped-def]
+        del key
+        mover = state.current_player
+        state = step(state, action)
+        logits, value = forward(config, params, state.observation)
+        reward = state.rewards[jnp.arange(state.rewards.shape[0]), mover]
+        value = jnp.where(state.terminated, 0.0, value)
+        discount = jnp.where(state.terminated, 0.0, -1.0)
+        out = mctx.RecurrentFnOutput(reward=reward, discount=discount * jnp.ones_like(value),
+                                     prior_logits=_masked(logits, state.legal_action_mask), value=value)
+        return out, state
+
+    def search(params, key, state):  # type: ignore[no-untyped-def]
+        logits, value = forward(config, params, state.observation)
+        root = mctx.RootFnOutput(prior_logits=_masked(logits, state.legal_action_mask), value=value, embedding=state)
+        return mctx.gumbel_muzero_policy(params=params, rng_key=key, root=root, recurrent_fn=recurrent,
+                                         num_simulations=simulations, invalid_actions=~state.legal_action_mask,
+                                         qtransform=mctx.qtransform_completed_by_mix_value, gumbel_scale=gumbel_scale)
+
+    return search
+
+
+# ----------------------------------------------------------------------------------- training
+@dataclass
+class TrainConfig:
+    env: str = "fire_and_ice"
+    iterations: int = 25
+    games: int = 128
+    plies: int = 128
+    simulations: int = 16
+    learning_rate: float = 1e-3
+    minibatch: int = 512
+    epochs: int = 2
+    dim: int = 32
+    blocks: int = 2
+    eval_every: int = 5
+    eval_games: int = 64
+    final_eval_games: int = 50
+    seed: int = 0
+
+
+class Sample(NamedTuple):
+    observation: Any
+    mask: Any
+    policy: Any
+    reward: Any  # to the player who moved
+    terminated: Any
+    live: Any  # the position was a live game
+
+
+_BUILT: dict[tuple, dict[str, Callable]] = {}
+#: The settings that change what :func:`build` compiles (not the budget or the evaluation schedule).
+_COMPILED_FIELDS = ("env", "games", "plies", "simulations", "learning_rate", "dim", "blocks", "eval_games")
+
+
+def build(config: TrainConfig) -> dict[str, Callable]:
+    """The jitted pieces of a run (self-play, an update step, evaluation against random), shared
+    by runs with the same compiled settings in one process (a resume compiles nothing again)."""
+    signature = tuple(getattr(config, name) for name in _COMPILED_FIELDS)
+    if signature not in _BUILT:
+        _BUILT[signature] = _build(config)
+    return _BUILT[signature]
+
+
+def _build(config: TrainConfig) -> dict[str, Callable]:
+    jax, jnp = _jax()
+    import optax
+
+    from polarzoo.envs import jax_envs
+
+    env = jax_envs.make(config.env)
+    net = NetworkConfig(config.env, config.dim, config.blocks)
+    search = make_search(env, net, config.simulations)
+    greedy_search = make_search(env, net, config.simulations, gumbel_scale=0.0)
+    optimiser = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(config.learning_rate))
+    init_batch = jax.vmap(env.init)
+    step_batch = jax.vmap(env.step)
+    games = config.games
+
+    @jax.jit
+    def selfplay(params, key):  # type: ignore[no-untyped-def]
+        key, start = jax.random.split(key)
+        state = init_batch(jax.random.split(start, games))
+
+        def ply(carry, _):  # type: ignore[no-untyped-def]
+            state, key = carry
+            key, search_key, reset_key = jax.random.split(key, 3)
+            out = search(params, search_key, state)
+            mover = state.current_player
+            after = step_batch(state, out.action)
+            sample = Sample(state.observation, state.legal_action_mask, out.action_weights,
+                            after.rewards[jnp.arange(games), mover], after.terminated, ~state.terminated)
+            fresh = init_batch(jax.random.split(reset_key, games))
+            done = after.terminated
+            state = jax.tree.map(lambda a, b: jnp.where(done.reshape(done.shape + (1,) * (a.ndim - 1)), a, b), fresh, after)
+            return (state, key), sample
+
+        _, samples = jax.lax.scan(ply, (state, key), None, length=config.plies)
+
+        def back(value, sample):  # ``value``: the result for the player to move after this ply
+            target = sample.reward + jnp.where(sample.terminated, 0.0, -value)
+            return target, target
+
+        _, targets = jax.lax.scan(back, jnp.zeros(games), samples, reverse=True)
+        # A position counts only if its game ended inside this segment.
+        resolved = jnp.flip(jnp.cumsum(jnp.flip(samples.terminated, 0), 0), 0) > 0
+        weight = (resolved & samples.live).astype(jnp.float32)
+        return samples, targets, weight
+
+    def loss_fn(params, observation, mask, policy, target, weight):  # type: ignore[no-untyped-def]
+        logits, value = forward(net, params, observation)
+        logits = _masked(logits, mask)
+        policy_loss = optax.softmax_cross_entropy(logits, policy)
+        value_loss = (value - target) ** 2
+        total = weight.sum() + 1e-8
+        return ((policy_loss + value_loss) * weight).sum() / total, ((policy_loss * weight).sum() / total,
+                                                                     (value_loss * weight).sum() / total)
+
+    @jax.jit
+    def update(params, opt_state, batch):  # type: ignore[no-untyped-def]
+        (loss, parts), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, *batch)
+        updates, opt_state = optimiser.update(grads, opt_state, params)
+        return optax.apply_updates(params, updates), opt_state, loss, parts
+
+    @jax.jit
+    def versus_random(params, key):  # type: ignore[no-untyped-def]
+        """Search (greedy, player 0) against uniform random play (player 1), ``eval_games`` at
+        once for ``plies`` plies (a game still going then counts as not won): (wins as colour
+        0, games as colour 0, wins as colour 1, games as colour 1)."""
+        n = config.eval_games
+        key, start = jax.random.split(key)
+        state = init_batch(jax.random.split(start, n))
+        first = state.first_player
+
+        def ply(carry, _):  # type: ignore[no-untyped-def]
+            state, key, won = carry
+            key, search_key, random_key = jax.random.split(key, 3)
+            ours = greedy_search(params, search_key, state).action
+            theirs = jax.vmap(env.random_action)(state, jax.random.split(random_key, n))
+            action = jnp.where(state.current_player == 0, ours, theirs)
+            after = step_batch(state, action)
+            won = won | (after.rewards[:, 0] > 0)
+            return (after, key, won), None
+
+        (state, _, won), _ = jax.lax.scan(ply, (state, key, jnp.zeros(n, bool)), None, length=config.plies)
+        as_first = first == 0
+        return (jnp.sum(won & as_first), jnp.sum(as_first), jnp.sum(won & ~as_first), jnp.sum(~as_first))
+
+    def new_state(key):  # type: ignore[no-untyped-def]
+        params = init_params(net, key)
+        return params, optimiser.init(params)
+
+    return {"selfplay": selfplay, "update": update, "versus_random": versus_random, "new_state": new_state, "net": net}
+
+
+@dataclass
+class Progress:
+    iteration: int = 0
+    positions: int = 0
+    seconds: float = 0.0
+    evaluations: list[dict[str, float]] = field(default_factory=list)
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_bytes(data)
+    os.replace(temporary, path)
+
+
+def save_checkpoint(run_dir: Path, params: Any, opt_state: Any, key: Any, progress: Progress) -> None:
+    jax, _ = _jax()
+    blob = {"params": jax.device_get(params), "opt_state": jax.device_get(opt_state), "key": np.asarray(jax.device_get(key)),
+            "progress": asdict(progress)}
+    _atomic_write(run_dir / "checkpoint.pkl", pickle.dumps(blob))
+
+
+def export_model(path: Path, config: TrainConfig, params: Any) -> None:
+    """``model.npz`` (flat ``a/b`` keys) and ``model.json`` (how to rebuild the network)."""
+    jax, _ = _jax()
+    flat = {"/".join(str(getattr(k, "key", k)) for k in key_path): np.asarray(value)
+            for key_path, value in jax.tree_util.tree_flatten_with_path(jax.device_get(params))[0]}
+    temporary = path.with_name(path.stem + ".tmp.npz")
+    np.savez(temporary, **flat)
+    os.replace(temporary, path)
+    meta = {"env": config.env, "dim": config.dim, "blocks": config.blocks, "simulations": config.simulations,
+            "format": "polarzoo alphazero_jax v1"}
+    _atomic_write(path.with_suffix(".json"), json.dumps(meta, indent=2).encode())
+
+
+def load_model(path: str | Path) -> tuple[NetworkConfig, dict[str, Any], dict[str, Any]]:
+    """(network config, params, metadata) of a ``model.npz`` written by :func:`export_model`."""
+    _, jnp = _jax()
+    path = Path(path)
+    meta_path = path.with_suffix(".json")
+    if not path.is_file() or not meta_path.is_file():
+        raise FileNotFoundError(f"{path}: an az-jax model is a model.npz with its model.json beside it")
+    try:
+        meta = json.loads(meta_path.read_text())
+        arrays = dict(np.load(path))
+    except (ValueError, OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path} is not a readable az-jax model ({error})") from None
+    if meta.get("format") != "polarzoo alphazero_jax v1" or meta.get("env") not in GAMES:
+        raise ValueError(f"{meta_path} does not describe an az-jax model")
+    params: dict[str, Any] = {}
+    for name, value in arrays.items():
+        node = params
+        *parents, leaf = name.split("/")
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[leaf] = jnp.asarray(value)
+    return NetworkConfig(meta["env"], int(meta["dim"]), int(meta["blocks"])), params, meta
+
+
+def write_curve(run_dir: Path, evaluations: list[dict[str, float]]) -> None:
+    with open(run_dir / "evaluations.csv.tmp", "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["iteration", "positions", "minutes", "win_rate", "win_rate_first", "win_rate_second"])
+        writer.writeheader()
+        writer.writerows(evaluations)
+    os.replace(run_dir / "evaluations.csv.tmp", run_dir / "evaluations.csv")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return
+    if not evaluations:
+        return
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    minutes = [e["minutes"] for e in evaluations]
+    for key, label in (("win_rate", "both seats"), ("win_rate_first", "moving first"), ("win_rate_second", "moving second")):
+        ax.plot(minutes, [e[key] for e in evaluations], marker="o", label=label)
+    ax.set_xlabel("training minutes")
+    ax.set_ylabel("win rate vs random")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    ax.set_title(f"AlphaZero (mctx) on the JAX twin: {run_dir.name}")
+    fig.tight_layout()
+    fig.savefig(run_dir / "learning_curve.png", dpi=100)
+    plt.close(fig)
+
+
+def train(config: TrainConfig, run_dir: Path, resume: dict[str, Any] | None = None, log: Callable[[str], None] = print) -> Progress:
+    """Run (or continue) training into ``run_dir``; returns the progress reached."""
+    jax, _ = _jax()
+    parts = build(config)
+    if resume is None:
+        key = jax.random.PRNGKey(config.seed)
+        key, init_key = jax.random.split(key)
+        params, opt_state = parts["new_state"](init_key)
+        progress = Progress()
+    else:
+        params, opt_state = resume["params"], resume["opt_state"]
+        key = jax.numpy.asarray(resume["key"])
+        progress = Progress(**resume["progress"])
+    started = time.perf_counter() - progress.seconds
+    session_start, first_iteration = time.perf_counter(), progress.iteration
+    while progress.iteration < config.iterations:
+        key, play_key, eval_key = jax.random.split(key, 3)
+        samples, targets, weight = parts["selfplay"](params, play_key)
+        flat = [np.asarray(a).reshape(-1, *a.shape[2:]) for a in (samples.observation, samples.mask, samples.policy, targets, weight)]
+        resolved = np.flatnonzero(flat[4] > 0)  # positions whose game ended inside the segment
+        flat = [a[resolved] for a in flat]
+        count = len(resolved)
+        losses = []
+        order_rng = np.random.default_rng([config.seed, progress.iteration])
+        for _ in range(config.epochs):
+            order = order_rng.permutation(count)
+            for start in range(0, count, config.minibatch):
+                rows = order[start:start + config.minibatch]
+                if len(rows) < config.minibatch:  # a full minibatch (one compiled shape): top up at random
+                    rows = np.concatenate([rows, order_rng.choice(count, config.minibatch - len(rows))])
+                params, opt_state, loss, _ = parts["update"](params, opt_state, tuple(a[rows] for a in flat))
+                losses.append(float(loss))
+        progress.iteration += 1
+        progress.positions += count
+        progress.seconds = time.perf_counter() - started
+        line = (f"iteration {progress.iteration}/{config.iterations}: {progress.positions:,} positions trained, "
+                f"loss {np.mean(losses) if losses else float('nan'):.3f}, {progress.seconds / 60:.1f} min")
+        if config.eval_every and (progress.iteration % config.eval_every == 0 or progress.iteration == config.iterations):
+            won_first, n_first, won_second, n_second = (int(v) for v in parts["versus_random"](params, eval_key))
+            entry = {"iteration": progress.iteration, "positions": progress.positions, "minutes": round(progress.seconds / 60, 2),
+                     "win_rate": (won_first + won_second) / max(1, n_first + n_second),
+                     "win_rate_first": won_first / max(1, n_first), "win_rate_second": won_second / max(1, n_second)}
+            progress.evaluations.append(entry)
+            write_curve(run_dir, progress.evaluations)
+            line += (f"; vs random: {entry['win_rate']:.0%} (first {entry['win_rate_first']:.0%}, "
+                     f"second {entry['win_rate_second']:.0%})")
+        if progress.iteration < config.iterations:
+            per_iteration = (time.perf_counter() - session_start) / (progress.iteration - first_iteration)
+            line += f", ETA {per_iteration * (config.iterations - progress.iteration) / 60:.0f} min"
+        save_checkpoint(run_dir, params, opt_state, key, progress)
+        log(line)
+    export_model(run_dir / "model.npz", config, params)
+    return progress
+
+
+# --------------------------------------------------------------------------------------- agent
+class AlphaZeroJaxAgent:
+    """Plays a trained network in the PettingZoo env: Gumbel MuZero search (deterministic, no
+    root noise) with ``simulations`` evaluations on the JAX twin from the game's position."""
+
+    def __init__(self, path: str | Path, env_id: str, simulations: int | None = None) -> None:
+        jax, _ = _jax()
+        from polarzoo.envs import jax_envs
+
+        self.net, self.params, meta = load_model(path)
+        expected = GAMES[self.net.game]["pettingzoo"]
+        if env_id != expected:
+            raise ValueError(f"{path} is an az-jax model for {expected}, not {env_id}")
+        self.simulations = int(simulations or meta["simulations"])
+        if self.simulations < 1:
+            raise ValueError(f"az-jax simulations must be >= 1, got {self.simulations}")
+        self.name = f"az-jax{self.simulations}"
+        self.env = jax_envs.make(self.net.game)
+        self._twin = __import__(type(self.env).__module__, fromlist=["from_rules"])
+        search = make_search(self.env, self.net, self.simulations, gumbel_scale=0.0)
+        self._search = jax.jit(lambda params, key, state: search(params, key, state).action)
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        jax, _ = _jax()
+        state = self._twin.from_rules(env.unwrapped.state)
+        batched = jax.tree.map(lambda a: a[None], state)
+        key = jax.random.PRNGKey(int(rng.integers(2**31 - 1)))
+        return int(self._search(self.params, key, batched)[0])
+
+
+# ----------------------------------------------------------------------------------------- CLI
+def _parser() -> argparse.ArgumentParser:
+    defaults = TrainConfig()
+    parser = argparse.ArgumentParser(prog=prog_name(MODULE), description=__doc__, formatter_class=HelpFormatter)
+    parser.add_argument("--env", choices=sorted(GAMES), default=defaults.env, help="which twin to train on")
+    parser.add_argument("--resume", type=Path, help="continue a run from its folder (its config.json; --iterations may raise the total)")
+    parser.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of run folders")
+    parser.add_argument("--run-name", help="run folder name (default: az-<env>-<time>)")
+    parser.add_argument("--seed", type=seed_type, default=defaults.seed, help="training seed")
+    parser.add_argument("--iterations", type=int, default=defaults.iterations, help="self-play + training iterations")
+    parser.add_argument("--games", type=int, default=defaults.games, help="self-play games played at once")
+    parser.add_argument("--plies", type=int, default=defaults.plies, help="plies per self-play segment")
+    parser.add_argument("--simulations", type=int, default=defaults.simulations, help="search simulations per move")
+    parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate, help="Adam learning rate")
+    parser.add_argument("--minibatch", type=int, default=defaults.minibatch, help="positions per gradient step")
+    parser.add_argument("--epochs", type=int, default=defaults.epochs, help="passes over each iteration's positions")
+    parser.add_argument("--dim", type=int, default=defaults.dim, help="token width of the network")
+    parser.add_argument("--blocks", type=int, default=defaults.blocks, help="residual blocks")
+    parser.add_argument("--eval-every", type=int, default=defaults.eval_every, help="iterations between evaluations against random (0 = only at the end)")
+    parser.add_argument("--eval-games", type=int, default=defaults.eval_games, help="games per evaluation against random (in JAX)")
+    parser.add_argument("--final-eval-games", type=int, default=defaults.final_eval_games,
+                        help="games per seat in the final PettingZoo evaluation against random and the heuristic")
+    parser.add_argument("--no-final-eval", action="store_true", help="skip the final PettingZoo evaluation")
+    return parser
+
+
+def _final_evaluation(run_dir: Path, config: TrainConfig, log: Callable[[str], None]) -> None:
+    from polarzoo.baselines.agents import make_agent
+    from polarzoo.baselines.tournament import head_to_head
+
+    env_id = GAMES[config.env]["pettingzoo"]
+    ours = AlphaZeroJaxAgent(run_dir / "model.npz", env_id)
+    summary: dict[str, Any] = {"agent": ours.name, "games_per_seat": config.final_eval_games, "opponents": {}}
+    lines = [f"| {ours.name} vs | wins | draws | losses | win rate | by seat (W, D, L) |", "|---|---:|---:|---:|---:|---|"]
+    for opponent_spec in ("random", "heuristic"):
+        opponent = make_agent(opponent_spec, env_id)
+        result = head_to_head(env_id, ours, opponent, config.final_eval_games, seed=config.seed + 1)
+        wins, draws, losses = (sum(seat[i] for seat in result.by_seat.values()) for i in range(3))
+        games = wins + draws + losses
+        summary["opponents"][opponent_spec] = {"wins": wins, "draws": draws, "losses": losses, "win_rate": wins / games,
+                                               "by_seat": {str(k): v for k, v in result.by_seat.items()}}
+        lines.append(f"| {opponent_spec} | {wins} | {draws} | {losses} | {wins / games:.0%} | {result.by_seat} |")
+        log(f"final evaluation vs {opponent_spec}: {wins}/{games} won ({wins / games:.0%}), by seat {result.by_seat}")
+    _atomic_write(run_dir / "eval.json", json.dumps(summary, indent=2).encode())
+    _atomic_write(run_dir / "eval.md", ("\n".join(lines) + "\n").encode())
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    require_at_least(parser, args, 1, "iterations", "games", "plies", "simulations", "minibatch", "epochs", "dim", "blocks", "eval_games")
+    require_at_least(parser, args, 0, "eval_every", "final_eval_games")
+    try:
+        _jax()
+    except ImportError as error:
+        parser.error(str(error))
+    raw = sys.argv[1:] if argv is None else argv
+    resume_blob = None
+    if args.resume:
+        run_dir = args.resume
+        try:
+            config = TrainConfig(**json.loads((run_dir / "config.json").read_text()))
+            resume_blob = pickle.loads((run_dir / "checkpoint.pkl").read_bytes())
+        except (OSError, ValueError, TypeError, pickle.UnpicklingError, EOFError) as error:
+            parser.error(f"--resume {run_dir}: not a readable alphazero_jax run folder ({error})")
+        if any(a == "--iterations" or a.startswith("--iterations=") for a in raw):
+            config.iterations = args.iterations
+    else:
+        fields = {name: getattr(args, name) for name in asdict(TrainConfig()) if hasattr(args, name)}
+        config = TrainConfig(**fields)
+        if config.minibatch > config.games * config.plies:
+            parser.error(f"--minibatch {config.minibatch} is more than an iteration's positions ({config.games} x {config.plies})")
+        run_dir = new_run_dir(args.runs, args.run_name, f"az-{config.env}")
+        (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=2))
+        (run_dir / "command.txt").write_text(" ".join([prog_name(MODULE), *raw]) + "\n")
+    print(f"run folder: {run_dir}", flush=True)
+
+    def log(line: str) -> None:
+        print(line, flush=True)
+
+    try:
+        progress = train(config, run_dir, resume_blob, log)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: {run_dir / 'checkpoint.pkl'} keeps the last finished iteration; "
+              f"continue with --resume {run_dir}", file=sys.stderr)
+        sys.exit(130)
+    print(f"model: {run_dir / 'model.npz'} ({progress.positions:,} positions, {progress.seconds / 60:.1f} min)", flush=True)
+    if not args.no_final_eval and config.final_eval_games:
+        try:
+            _final_evaluation(run_dir, config, log)
+        except KeyboardInterrupt:
+            print(f"\ninterrupted during the final evaluation; the model is kept: {run_dir / 'model.npz'}", file=sys.stderr)
+            sys.exit(130)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    main()

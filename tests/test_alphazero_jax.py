@@ -1,0 +1,110 @@
+"""AlphaZero on the JAX twins: the network's shapes and masking, a tiny run end to end (files,
+exact resume), the exported model played in the PettingZoo env through ``make_agent``, and bad
+models or arguments as one clear error.  Skipped without the jax extra."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+pytest.importorskip("mctx")
+pytest.importorskip("optax")
+
+from polarzoo.baselines import alphazero_jax as az  # noqa: E402
+from polarzoo.baselines.agents import make_agent  # noqa: E402
+from polarzoo.baselines.tournament import head_to_head  # noqa: E402
+
+TINY = ["--games", "8", "--plies", "64", "--simulations", "2", "--minibatch", "64", "--epochs", "1",
+        "--dim", "8", "--blocks", "1", "--eval-every", "1", "--eval-games", "8", "--no-final-eval"]
+
+
+@pytest.mark.parametrize("game, actions", [("fire_and_ice", 2402), ("go_with_the_floe", 1025)])
+def test_network_shapes(game: str, actions: int) -> None:
+    from polarzoo.envs import jax_envs
+
+    env = jax_envs.make(game)
+    state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 3))
+    net = az.NetworkConfig(game, dim=8, blocks=1)
+    params = az.init_params(net, jax.random.PRNGKey(1))
+    logits, value = az.forward(net, params, state.observation)
+    assert logits.shape == (3, actions) and value.shape == (3,)
+    assert np.all(np.abs(np.asarray(value)) <= 1)
+    masked = np.asarray(az._masked(logits, state.legal_action_mask))
+    assert (masked[~np.asarray(state.legal_action_mask)] < -1e30).all()
+
+
+@pytest.fixture(scope="module")
+def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Two iterations straight, and one iteration then ``--resume`` to two."""
+    runs = tmp_path_factory.mktemp("az-runs")
+    az.main(["--env", "fire_and_ice", "--iterations", "2", "--runs", str(runs), "--run-name", "straight", *TINY])
+    az.main(["--env", "fire_and_ice", "--iterations", "1", "--runs", str(runs), "--run-name", "resumed", *TINY])
+    az.main(["--resume", str(runs / "resumed"), "--iterations", "2"])
+    return {"straight": runs / "straight", "resumed": runs / "resumed"}
+
+
+def test_tiny_run_writes_its_files(tiny_runs: dict[str, Path]) -> None:
+    run = tiny_runs["straight"]
+    for name in ("config.json", "command.txt", "checkpoint.pkl", "evaluations.csv", "model.npz", "model.json"):
+        assert (run / name).is_file(), name
+    rows = (run / "evaluations.csv").read_text().splitlines()
+    assert rows[0].startswith("iteration,positions,minutes,win_rate") and len(rows) == 3
+    assert json.loads((run / "model.json").read_text())["env"] == "fire_and_ice"
+    assert not list(run.glob("*.tmp*"))
+
+
+def test_resume_is_a_continuation(tiny_runs: dict[str, Path]) -> None:
+    """Interrupted after an iteration and resumed: the same weights as the straight run."""
+    straight = np.load(tiny_runs["straight"] / "model.npz")
+    resumed = np.load(tiny_runs["resumed"] / "model.npz")
+    assert sorted(straight) == sorted(resumed)
+    for name in straight:
+        assert np.array_equal(straight[name], resumed[name]), name
+    assert (tiny_runs["straight"] / "evaluations.csv").read_text() .splitlines()[1:] != []
+
+
+def test_az_jax_agent_plays_in_pettingzoo(tiny_runs: dict[str, Path]) -> None:
+    model = tiny_runs["straight"] / "model.npz"
+    agent = make_agent(f"az-jax:2:{model}", "fire_and_ice_v0")
+    assert agent.name == "az-jax2"
+    result = head_to_head("fire_and_ice_v0", agent, make_agent("random", "fire_and_ice_v0"), 1, seed=0)
+    assert sum(map(sum, result.by_seat.values())) == 2 and result.illegal == 0
+    assert make_agent(f"az-jax:{model}", "fire_and_ice_v0").simulations == 2  # from model.json
+
+
+def test_bad_models_and_specs(tiny_runs: dict[str, Path], tmp_path: Path) -> None:
+    model = tiny_runs["straight"] / "model.npz"
+    with pytest.raises(ValueError, match="az-jax model for fire_and_ice_v0, not go_with_the_floe_v0"):
+        make_agent(f"az-jax:{model}", "go_with_the_floe_v0")
+    with pytest.raises(ValueError, match="need a model"):
+        make_agent("az-jax", "fire_and_ice_v0")
+    broken = tmp_path / "model.npz"
+    broken.write_bytes(b"not a zip")
+    (tmp_path / "model.json").write_text((model.with_suffix(".json")).read_text())
+    with pytest.raises(ValueError, match="not a readable az-jax model"):
+        make_agent(f"az-jax:{broken}", "fire_and_ice_v0")
+    with pytest.raises(FileNotFoundError, match="model.json beside it"):
+        make_agent(f"az-jax:{tmp_path / 'missing.npz'}", "fire_and_ice_v0")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--iterations", "0"], "--iterations must be at least 1"),
+    (["--env", "thin_ice"], "invalid choice"),
+    (["--seed", "-1"], "must be a whole number >= 0"),
+    (["--minibatch", "100000"], "more than an iteration's positions"),
+])
+def test_cli_errors(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        az.main([*argv, "--runs", str(tmp_path)])
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing half-made
+
+
+def test_resume_of_a_folder_that_is_not_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        az.main(["--resume", str(tmp_path)])
+    assert "not a readable alphazero_jax run folder" in capsys.readouterr().err
