@@ -81,8 +81,8 @@ def test_bad_input_raw_env() -> None:
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"handicap": 9}, "handicap must be one of 0..6"),
-        ({"handicap": -1}, "handicap must be one of 0..6"),
+        ({"handicap": 9}, "handicap must be a whole number in 0..6"),
+        ({"handicap": -1}, "handicap must be a whole number in 0..6"),
         ({"handicap_player": "water"}, "handicap_player must be one of 'fire', 'ice'"),
         ({"render_mode": "video"}, "render_mode must be one of"),
         ({"handicap": 2, "handicap_holes": ["A1", "A2"]}, "distinct islands"),

@@ -81,7 +81,7 @@ def test_bad_input() -> None:
         env.step(1)
     with pytest.raises(ValueError, match="still pending"):
         env.step(env.game.done_action)
-    for kwargs, match in (({"num_players": 7}, "num_players must be one of 2..6"), ({"grid": 0}, "grid"),
+    for kwargs, match in (({"num_players": 7}, "num_players must be a whole number in 2..6"), ({"grid": 0}, "grid"),
                           ({"pitch_mm": 100}, "pitch_mm"), ({"table_friction": 9.0}, "table_friction"),
                           ({"tremor_mm": 50}, "tremor_mm"), ({"max_rearrangements": -1}, "max_rearrangements")):
         with pytest.raises(ValueError, match=match):

@@ -14,6 +14,7 @@ including the -1 when the opponent's move ends the game.  Observations are flatt
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -37,6 +38,11 @@ class BatchVecEnv(VecEnv):
 
         if env_id not in BATCH_CORES:
             raise ValueError(f"no batch core for {env_id!r}; available: {sorted(BATCH_CORES)}")
+        if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive whole number; got {num_envs!r}")
+        if isinstance(opponent, str) and opponent != "random" and not Path(opponent).is_file():
+            raise ValueError(f"opponent must be 'random', a saved MaskablePPO model (.zip) or a model object; "
+                             f"{opponent!r} is neither 'random' nor a file")
         self.env_id = env_id
         self.core = BATCH_CORES[env_id](num_envs, seed=seed)
         aec = ENVIRONMENTS[env_id].raw_env()

@@ -58,6 +58,20 @@ def seat_odds(weights: Mapping[str, float], seats: Sequence[str]) -> NDArray[np.
     return odds / odds.sum()
 
 
+def check_weights(name: str, weights: Any, count: int) -> list[float]:
+    """``weights`` as floats when it is ``count`` finite numbers >= 0, not all zero; otherwise
+    ``ValueError`` naming ``name``."""
+    try:
+        values = [float(w) for w in weights]
+        numeric = all(not isinstance(w, (bool, np.bool_, str)) for w in weights)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a list of numbers >= 0 (one per opponent); got {weights!r}") from None
+    if not numeric or len(values) != count or not all(np.isfinite(v) and v >= 0 for v in values) \
+            or (count and not any(values)):
+        raise ValueError(f"{name} must be {count} number(s) >= 0, not all 0 (one per opponent); got {list(weights)!r}")
+    return values
+
+
 class SingleAgentEnv(gym.Env):
     """One learner seat against opponent agents inside the env.
 
@@ -118,7 +132,8 @@ class SingleAgentEnv(gym.Env):
         if len(opponents) == 0:
             raise ValueError("opponents must hold at least one agent")
         self.opponents = list(opponents)
-        self.opponent_weights = None if opponent_weights is None else list(opponent_weights)
+        self.opponent_weights = None
+        self.set_opponent_weights(opponent_weights)
         self.illegal_action = illegal_action
         first = self.seats[0]
         raw_space = self.aec.observation_space(first)["observation"]
@@ -144,9 +159,11 @@ class SingleAgentEnv(gym.Env):
         :mod:`polarzoo.baselines.agents`."""
         if not (hasattr(opponent, "act") or callable(opponent)):
             raise TypeError(f"an opponent must have act(env, agent, rng) or be such a callable, got {opponent!r}")
+        if self.opponent_weights is not None:
+            weight = check_weights("weight", [1.0 if weight is None else weight], 1)[0]
         self.opponents.append(opponent)
         if self.opponent_weights is not None:
-            self.opponent_weights.append(1.0 if weight is None else weight)
+            self.opponent_weights.append(weight)
         return len(self.opponents)
 
     def set_pool(self, opponents: Sequence[Any], weights: Sequence[float] | None = None) -> None:
@@ -158,8 +175,10 @@ class SingleAgentEnv(gym.Env):
         self.set_opponent_weights(weights)
 
     def set_opponent_weights(self, weights: Sequence[float] | None) -> None:
-        if weights is not None and len(weights) != len(self.opponents):
-            raise ValueError(f"{len(weights)} weights for {len(self.opponents)} opponents")
+        """Draw opponents in proportion to ``weights`` (one number >= 0 per opponent, not all 0;
+        ``None``: uniformly)."""
+        if weights is not None:
+            weights = check_weights("opponent_weights", weights, len(self.opponents))
         self.opponent_weights = None if weights is None else list(weights)
 
     def _draw_opponent(self) -> Any:

@@ -35,11 +35,26 @@ def check_int_action(action: Any, num_actions: int) -> int:
     return action
 
 
-def check_choice(name: str, value: Any, valid: tuple | list | range) -> None:
-    """Raise ``ValueError`` listing the valid values when ``value`` is not one of them."""
-    if isinstance(value, bool) or value not in valid:
-        shown = f"{valid[0]}..{valid[-1]}" if isinstance(valid, range) else ", ".join(map(repr, valid))
-        raise ValueError(f"{name} must be one of {shown}; got {value!r}")
+def check_choice(name: str, value: Any, valid: tuple | list | range) -> Any:
+    """Raise ``ValueError`` listing the valid values when ``value`` is not one of them; a range
+    takes whole numbers only (``3.0`` is refused, NumPy integers are accepted).  Returns the
+    value (a plain ``int`` for a range)."""
+    if isinstance(valid, range):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or int(value) not in valid:
+            raise ValueError(f"{name} must be a whole number in {valid[0]}..{valid[-1]}; got {value!r}")
+        return int(value)
+    if isinstance(value, (bool, np.bool_)) or value not in valid:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, valid))}; got {value!r}")
+    return value
+
+
+def check_number(name: str, value: Any, low: float, high: float, unit: str = "") -> float:
+    """``value`` as a float when it is a real number in [low, high] (NumPy scalars included);
+    otherwise ``ValueError`` naming ``name``, the range and its unit."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not np.isfinite(value) or not low <= float(value) <= high:
+        raise ValueError(f"{name} must be a number in [{low:g}, {high:g}]{' ' + unit if unit else ''}; got {value!r}")
+    return float(value)
 
 
 def pettingzoo_wrappers(env: AECEnv, illegal_reward: float = -1.0) -> AECEnv:
@@ -117,12 +132,18 @@ class StandardWrapper(wrappers.OrderEnforcingWrapper):
         self._has_updated = True
         agent = raw.agent_selection
         dead = raw.terminations[agent] or raw.truncations[agent]
-        # AssertOutOfBoundsWrapper (a plain int is checked here; anything else by the space)
-        if type(action) is int:
-            in_bounds = 0 <= action < raw.action_space(agent).n
-        else:
-            in_bounds = action is not None and raw.action_space(agent).contains(action)
-        assert (action is None and dead) or in_bounds, "action is not in action space"
+        # AssertOutOfBoundsWrapper, after reading any integer (NumPy scalars of every integer
+        # type, 0-d arrays) as a Python int; a bool, float or array is a TypeError that says so.
+        if type(action) is not int and not (action is None and dead):
+            if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
+                action = action.item()
+            elif isinstance(action, np.integer):
+                action = int(action)
+            else:
+                check_int_action(action, raw.action_space(agent).n)  # raises the TypeError
+        if not (action is None and dead):
+            n = raw.action_space(agent).n
+            assert 0 <= action < n, f"action {action} is not in action space Discrete({n})"
         # TerminateIllegalWrapper
         if self._prev_obs is None:
             self.observe(agent)
@@ -152,10 +173,28 @@ def default_wrappers(env: AECEnv, illegal_reward: float = -1.0) -> AECEnv:
 
 def turn_based_parallel(env: AECEnv) -> Any:
     """The parallel API over a turn-based AEC env: every agent submits an action each step and
-    only the one whose turn it is counts (PettingZoo's ``turn_based_aec_to_parallel``)."""
-    from pettingzoo.utils.conversions import turn_based_aec_to_parallel
+    only the one whose turn it is counts (PettingZoo's ``turn_based_aec_to_parallel``, with
+    its bad inputs named: a step before ``reset``, actions that are not a dict, unknown agents,
+    no action for the agent to act)."""
+    from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 
-    return turn_based_aec_to_parallel(env)
+    class TurnBasedParallel(turn_based_aec_to_parallel_wrapper):  # type: ignore[misc, valid-type]
+        def step(self, actions: Any) -> Any:
+            if not hasattr(self, "agents"):
+                raise RuntimeError("parallel_env: call reset() before step()")
+            if not isinstance(actions, dict):
+                raise TypeError(f"parallel_env.step takes a dict {{agent: action}}; got {type(actions).__name__}")
+            if self.agents:
+                unknown = sorted(set(actions) - set(self.possible_agents), key=str)
+                if unknown:
+                    raise ValueError(f"unknown agents {unknown} in actions; the agents are {self.agents}")
+                mover = self.aec_env.agent_selection
+                if mover not in actions:
+                    raise ValueError(f"actions has no action for {mover!r}, the agent to act "
+                                     f"(give every live agent one; only the mover's counts)")
+            return super().step(actions)
+
+    return TurnBasedParallel(env)
 
 
 class TurnBasedAECEnv(AECEnv):
@@ -274,6 +313,7 @@ class TurnBasedAECEnv(AECEnv):
     def observe(self, agent: str) -> dict[str, NDArray]:
         """The observation of any possible agent at any time after ``reset``, also after it has
         left the game (as PettingZoo's classic games do): an all-zero mask unless it is to act."""
+        self._require_reset("observe")
         seat = self._seat_of(agent)
         if (agent == self.agent_selection and agent in self.agents
                 and not (self.terminations.get(agent, True) or self.truncations.get(agent, True))):
@@ -291,6 +331,7 @@ class TurnBasedAECEnv(AECEnv):
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         """As PettingZoo's ``last()``, and still valid after the game: an agent that has left
         gets its final observation (all-zero mask), reward 0 and its final flags and infos."""
+        self._require_reset("last")
         agent = self.agent_selection
         if agent in self.terminations:
             return super().last(observe)
@@ -306,8 +347,15 @@ class TurnBasedAECEnv(AECEnv):
         """The int8 mask of the agent to act (a copy)."""
         return self._mask.copy()
 
+    def _require_reset(self, what: str) -> None:
+        if not hasattr(self, "agent_selection"):
+            raise RuntimeError(f"{self.metadata.get('name', 'env')}: call reset() before {what}()")
+
     def step(self, action: Any) -> None:
+        self._require_reset("step")
         agent = self.agent_selection
+        if agent not in self.terminations:
+            raise RuntimeError(f"{self.metadata.get('name', 'env')}: the game is over and every agent has left; call reset()")
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return

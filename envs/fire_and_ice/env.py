@@ -140,13 +140,17 @@ class raw_env(TurnBasedAECEnv):
         handicap_player: str = "ice",
         handicap_holes: list[str | int] | None = None,
     ) -> None:
-        check_choice("handicap", handicap, range(0, rules.NUM_ISLANDS))
+        handicap = check_choice("handicap", handicap, range(0, rules.NUM_ISLANDS))
         check_choice("handicap_player", handicap_player, rules.COLOUR_NAMES)
         self.handicap = handicap
         self.handicap_player = handicap_player
         self.handicap_holes = None
         if handicap_holes is not None:
-            holes = [rules.hole_from_name(h) if isinstance(h, str) else int(h) for h in handicap_holes]
+            if isinstance(handicap_holes, (str, bytes)) or not isinstance(handicap_holes, (list, tuple, np.ndarray)):
+                raise ValueError(f"handicap_holes must be a list of holes such as ['A1', 'C7'] (or indices 0..48); "
+                                 f"got {handicap_holes!r}")
+            holes = [rules.hole_from_name(h) if isinstance(h, str)
+                     else check_choice("each of handicap_holes", h, range(rules.NUM_HOLES)) for h in handicap_holes]
             # Validate now so a bad list fails at construction, not at the first reset.
             rules.initial_state(handicap, rules.COLOUR_NAMES.index(handicap_player), handicap_holes=holes)
             self.handicap_holes = holes

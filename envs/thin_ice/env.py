@@ -91,7 +91,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from polarzoo.envs._common.aec import TurnBasedAECEnv, turn_based_parallel, check_choice, default_wrappers
+from polarzoo.envs._common.aec import check_number, TurnBasedAECEnv, turn_based_parallel, check_choice, default_wrappers
 from polarzoo.envs.thin_ice import rules
 from polarzoo.envs.thin_ice.physics import NUM_ORIENTATIONS, MuJoCoPiles, PhysicsConfig, PhysicsError
 
@@ -123,24 +123,20 @@ class raw_env(TurnBasedAECEnv):
         settle_cap_seconds: float = 3.0,
         settle_steps: int = 10,
     ) -> None:
-        check_choice("num_players", num_players, range(2, 7))
-        check_choice("max_rearrangements", max_rearrangements, range(0, 11))
-        check_choice("grid", grid, range(1, 16))
-        if isinstance(pitch_mm, bool) or not isinstance(pitch_mm, (int, float)) or not 0.5 <= pitch_mm <= 30:
-            raise ValueError(f"pitch_mm must be a number in [0.5, 30]; got {pitch_mm!r}")
+        num_players = check_choice("num_players", num_players, range(2, 7))
+        max_rearrangements = check_choice("max_rearrangements", max_rearrangements, range(0, 11))
+        grid = check_choice("grid", grid, range(1, 16))
+        pitch_mm = check_number("pitch_mm", pitch_mm, 0.5, 30, "mm")
+        # Checked in the units the caller used (mm, degrees), before the conversion to metres.
+        tremor_mm = check_number("tremor_mm", tremor_mm, 0.0, 5.0, "mm")
         self.physics_config = PhysicsConfig(
-            table_friction=table_friction, piece_friction=piece_friction, tremor_position=tremor_mm / 1000
-            if isinstance(tremor_mm, (int, float)) and not isinstance(tremor_mm, bool) else tremor_mm,
-            tremor_tilt_degrees=tremor_degrees, settle_cap_seconds=settle_cap_seconds, settle_steps=settle_steps,
+            table_friction=check_number("table_friction", table_friction, 0.05, 3.0),
+            piece_friction=check_number("piece_friction", piece_friction, 0.05, 3.0), tremor_position=tremor_mm / 1000,
+            tremor_tilt_degrees=check_number("tremor_degrees", tremor_degrees, 0.0, 10.0, "degrees"),
+            settle_cap_seconds=check_number("settle_cap_seconds", settle_cap_seconds, 0.1, 30.0, "seconds"),
+            settle_steps=settle_steps,
         )
-        try:
-            self.physics_config.validate()
-        except ValueError as error:
-            names = {"tremor_position": "tremor_mm (in metres)", "tremor_tilt_degrees": "tremor_degrees"}
-            message = str(error)
-            for internal, public in names.items():
-                message = message.replace(internal, public)
-            raise ValueError(message) from None
+        self.physics_config.validate()
         self.num_players = num_players
         self.max_rearrangements = max_rearrangements
         self.grid = grid
