@@ -543,7 +543,14 @@ def main(argv: list[str] | None = None) -> None:
         config = TrainConfig(**fields)
         if config.minibatch > config.games * config.plies:
             parser.error(f"--minibatch {config.minibatch} is more than an iteration's positions ({config.games} x {config.plies})")
-        run_dir = new_run_dir(args.runs, args.run_name, f"az-{config.env}")
+        try:
+            run_dir = new_run_dir(args.runs, args.run_name, f"az-{config.env}")
+        except FileExistsError:
+            parser.error(f"--run-name {args.run_name}: {args.runs / args.run_name} exists; choose another name or --resume it")
+        except ValueError as error:
+            parser.error(f"--run-name {error}")
+        except OSError as error:
+            parser.error(f"--runs {args.runs}: cannot create the run folder ({error.strerror or error})")
         (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=2))
         (run_dir / "command.txt").write_text(" ".join([prog_name(MODULE), *raw]) + "\n")
     print(f"run folder: {run_dir}", flush=True)

@@ -25,6 +25,8 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -172,10 +174,14 @@ class _Writer:
                 self.games = None
 
     def write(self, name: str, text: str) -> None:
+        """``out/name`` written whole or not at all (a temporary name, then a rename)."""
         if self.failed is None:
+            temporary = self.out / (name + ".tmp")
             try:
-                (self.out / name).write_text(text)
+                temporary.write_text(text)
+                os.replace(temporary, self.out / name)
             except OSError as error:
+                temporary.unlink(missing_ok=True)
                 self._fail(error)
 
     def call(self, function: Any, *args: Any) -> None:
@@ -238,7 +244,10 @@ def _write_summary(writer: _Writer, out: Path, summary: dict[str, Any], table: s
     writer.call(plot, out / figure)
     written = ["games.jsonl", "eval.json", "eval.md", figure]
     if run_dir is not None:
-        writer.call(plot_learning_curve, run_dir, out / "learning_curve.png")
+        if not (run_dir / "evaluations.csv").exists():
+            print(f"note: no learning curve: {run_dir} has no evaluations.csv yet (the run writes it at its first evaluation)")
+        else:
+            writer.call(plot_learning_curve, run_dir, out / "learning_curve.png")
         written.append("learning_curve.png")
     summary["table"] = table
     summary["written"] = [] if writer.failed else [str(out / name) for name in written if (out / name).exists()]
@@ -277,6 +286,13 @@ def evaluate_multiplayer(
                "illegal_moves": sum(entry.illegal for entry in stats)}
     return _write_summary(writer, out, summary, table, run_dir, "ranks.png",
                           lambda path: plot_ranks(stats, path, f"{env_id}, {seats} players: ranks"))
+
+
+def _count_lines(path: Path) -> int:
+    try:
+        return sum(1 for _ in path.open())
+    except OSError:
+        return 0
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -332,7 +348,19 @@ def main(argv: list[str] | None = None) -> None:
                      f"(an agent may be listed more than once), got {len(agents)}")
     if seats == 2 and len(set(names)) != len(names):
         parser.error(f"--agents: two agents have the same name ({', '.join(names)}); list each once")
+    if args.run_dir is not None and not args.run_dir.is_dir():
+        parser.error(f"--run-dir {args.run_dir}: no such run folder")
     out = args.out
+    if out is not None:
+        if out.exists() and not out.is_dir():
+            parser.error(f"--out {out}: is a file, not a folder")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            probe = out / ".write-test"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as error:
+            parser.error(f"--out {out}: cannot write there ({error.strerror or error})")
     if out is None:
         try:
             out = new_run_dir(Path("runs"), None, f"eval-{args.env}")
@@ -340,8 +368,14 @@ def main(argv: list[str] | None = None) -> None:
             out = Path("runs") / "eval-unwritable"
             print(f"warning: cannot create a run folder under runs/ ({error.strerror or error})")
     print(f"writing to {out}", flush=True)
-    summary = evaluate(args.env, [], args.games, out, args.seed, env_kwargs, args.run_dir, agents=agents,
-                       show_progress=not args.no_progress, workers=args.workers)
+    try:
+        summary = evaluate(args.env, [], args.games, out, args.seed, env_kwargs, args.run_dir, agents=agents,
+                           show_progress=not args.no_progress, workers=args.workers)
+    except KeyboardInterrupt:
+        finished = _count_lines(out / "games.jsonl")
+        print(f"\ninterrupted: the {finished} finished game(s) are in {out / 'games.jsonl'}; no summary was written "
+              "(rerun the command for the full table: the games are seeded, so they come out the same)", file=sys.stderr)
+        sys.exit(130)
     if seats > 2:
         print(f"\n## {args.env}, {seats} players: {', '.join(names)} in every rotation, {args.games} games each "
               f"(seeds from {args.seed})\n")
@@ -351,7 +385,8 @@ def main(argv: list[str] | None = None) -> None:
     if summary["written"]:
         print("\nwritten:\n" + "\n".join(f"  {path}" for path in summary["written"]))
     else:
-        print("\nnothing was written (see the warning above); the table above is the result")
+        print("\nnothing was written (see the warning above); the table above is the result", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -43,9 +43,12 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefau
 def new_run_dir(parent: Path, stem: str | None, prefix: str) -> Path:
     """Create and return a new folder under ``parent``.
 
-    ``stem`` given: exactly ``parent/stem``, which must not exist yet (``FileExistsError``).
+    ``stem`` given: exactly ``parent/stem``, which must not exist yet (``FileExistsError``) and
+    must be a plain name (``ValueError``: a run never lands outside ``parent``).
     Otherwise ``parent/<prefix>-<YYYYmmdd-HHMMSS>``, with ``-2``, ``-3``, ... added when another
     run started in the same second (``mkdir`` is atomic, so two processes never share one)."""
+    if stem is not None and (not stem or Path(stem).name != stem or stem in (".", "..")):
+        raise ValueError(f"{stem!r} is not a plain folder name (no '/' or '..'): the run folder goes under {parent}")
     parent.mkdir(parents=True, exist_ok=True)
     if stem:
         path = parent / stem

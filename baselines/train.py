@@ -390,6 +390,9 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
 POSITIVE_KEYS = ("total_timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_games", "final_eval_games",
                  "checkpoint_every", "max_snapshots", "bc_epochs")
 NON_NEGATIVE_KEYS = ("snapshot_every", "eval_every", "bc_games", "torch_threads")
+#: Real-valued settings and their allowed ranges.
+NUMBER_RANGES = {"learning_rate": (0.0, 1.0), "gamma": (0.0, 1.0), "gae_lambda": (0.0, 1.0), "ent_coef": (0.0, 10.0),
+                 "clip_range": (0.0, 10.0), "shaping": (-100.0, 100.0)}
 
 
 class InitModelError(ValueError):
@@ -419,6 +422,18 @@ def check_config(config: dict[str, Any]) -> None:
         least = 1 if key in POSITIVE_KEYS else 0
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
             raise ValueError(f"{key} must be a whole number >= {least}, got {value!r}")
+    for key, (low, high) in NUMBER_RANGES.items():
+        value = config.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            raise ValueError(f"{key} must be a number in [{low:g}, {high:g}], got {value!r}")
+    if config.get("learning_rate") == 0:
+        raise ValueError("learning_rate must be above 0, got 0")
+    for key in ("env_kwargs", "board_policy"):
+        if not isinstance(config.get(key, {}), dict):
+            raise ValueError(f"{key} must be a mapping, got {config.get(key)!r}")
+    arch = config.get("net_arch", [])
+    if not isinstance(arch, list) or not all(isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in arch):
+        raise ValueError(f"net_arch must be a list of layer widths (whole numbers > 0), got {arch!r}")
     if config["device"] not in ("cpu", "cuda", "auto"):
         raise ValueError(f"device must be cpu, cuda or auto, got {config['device']!r}")
     if config["vec_env"] not in ("dummy", "subproc"):
@@ -517,6 +532,8 @@ def main(argv: list[str] | None = None) -> None:
             run_dir = new_run_dir(args.runs, args.run_name, args.env)
         except FileExistsError:
             parser.error(f"--run-name {args.run_name}: {args.runs / args.run_name} exists; choose another name or --resume it")
+        except ValueError as error:
+            parser.error(f"--run-name {error}")
         except OSError as error:
             parser.error(f"--runs {args.runs}: cannot create the run folder ({error.strerror or error})")
         (run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=True))
