@@ -355,6 +355,26 @@ class PolicyAgent:
         self.name = name or (f"model:{Path(self.path).parent.name}/{Path(self.path).stem}" if self.path else "model")
         self._scales: dict[int, np.ndarray] = {}
 
+    def check_fits(self, env_id: str) -> "PolicyAgent":
+        """``ValueError`` when the model was trained on another game (its action or observation
+        size differs from ``env_id``'s default env): said at load time, not at the first move."""
+        from polarzoo.envs import ENVIRONMENTS
+
+        if env_id not in ENVIRONMENTS or env_id == "thin_ice_v0":  # Thin Ice: sizes vary with its arguments
+            return self
+        probe = ENVIRONMENTS[env_id].raw_env()
+        agent = probe.possible_agents[0]
+        actions = probe.action_space(agent).n
+        size = int(np.prod(probe.observation_space(agent)["observation"].shape))
+        model_actions = getattr(self.model.action_space, "n", None)
+        model_size = int(np.prod(self.model.observation_space.shape))
+        if model_actions != actions or model_size != size:
+            games = {2402: "fire_and_ice_v0", 1025: "go_with_the_floe_v0"}
+            hint = f" (it looks like a {games[model_actions]} model)" if model_actions in games else ""
+            raise ValueError(f"{self.path or 'the model'} does not fit {env_id}: it takes {model_size} observation values "
+                             f"and {model_actions} actions, {env_id} has {size} and {actions}{hint}")
+        return self
+
     def _model_input(self, env: Any, agent: str) -> tuple[np.ndarray, np.ndarray]:
         from polarzoo.wrappers.single_agent import normalize, observation_scale
 
@@ -470,7 +490,7 @@ def make_agent(spec: str, env_id: str) -> Any:
     if kind == "model":
         if not argument:
             raise ValueError("model agents need a path: model:runs/.../model.zip")
-        return PolicyAgent(_model_path(argument))
+        return PolicyAgent(_model_path(argument)).check_fits(env_id)
     if kind == "pretrained":
         return PolicyAgent(pretrained_path(env_id), name="pretrained")
     if kind == "search":

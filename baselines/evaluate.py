@@ -154,7 +154,7 @@ class _Writer:
         self.out, self.failed = out, None
         try:
             out.mkdir(parents=True, exist_ok=True)
-            self.games = (out / "games.jsonl").open("a")
+            self.games = (out / "games.jsonl").open("w")
         except OSError as error:
             self._fail(error)
             self.games = None

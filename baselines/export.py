@@ -30,7 +30,13 @@ def export_model(source: Path, target: Path) -> Path:
     model.ep_info_buffer = collections.deque(maxlen=1)
     model.ep_success_buffer = collections.deque(maxlen=1)
     target.parent.mkdir(parents=True, exist_ok=True)
-    model.save(str(target))
+    # Written whole or not at all: a temporary name, then a rename.
+    temporary = target.with_name(target.stem + ".tmp.zip")
+    try:
+        model.save(str(temporary))
+        temporary.replace(target)
+    finally:
+        temporary.unlink(missing_ok=True)
     return target
 
 
@@ -41,7 +47,12 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not args.model.is_file():
         parser.error(f"{args.model}: no such model file")
-    path = export_model(args.model, args.out)
+    try:
+        path = export_model(args.model, args.out)
+    except OSError as error:
+        parser.error(f"{args.out}: cannot write the copy ({error.strerror or error})")
+    except Exception as error:  # a file that is not a saved model
+        parser.error(f"{args.model}: not a readable MaskablePPO model ({type(error).__name__}: {str(error).splitlines()[0]})")
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
 
 

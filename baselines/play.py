@@ -256,6 +256,8 @@ def main(argv: list[str] | None = None) -> None:
         make_agent(args.opponent, args.env)
     except (ValueError, FileNotFoundError, ImportError) as error:
         parser.error(f"--opponent {args.opponent}: {error}")
+    except Exception as error:  # a corrupt model file: name it, not the library's internals
+        parser.error(f"--opponent {args.opponent}: cannot load it ({type(error).__name__}: {error})")
     if args.window and args.env != "thin_ice_v0":
         from polarzoo.baselines.window_play import WindowGame
 

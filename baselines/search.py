@@ -181,4 +181,8 @@ class AlphaZeroAgent:
     def from_path(cls, path: str, env_id: str, simulations: int = 100, name: str | None = None) -> "AlphaZeroAgent":
         from sb3_contrib import MaskablePPO
 
-        return cls(MaskablePPO.load(str(path), device="cpu"), env_id, simulations, name=name)
+        from polarzoo.baselines.agents import PolicyAgent
+
+        model = MaskablePPO.load(str(path), device="cpu")
+        PolicyAgent(path, model=model).check_fits(env_id)
+        return cls(model, env_id, simulations, name=name)

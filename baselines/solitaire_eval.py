@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -84,14 +85,25 @@ def main(argv: list[str] | None = None) -> None:
     from stable_baselines3.common.env_util import make_vec_env
 
     torch.set_num_threads(1)
-    args.out.mkdir(parents=True, exist_ok=True)
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        parser.error(f"--out {args.out}: cannot create it ({error.strerror or error})")
     started = time.perf_counter()
     if args.model is not None:
         if args.model == "pretrained":
             from polarzoo.baselines.agents import pretrained_path
 
             args.model = pretrained_path("polarzoo/FireAndIceSolitaire-v0")
-        model = MaskablePPO.load(args.model, device="cpu")
+        try:
+            model = MaskablePPO.load(args.model, device="cpu")
+        except Exception as error:  # a truncated file or not a model: one line naming it
+            parser.error(f"--model {args.model}: not a readable MaskablePPO model ({type(error).__name__}: "
+                         f"{str(error).splitlines()[0]})")
+        expected = FireAndIceSolitaireEnv().observation_space.shape
+        if model.observation_space.shape != expected:
+            parser.error(f"--model {args.model}: not a solitaire model (it reads observations of shape "
+                         f"{model.observation_space.shape}; the solitaire env gives {expected})")
         args.timesteps = int(model.num_timesteps)
     else:
         venv = make_vec_env(lambda: FireAndIceSolitaireEnv(reward="shaped"), n_envs=8, seed=args.seed)
@@ -112,7 +124,13 @@ def main(argv: list[str] | None = None) -> None:
         "solver": play(SolverPolicy(), args.deals, first),
         "training": {"timesteps": args.timesteps, "seconds": None if args.model else seconds},
     }
-    (args.out / "solitaire.json").write_text(json.dumps(results, indent=2))
+    try:
+        temporary = args.out / "solitaire.json.tmp"
+        temporary.write_text(json.dumps(results, indent=2))
+        temporary.replace(args.out / "solitaire.json")
+    except OSError as error:
+        print(f"warning: cannot write {args.out / 'solitaire.json'} ({error.strerror or error}); the table below is the result",
+              file=sys.stderr)
     print("| policy | deals | solved | success rate [95% CI] | mean pegs left |")
     print("|---|---:|---:|---|---:|")
     for name in ("random", "trained", "solver"):

@@ -24,6 +24,7 @@ import shlex
 import sys
 import time
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -247,9 +248,16 @@ def behaviour_clone(model: Any, config: dict[str, Any], run_dir: Path, seed: int
         observations, masks, actions = data["observations"], data["masks"], data["actions"]
     else:
         teacher = make_agent(config["bc_teacher"], config["env"])
-        observations, masks, actions = collect_demonstrations(config["env"], teacher, config["bc_games"], seed=seed + 77,
-                                                              env_kwargs=config["env_kwargs"], show_progress=progress_bar)
-        np.savez_compressed(demos, observations=observations, masks=masks, actions=actions)
+        try:
+            observations, masks, actions = collect_demonstrations(config["env"], teacher, config["bc_games"], seed=seed + 77,
+                                                                  env_kwargs=config["env_kwargs"], show_progress=progress_bar)
+        except KeyboardInterrupt:
+            print(f"\ninterrupted while collecting the teacher's demonstrations (nothing trained yet); "
+                  f"--resume {run_dir} collects them again (the games are seeded)", file=sys.stderr)
+            sys.exit(130)
+        temporary = run_dir / "demonstrations.tmp.npz"
+        np.savez_compressed(temporary, observations=observations, masks=masks, actions=actions)
+        temporary.replace(demos)
     losses = list(state.get("bc_losses", []))
 
     def after_epoch(epoch: int, loss: float) -> None:
@@ -278,7 +286,11 @@ def save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any]) -> None:
     folder = run_dir / "checkpoints"
     folder.mkdir(exist_ok=True)
     state["timesteps"] = int(model.num_timesteps)
-    model.save(folder / "latest.tmp.zip")
+    try:
+        model.save(folder / "latest.tmp.zip")
+    except BaseException:  # a full disk or a Ctrl-C mid-write: no half-written file is left behind
+        (folder / "latest.tmp.zip").unlink(missing_ok=True)
+        raise
     if (folder / "latest.zip").exists() and (folder / "state.json").exists():
         (folder / "latest.zip").replace(folder / "previous.zip")
         (folder / "state.json").replace(folder / "previous_state.json")
@@ -301,9 +313,12 @@ def read_checkpoint_state(run_dir: Path) -> tuple[dict[str, Any], str]:
             state = json.loads(state_path.read_text())
             if not isinstance(state, dict) or "timesteps" not in state:
                 raise ValueError("no timesteps")
-            zipfile.ZipFile(model_path).testzip()
+            with zipfile.ZipFile(model_path) as archive:
+                damaged = archive.testzip()  # the first member whose CRC fails, or None
+            if damaged is not None:
+                raise ValueError(f"{damaged} is damaged")
             return state, model_name
-        except (ValueError, OSError, zipfile.BadZipFile) as error:
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as error:
             problems.append(f"{model_name}: unreadable ({type(error).__name__})")
     raise ValueError(f"no readable checkpoint in {folder} ({'; '.join(problems)})")
 
@@ -377,8 +392,14 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
                 agents.append(make_agent(spec, config["env"]))
             except ValueError:
                 pass
-        summary = evaluate(config["env"], [], config["final_eval_games"], run_dir, seed=20_000, env_kwargs=config["env_kwargs"],
-                           run_dir=run_dir, agents=agents, show_progress=progress_bar)
+        try:
+            summary = evaluate(config["env"], [], config["final_eval_games"], run_dir, seed=20_000, env_kwargs=config["env_kwargs"],
+                               run_dir=run_dir, agents=agents, show_progress=progress_bar)
+        except KeyboardInterrupt:
+            print(f"\ninterrupted during the final evaluation: the trained model is saved ({run_dir / 'model.zip'}), the "
+                  f"finished games are in {run_dir / 'games.jsonl'}; --resume {run_dir} runs the evaluation again",
+                  file=sys.stderr)
+            sys.exit(130)
         print(f"\n## Final evaluation: {config['env']}, {config['final_eval_games']} games per pairing and seat\n")
         print(summary["table"])
         print("\nwritten:\n" + "\n".join(f"  {path}" for path in [str(run_dir / "model.zip"), *summary["written"]]))

@@ -234,3 +234,92 @@ def test_evaluate_new_options_are_one_line(args: list[str], words: str, tmp_path
     result = cli("polarzoo.baselines.evaluate", *base, *args, "--games", "1", "--out", str(tmp_path / "out"), cwd=tmp_path)
     assert_one_line_error(result, words)
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------ in-process: one line each
+def _main_error(main, argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:  # type: ignore[no-untyped-def]
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2, err
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "Traceback" not in err, err
+    return errors[0]
+
+
+PRETRAINED_FIRE = ROOT / "baselines" / "pretrained" / "fire_and_ice_v0.zip"
+
+
+def test_typed_config_values_and_run_names(tmp_path: Path, runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from polarzoo.baselines import train
+
+    fast = tmp_path / "fast.yaml"
+    fast.write_text('fire_and_ice_v0: {learning_rate: "fast"}\n')
+    line = _main_error(train.main, ["--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(fast)], capsys)
+    assert "learning_rate must be a number in [0, 1], got 'fast'" in line
+    arch = tmp_path / "arch.yaml"
+    arch.write_text("fire_and_ice_v0: {net_arch: [256, -1]}\n")
+    assert "net_arch" in _main_error(train.main, ["--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(arch)], capsys)
+    line = _main_error(train.main, ["--env", "fire_and_ice_v0", "--runs", str(runs), "--run-name", "../../escape"], capsys)
+    assert "not a plain folder name" in line
+    assert not (tmp_path.parent / "escape").exists() and (not runs.exists() or not any(runs.iterdir()))
+
+
+def test_evaluate_checks_where_it_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from polarzoo.baselines import evaluate
+
+    a_file = tmp_path / "a_file"
+    a_file.write_text("")
+    base = ["--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--games", "1", "--no-progress"]
+    assert "is a file, not a folder" in _main_error(evaluate.main, [*base, "--out", str(a_file)], capsys)
+    assert "no such run folder" in _main_error(evaluate.main, [*base, "--out", str(tmp_path / "e"), "--run-dir",
+                                                               str(tmp_path / "missing")], capsys)
+    assert a_file.read_text() == ""
+
+
+def test_a_model_of_another_game_is_refused_at_load(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from polarzoo.baselines import evaluate, play, solitaire_eval
+
+    line = _main_error(evaluate.main, ["--env", "go_with_the_floe_v0", "--agents", f"model:{PRETRAINED_FIRE}", "random",
+                                       "--out", str(tmp_path / "e")], capsys)
+    assert "does not fit go_with_the_floe_v0" in line and "fire_and_ice_v0 model" in line
+    line = _main_error(play.main, ["--env", "go_with_the_floe_v0", "--human", "black", "--opponent", f"az:2:{PRETRAINED_FIRE}"], capsys)
+    assert "does not fit go_with_the_floe_v0" in line
+    line = _main_error(solitaire_eval.main, ["--model", str(PRETRAINED_FIRE), "--deals", "1", "--out", str(tmp_path / "s")], capsys)
+    assert "not a solitaire model" in line
+
+
+@pytest.mark.parametrize("content", [b"not a zip", None], ids=["not-a-zip", "truncated"])
+def test_damaged_model_files_are_one_line(content: bytes | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from polarzoo.baselines import evaluate, export, play, solitaire_eval
+
+    bad = tmp_path / "model.zip"
+    bad.write_bytes(content if content is not None else PRETRAINED_FIRE.read_bytes()[:3000])
+    assert "not a readable MaskablePPO model" in _main_error(export.main, [str(bad), str(tmp_path / "copy.zip")], capsys)
+    assert not (tmp_path / "copy.zip").exists() and not list(tmp_path.glob("*.tmp*"))
+    assert "not a readable MaskablePPO model" in _main_error(
+        solitaire_eval.main, ["--model", str(bad), "--deals", "1", "--out", str(tmp_path / "s")], capsys)
+    for spec in (f"model:{bad}", f"az:2:{bad}"):
+        assert "zip" in _main_error(play.main, ["--env", "fire_and_ice_v0", "--human", "fire", "--opponent", spec], capsys)
+        assert "zip" in _main_error(evaluate.main, ["--env", "fire_and_ice_v0", "--agents", spec, "random",
+                                                    "--out", str(tmp_path / "e")], capsys)
+
+
+def test_a_damaged_latest_checkpoint_falls_back_to_the_previous(tmp_path: Path) -> None:
+    """A latest.zip whose member data is corrupt (the zip directory intact, so it opens) is
+    caught by its CRCs, and the resume takes previous.zip."""
+    import zipfile
+
+    from polarzoo.baselines.train import read_checkpoint_state
+
+    folder = tmp_path / "checkpoints"
+    folder.mkdir()
+    for name, state, steps in (("latest.zip", "state.json", 200), ("previous.zip", "previous_state.json", 100)):
+        with zipfile.ZipFile(folder / name, "w", compression=zipfile.ZIP_STORED) as archive:
+            archive.writestr("policy.pth", b"weights " * 200)
+        (folder / state).write_text(json.dumps({"timesteps": steps}))
+    assert read_checkpoint_state(tmp_path) == ({"timesteps": 200}, "latest.zip")
+    data = bytearray((folder / "latest.zip").read_bytes())
+    data[100:110] = b"XXXXXXXXXX"  # inside the stored member
+    (folder / "latest.zip").write_bytes(bytes(data))
+    assert read_checkpoint_state(tmp_path) == ({"timesteps": 100}, "previous.zip")
