@@ -323,6 +323,25 @@ def read_checkpoint_state(run_dir: Path) -> tuple[dict[str, Any], str]:
     raise ValueError(f"no readable checkpoint in {folder} ({'; '.join(problems)})")
 
 
+def choose_torch_threads(config: dict[str, Any]) -> tuple[int, str]:
+    """The learner's torch threads and why: ``torch_threads`` when set (> 0); otherwise (0 =
+    auto) one per core that is free now (cores minus the 1-minute load average, at least one),
+    and one when the envs run in subprocesses (they take the cores).  Every core on a busy
+    2-core machine collapsed training to about 1 fps (README, "Training on a busy machine")."""
+    requested = int(config.get("torch_threads") or 0)
+    if requested > 0:
+        return requested, "torch_threads in the config"
+    cores = os.cpu_count() or 1
+    if config.get("vec_env") == "subproc":
+        return 1, "auto: the envs run in subprocesses on the other cores"
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # not on this platform
+        load = 0.0
+    free = max(1, int(cores - load + 0.5))
+    return min(free, cores), f"auto: {cores} cores, 1-minute load {load:.1f}"
+
+
 def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int = 0, progress_bar: bool = True,
           final_eval: bool = True, log_every: float = 0.0) -> Path:
     """Train (then evaluate) into ``run_dir``; ``log_every`` > 0 prints a progress line that
@@ -330,7 +349,9 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     import torch
     from sb3_contrib import MaskablePPO
 
-    torch.set_num_threads(int(config.get("torch_threads") or os.cpu_count() or 1))
+    threads, why = choose_torch_threads(config)
+    torch.set_num_threads(threads)
+    print(f"torch threads: {threads} ({why})", flush=True)
     (run_dir / "snapshots").mkdir(parents=True, exist_ok=True)
     state: dict[str, Any] = {"timesteps": 0, "snapshots": [], "seed": seed}
     model_name = "latest.zip"
@@ -497,7 +518,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--vec-env", choices=["dummy", "subproc"], default=None, help="vectorised env class")
     parser.add_argument("--bc-games", type=int, default=None, help="override the behaviour-cloning games (0 = off)")
     parser.add_argument("--bc-epochs", type=int, default=None, help="override the behaviour-cloning epochs")
-    parser.add_argument("--torch-threads", type=int, default=None, help="override torch threads (0 = every core)")
+    parser.add_argument("--torch-threads", type=int, default=None, help="override torch threads (0 = auto: the cores free at the start)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--log-every", type=float, default=60.0,
                         help="seconds between progress lines when there is no progress bar (output not a terminal, or "

@@ -11,6 +11,16 @@ import numpy as np
 
 PLAYTHROUGH_DIR = Path(__file__).parent / "playthroughs"
 
+#: Every subprocess / wait timeout of the suite is multiplied by this (a slow or busy machine:
+#: ``POLARZOO_TEST_TIMEOUT_SCALE=3 python -m pytest``).  No test asserts how far a job got in a
+#: given time: they wait for the event, up to the scaled timeout.
+TIMEOUT_SCALE = float(os.environ.get("POLARZOO_TEST_TIMEOUT_SCALE", "1"))
+
+
+def scaled(seconds: float) -> float:
+    """``seconds`` times :data:`TIMEOUT_SCALE`."""
+    return seconds * TIMEOUT_SCALE
+
 
 def random_legal_action(observation: dict[str, np.ndarray], rng: np.random.Generator) -> int:
     return int(rng.choice(np.flatnonzero(observation["action_mask"])))

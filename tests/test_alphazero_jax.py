@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+pytestmark = pytest.mark.slow  # compiles the search: a minute or two
+
 jax = pytest.importorskip("jax")
 pytest.importorskip("mctx")
 pytest.importorskip("optax")

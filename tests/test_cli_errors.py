@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import scaled
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=300, cwd=cwd or ROOT)
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=scaled(300), cwd=cwd or ROOT)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, words: str) -> None:
@@ -143,15 +145,16 @@ def test_solitaire_cli_errors(module: str, args: list[str], words: str, tmp_path
 def _interrupt_when(path: Path, args: list[str], tmp_path: Path) -> None:
     process = subprocess.Popen([sys.executable, "-m", TRAIN, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.time() + 240
+    deadline = time.time() + scaled(240)
     while time.time() < deadline and not path.exists():
         time.sleep(0.2)
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
+    out, err = process.communicate(timeout=scaled(120))
     assert process.returncode == 130, err[-2000:]
     assert "--resume" in out
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_behaviour_cloning_then_resume(tmp_path: Path) -> None:
     run = tmp_path / "r"
     args = ["--env", "go_with_the_floe_v0", "--runs", str(tmp_path), "--run-name", "r", "--total-timesteps", "512",
@@ -161,7 +164,7 @@ def test_ctrl_c_during_behaviour_cloning_then_resume(tmp_path: Path) -> None:
     done = json.loads((run / "checkpoints" / "state.json").read_text())["bc_epochs_done"]
     assert 1 <= done < 400 and (run / "demonstrations.npz").exists()
     resumed = subprocess.run([sys.executable, "-m", TRAIN, "--resume", str(run), "--seed", "5", "--no-progress",
-                              "--no-final-eval"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                              "--no-final-eval"], cwd=ROOT, capture_output=True, text=True, timeout=scaled(600))
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "ignoring --seed" in resumed.stdout and "behaviour cloning" in resumed.stdout
     report = json.loads((run / "behaviour_cloning.json").read_text())

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import scaled
+
 pytest.importorskip("sb3_contrib")
 
 from polarzoo.baselines.agents import pretrained_path  # noqa: E402
@@ -18,7 +20,7 @@ from polarzoo.baselines.agents import pretrained_path  # noqa: E402
 def test_export_copy_loads_and_holds_no_run_references(tmp_path: Path) -> None:
     out = tmp_path / "copy.zip"
     result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.export", str(pretrained_path("fire_and_ice_v0")),
-                             str(out)], capture_output=True, text=True, timeout=300)
+                             str(out)], capture_output=True, text=True, timeout=scaled(300))
     assert result.returncode == 0, result.stderr
     data = zipfile.ZipFile(out).read("data").decode()
     assert "SingleAgentEnv" not in data and json.loads(data)["tensorboard_log"] is None
@@ -29,6 +31,6 @@ def test_export_copy_loads_and_holds_no_run_references(tmp_path: Path) -> None:
 
 def test_export_missing_model_is_one_line(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.export", str(tmp_path / "none.zip"), str(tmp_path / "o.zip")],
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=scaled(120))
     assert result.returncode == 2 and "no such model file" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "o.zip").exists()

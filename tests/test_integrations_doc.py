@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import scaled
+
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "integrations.md"
 SNIPPETS = re.findall(r"```python\n(.*?)```", PAGE.read_text(), flags=re.S)
 NEEDS = {"sb3_contrib": "sb3_contrib", "supersuit": "supersuit", "tianshou": "tianshou", "torchrl": "torchrl", "ray": "ray"}
@@ -34,7 +36,7 @@ def test_snippet_runs(snippet: str, tmp_path: Path) -> None:
         pytest.skip(f"{module} is not installed here")
     script = tmp_path / "snippet.py"
     script.write_text(snippet)
-    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=scaled(600))
     assert result.returncode == 0, result.stderr[-3000:]
     label = {"sb3_contrib": "sb3:", "pettingzoo": "registry:", "ray": "rllib:"}.get(_title(snippet), f"{_title(snippet)}:")
     assert label in result.stdout, result.stdout

@@ -9,6 +9,8 @@ import typing
 import numpy as np
 import pytest
 
+from tests.helpers import scaled
+
 jax = pytest.importorskip("jax")
 pytest.importorskip("pgx")
 jnp = jax.numpy
@@ -25,6 +27,7 @@ from polarzoo.envs.go_with_the_floe.env import reference_observation_tensor as f
 GAMES = ["fire_and_ice", "go_with_the_floe"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", GAMES)
 def test_lockstep_with_the_numba_core(name: str) -> None:
     """Every state array, mask, observation (both players), final observation, reward, winner
@@ -48,6 +51,7 @@ def test_lockstep_finds_a_broken_twin(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not report.ok and "state.board" in report.mismatches
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, kwargs", [("fire_and_ice", {}), ("fire_and_ice", {"handicap": 3}), ("go_with_the_floe", {})],
                          ids=["fire_and_ice", "fire_and_ice-handicap", "go_with_the_floe"])
 def test_pgx_api_test(name: str, kwargs: dict, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,6 +112,7 @@ def _rules_state(x, index: int) -> fire_rules.State:  # type: ignore[no-untyped-
     return state
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("player", ["ice", "fire"])
 def test_handicap_starts_and_games_follow_the_rules(player: str) -> None:
     """Handicap pegs on distinct islands, never on D4, every island drawn; then random games
@@ -231,6 +236,7 @@ def test_floe_observation_and_random_action() -> None:
     assert "Go with the Floe" in state.to_svg() and state.to_svg().startswith("<svg")
 
 
+@pytest.mark.slow
 # --------------------------------------------------------------------------------- docs page
 def test_the_docs_page_snippets_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Every Python snippet of docs/jax.md runs and prints its line."""
@@ -245,6 +251,6 @@ def test_the_docs_page_snippets_run(tmp_path) -> None:  # type: ignore[no-untype
     for snippet, (label, claim) in zip(snippets, (("jax:", "zero-sum: True"), ("mctx:", "all legal: True"))):
         script = tmp_path / "snippet.py"
         script.write_text(snippet)
-        result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=scaled(600))
         assert result.returncode == 0, result.stderr[-3000:]
         assert label in result.stdout and claim in result.stdout, result.stdout

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import scaled
+
 pyspiel = pytest.importorskip("pyspiel")
 
 import polarzoo.openspiel  # noqa: E402,F401  (registers the games)
@@ -172,6 +174,6 @@ def test_the_docs_page_snippet_runs(tmp_path: Path) -> None:
     (snippet,) = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
     script = tmp_path / "snippet.py"
     script.write_text(snippet)
-    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=scaled(600))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "openspiel: MCTS (100 simulations) as fire against random:" in result.stdout

@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+from tests.helpers import scaled
+
 CASES = [("fire_and_ice_v0", "fire", "heuristic", []), ("fire_and_ice_v0", "ice", "random", []),
          ("go_with_the_floe_v0", "black", "heuristic", []), ("go_with_the_floe_v0", "white", "random", []),
          ("thin_ice_v0", "player_0", "random", ["--players", "2"]), ("thin_ice_v0", "player_1", "pretrained", ["--players", "2"])]
@@ -75,7 +77,7 @@ def test_a_person_plays_a_whole_game_through_stdin(env_id: str, seat: str, oppon
             reply = session.send("undo")
             assert reply is not None and "undone" in reply
             undone = True
-    session.process.wait(timeout=30)
+    session.process.wait(timeout=scaled(30))
     assert session.process.returncode == 0, session.output[-3000:]
     assert "Traceback" not in session.output
     last_lines = session.output.strip().splitlines()[-1]
@@ -85,11 +87,11 @@ def test_a_person_plays_a_whole_game_through_stdin(env_id: str, seat: str, oppon
 def test_quit_and_end_of_input_exit_cleanly() -> None:
     for stdin in ("hint\nquit\n", "moves\n"):
         result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play", "--env", "go_with_the_floe_v0", "--human",
-                                 "black", "--opponent", "random"], input=stdin, capture_output=True, text=True, timeout=60)
+                                 "black", "--opponent", "random"], input=stdin, capture_output=True, text=True, timeout=scaled(60))
         assert result.returncode == 0 and "game abandoned" in result.stdout and not result.stderr
     assert "hint (random): " in subprocess.run(
         [sys.executable, "-m", "polarzoo.baselines.play", "--env", "fire_and_ice_v0", "--human", "ice", "--opponent", "random"],
-        input="hint\nquit\n", capture_output=True, text=True, timeout=60).stdout
+        input="hint\nquit\n", capture_output=True, text=True, timeout=scaled(60)).stdout
 
 
 @pytest.mark.parametrize("args,message", [
@@ -100,7 +102,7 @@ def test_quit_and_end_of_input_exit_cleanly() -> None:
 ])
 def test_bad_invocations_give_one_line(args: list[str], message: str) -> None:
     result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play", "--env", "fire_and_ice_v0", *args],
-                            capture_output=True, text=True, timeout=60)
+                            capture_output=True, text=True, timeout=scaled(60))
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
     assert len([line for line in result.stderr.splitlines() if line.startswith("play.py: error") or "error:" in line]) == 1
@@ -112,6 +114,6 @@ def test_thin_ice_window_shows_the_picture_while_you_type() -> None:
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy"}
     result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play", "--env", "thin_ice_v0", "--human", "player_0",
                              "--opponent", "random", "--window"], input="call S\nquit\n", capture_output=True, text=True,
-                            timeout=120, env=env)
+                            timeout=scaled(120), env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "game abandoned" in result.stdout and "Traceback" not in result.stderr

@@ -11,6 +11,8 @@ import sys
 import numpy as np
 import pytest
 
+from tests.helpers import scaled
+
 from polarzoo.envs import ENVIRONMENTS
 from polarzoo.wrappers.rllib import RLlibObservation
 
@@ -36,7 +38,7 @@ def test_one_tiny_iteration_through_the_cli(env_id: str, tmp_path) -> None:
     out = tmp_path / "run"
     result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.rllib_train", "--env", env_id, "--iterations", "1",
                              "--batch-size", "128", "--minibatch-size", "64", "--epochs", "1", "--dim", "8", "--blocks", "1",
-                             "--eval-games", "1", "--out", str(out)], capture_output=True, text=True, timeout=600)
+                             "--eval-games", "1", "--out", str(out)], capture_output=True, text=True, timeout=scaled(600))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "iteration 1:" in result.stdout and "vs random" in result.stdout
     report = json.loads((out / "eval.json").read_text())

@@ -6,11 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.helpers import scaled
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args: str, timeout: float = 300) -> str:
-    result = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    result = subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=scaled(timeout))
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout
 

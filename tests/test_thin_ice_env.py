@@ -19,7 +19,7 @@ from polarzoo.envs import thin_ice_v0
 from polarzoo.envs.thin_ice import rules
 from polarzoo.envs.thin_ice.physics import PhysicsError, PilePhysics
 
-from tests.helpers import check_playthrough, fast_render_fn
+from tests.helpers import scaled, check_playthrough, fast_render_fn
 
 
 # ---------------------------------------------------------------------------- AEC env
@@ -50,7 +50,7 @@ def test_determinism_in_two_envs_and_two_processes() -> None:
     assert here == _observation_digest(5, 12)
     code = "from tests.test_thin_ice_env import _observation_digest; print(_observation_digest(5, 12))"
     root = Path(__file__).resolve().parents[1]
-    other = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    other = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=scaled(300))
     assert other.returncode == 0, other.stderr
     assert other.stdout.strip() == here
 
