@@ -33,6 +33,7 @@ import numpy as np
 
 from polarzoo.envs import ENVIRONMENTS
 from polarzoo.baselines.runs import HelpFormatter, prog_name, seed as seed_type
+from polarzoo.baselines.game_loop import next_live_agent, outcome_line  # noqa: F401 (also public here)
 
 HELP = ("type a move ({example}), or: moves (list the legal moves), hint (a suggestion), "
         "undo (take back your last move), help, quit")
@@ -65,29 +66,6 @@ def play(env_id: str, seed: int, quiet: bool = False) -> dict[str, float]:
         print("rewards:", totals)
     env.close()
     return totals
-
-
-def next_live_agent(env: Any, totals: dict[str, float]) -> str | None:
-    """Step the agents that have left (PettingZoo's ``None`` steps), adding their final rewards
-    to ``totals``; return the agent to act next, or ``None`` once the game is over."""
-    while env.agents:
-        agent = env.agent_selection
-        if not (env.terminations[agent] or env.truncations[agent]):
-            return agent
-        totals[agent] += env._cumulative_rewards[agent]
-        env.step(None)
-    return None
-
-
-def outcome_line(env: Any, totals: dict[str, float]) -> str:
-    """``"fire wins"`` / ``"draw"`` / a ranking line for more than two players."""
-    best = max(totals.values())
-    winners = [agent for agent, total in totals.items() if total == best]
-    if len(winners) == len(totals):
-        return "draw"
-    if len(winners) == 1:
-        return f"{winners[0]} wins"
-    return f"{' and '.join(winners)} share the win"
 
 
 class HumanGame:

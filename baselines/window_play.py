@@ -155,7 +155,7 @@ class WindowGame:
 
     def run(self) -> str:
         """Play to the end; returns the result line (``"... wins"``, ``"draw"`` or ``"quit"``)."""
-        from polarzoo.baselines.play import next_live_agent, outcome_line
+        from polarzoo.baselines.game_loop import next_live_agent, outcome_line
 
         totals = {agent: 0.0 for agent in self.env.possible_agents}
         try:

@@ -28,3 +28,13 @@ def test_rules_modules_know_nothing_of_pettingzoo_or_gymnasium() -> None:
         source = path.read_text()
         assert "import pettingzoo" not in source and "from pettingzoo" not in source, path
         assert "import gymnasium" not in source and "from gymnasium" not in source, path
+
+
+def test_play_and_window_play_do_not_import_each_other() -> None:
+    """The terminal and window games share their turn loop through baselines/game_loop.py."""
+    def imports(name: str) -> set[str]:
+        tree = ast.parse((ROOT / "baselines" / f"{name}.py").read_text())
+        return {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+
+    assert "polarzoo.baselines.window_play" not in imports("game_loop") | imports("window_play")
+    assert "polarzoo.baselines.play" not in imports("window_play") | imports("game_loop")

@@ -1,0 +1,30 @@
+"""The turn loop that the terminal game (:mod:`~polarzoo.baselines.play`) and the window game
+(:mod:`~polarzoo.baselines.window_play`) share: one module below both, so neither imports the
+other."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def next_live_agent(env: Any, totals: dict[str, float]) -> str | None:
+    """Step the agents that have left (PettingZoo's ``None`` steps), adding their final rewards
+    to ``totals``; return the agent to act next, or ``None`` once the game is over."""
+    while env.agents:
+        agent = env.agent_selection
+        if not (env.terminations[agent] or env.truncations[agent]):
+            return agent
+        totals[agent] += env._cumulative_rewards[agent]
+        env.step(None)
+    return None
+
+
+def outcome_line(env: Any, totals: dict[str, float]) -> str:
+    """``"fire wins"`` / ``"draw"`` / a ranking line for more than two players."""
+    best = max(totals.values())
+    winners = [agent for agent, total in totals.items() if total == best]
+    if len(winners) == len(totals):
+        return "draw"
+    if len(winners) == 1:
+        return f"{winners[0]} wins"
+    return f"{' and '.join(winners)} share the win"
