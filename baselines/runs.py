@@ -37,7 +37,15 @@ def seed(text: str) -> int:
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
-    """``--help`` keeps the module docstring's layout (the ``python -m`` examples) and shows every default."""
+    """``--help`` keeps the module docstring's layout (the ``python -m`` examples) and shows every
+    default; an option whose default is ``None`` (it falls back to a config value, named in its
+    help) or whose help already says its default shows no ``(default: None)``."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default is None or "default" in text.lower():
+            return text
+        return super()._get_help_string(action)
 
 
 def new_run_dir(parent: Path, stem: str | None, prefix: str) -> Path:

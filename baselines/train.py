@@ -29,8 +29,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
+
 from polarzoo.baselines.runs import HelpFormatter, prog_name, seed as seed_type
+
+try:
+    import yaml
+except ImportError:  # a base install: --help still works; training says which extra it needs
+    yaml = None  # type: ignore[assignment]
 
 CONFIG_PATH = Path(__file__).with_name("hyperparams.yaml")
 REFERENCE_AGENTS = ("random", "heuristic")
@@ -496,29 +501,58 @@ def check_config(config: dict[str, Any]) -> None:
             raise ValueError(f"init_model: no model file {path}")
 
 
+def _config_defaults() -> Any:
+    """``config_default(key)``: " (default from hyperparams.yaml: 250000 for fire_and_ice_v0, ...)"
+    for ``--help``, or a pointer to the file when PyYAML is missing (a base install)."""
+    from polarzoo.envs import ENVIRONMENTS
+
+    values: dict[str, dict[str, Any]] = {}
+    if yaml is not None:
+        try:
+            table = yaml.safe_load(CONFIG_PATH.read_text()) or {}
+            for env_id in sorted(ENVIRONMENTS):
+                values[env_id] = {**(table.get("default") or {}), **(table.get(env_id) or {})}
+        except (OSError, yaml.YAMLError):
+            values = {}
+
+    def describe(key: str) -> str:
+        if not values:
+            return " (default: the config's value, baselines/hyperparams.yaml)"
+        per_env = {env_id: config.get(key) for env_id, config in values.items()}
+        shown = {v for v in per_env.values()}
+        if len(shown) == 1:
+            return f" (default: {next(iter(shown))}, from the config)"
+        return " (default from the config: " + ", ".join(f"{v} for {e}" for e, v in per_env.items()) + ")"
+
+    return describe
+
+
 def main(argv: list[str] | None = None) -> None:
     from polarzoo.envs import ENVIRONMENTS
 
     from polarzoo.baselines.runs import new_run_dir
 
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.train"), description=__doc__, formatter_class=HelpFormatter)
+    config_default = _config_defaults()
     parser.add_argument("--env", choices=sorted(ENVIRONMENTS), help="environment id (not needed with --resume)")
     parser.add_argument("--resume", type=Path, default=None, help="continue an interrupted run from its folder")
-    parser.add_argument("--config", type=Path, default=CONFIG_PATH, help="hyperparameter YAML keyed by env id")
+    parser.add_argument("--config", type=Path, default=None,
+                        help="a hyperparameter YAML keyed by env id, layered over the packaged baselines/hyperparams.yaml "
+                             "(it needs only the keys it changes)")
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of run folders")
     parser.add_argument("--run-name", default=None, help="run folder name (default <env>-<time>)")
     parser.add_argument("--seed", type=seed_type, default=0, help="training seed")
-    parser.add_argument("--total-timesteps", type=int, default=None, help="override the config's budget (with --resume: a new total)")
-    parser.add_argument("--n-envs", type=int, default=None, help="override the number of parallel envs")
-    parser.add_argument("--eval-every", type=int, default=None, help="override the evaluation interval (0 = never)")
-    parser.add_argument("--eval-games", type=int, default=None, help="override games per seat in periodic evaluations")
-    parser.add_argument("--final-eval-games", type=int, default=None, help="override games per seat in the final evaluation")
-    parser.add_argument("--checkpoint-every", type=int, default=None, help="override the checkpoint interval")
-    parser.add_argument("--snapshot-every", type=int, default=None, help="override the self-play snapshot interval (0 = never)")
-    parser.add_argument("--vec-env", choices=["dummy", "subproc"], default=None, help="vectorised env class")
-    parser.add_argument("--bc-games", type=int, default=None, help="override the behaviour-cloning games (0 = off)")
-    parser.add_argument("--bc-epochs", type=int, default=None, help="override the behaviour-cloning epochs")
-    parser.add_argument("--torch-threads", type=int, default=None, help="override torch threads (0 = auto: the cores free at the start)")
+    parser.add_argument("--total-timesteps", type=int, default=None, help="override the config's budget (with --resume: a new total)" + config_default("total_timesteps"))
+    parser.add_argument("--n-envs", type=int, default=None, help="override the number of parallel envs" + config_default("n_envs"))
+    parser.add_argument("--eval-every", type=int, default=None, help="override the evaluation interval (0 = never)" + config_default("eval_every"))
+    parser.add_argument("--eval-games", type=int, default=None, help="override games per seat in periodic evaluations" + config_default("eval_games"))
+    parser.add_argument("--final-eval-games", type=int, default=None, help="override games per seat in the final evaluation" + config_default("final_eval_games"))
+    parser.add_argument("--checkpoint-every", type=int, default=None, help="override the checkpoint interval" + config_default("checkpoint_every"))
+    parser.add_argument("--snapshot-every", type=int, default=None, help="override the self-play snapshot interval (0 = never)" + config_default("snapshot_every"))
+    parser.add_argument("--vec-env", choices=["dummy", "subproc"], default=None, help="vectorised env class" + config_default("vec_env"))
+    parser.add_argument("--bc-games", type=int, default=None, help="override the behaviour-cloning games (0 = off)" + config_default("bc_games"))
+    parser.add_argument("--bc-epochs", type=int, default=None, help="override the behaviour-cloning epochs" + config_default("bc_epochs"))
+    parser.add_argument("--torch-threads", type=int, default=None, help="override torch threads (0 = auto: the cores free at the start)" + config_default("torch_threads"))
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--log-every", type=float, default=60.0,
                         help="seconds between progress lines when there is no progress bar (output not a terminal, or "
@@ -527,6 +561,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.log_every < 0:
         parser.error(f"--log-every must be at least 0 seconds, got {args.log_every}")
+    if yaml is None:
+        parser.error('training needs the train extra (PyYAML, torch, SB3): pip install "polarzoo[train]"')
     overrides = {
         "total_timesteps": args.total_timesteps, "n_envs": args.n_envs, "eval_every": args.eval_every,
         "eval_games": args.eval_games, "final_eval_games": args.final_eval_games, "checkpoint_every": args.checkpoint_every,
@@ -562,7 +598,7 @@ def main(argv: list[str] | None = None) -> None:
         if not args.env:
             parser.error("--env is required unless --resume is given")
         try:
-            config = load_config(args.env, overrides, args.config)
+            config = load_config(args.env, overrides, args.config or CONFIG_PATH)
             check_config(config)
         except FileNotFoundError:
             parser.error(f"--config {args.config}: no such file")

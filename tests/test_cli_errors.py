@@ -110,13 +110,34 @@ def test_evaluate_errors(args: list[str], words: str) -> None:
     assert_one_line_error(cli(EVALUATE, *args), words)
 
 
-def test_evaluate_prints_the_table_when_it_cannot_write(tmp_path: Path) -> None:
+def test_evaluate_refuses_an_output_it_cannot_write_before_playing(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
     result = cli(EVALUATE, "--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--games", "1",
                  "--out", str(blocker / "out"), "--no-progress")
-    assert result.returncode == 0, result.stderr
-    assert "| random | heuristic | 2 |" in result.stdout and "cannot write" in result.stdout
+    assert_one_line_error(result, "cannot write there")
+    assert blocker.read_text() == "not a folder"
+
+
+def test_evaluate_prints_the_table_and_exits_1_when_saving_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A disk that fills during the games: the table is still printed, the exit status says
+    nothing was saved, and no half-written summary is left."""
+    from polarzoo.baselines import evaluate
+
+    def full(self, *args):  # type: ignore[no-untyped-def]
+        self._fail(OSError(28, "No space left on device"))
+
+    for method in ("game", "write", "call"):
+        monkeypatch.setattr(evaluate._Writer, method, full)
+    with pytest.raises(SystemExit) as exit_info:
+        evaluate.main(["--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--games", "1", "--no-progress",
+                       "--out", str(tmp_path / "out")])
+    monkeypatch.undo()
+    captured = capsys.readouterr()
+    assert exit_info.value.code == 1 and "| random | heuristic | 2 |" in captured.out
+    assert "No space left on device" in captured.out and "nothing was written" in captured.err
+    assert not [p for p in (tmp_path / "out").iterdir() if p.name != "games.jsonl"]
 
 
 def test_evaluate_writes_games_as_it_goes_and_a_new_folder_per_run(tmp_path: Path) -> None:
