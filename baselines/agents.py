@@ -346,9 +346,9 @@ class PolicyAgent:
         if model is None:
             if path is None:
                 raise ValueError("PolicyAgent needs a path or a model")
-            from sb3_contrib import MaskablePPO
+            from polarzoo.envs._common.extras import require
 
-            model = MaskablePPO.load(str(path), device="cpu")
+            model = require("sb3_contrib", "a saved model (model:PATH, pretrained)").MaskablePPO.load(str(path), device="cpu")
         self.path = None if path is None else str(path)
         self.model = model
         self.deterministic = deterministic

@@ -15,7 +15,9 @@ import math
 from typing import Any, Callable
 
 import numpy as np
-import torch
+from polarzoo.envs._common.extras import require
+
+torch = require("torch", "the az:N search")
 
 
 def observation_encoder(env_id: str) -> Callable[[Any, int], np.ndarray]:

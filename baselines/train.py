@@ -563,6 +563,12 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--log-every must be at least 0 seconds, got {args.log_every}")
     if yaml is None:
         parser.error('training needs the train extra (PyYAML, torch, SB3): pip install "polarzoo[train]"')
+    from polarzoo.envs._common.extras import MissingExtra, require
+
+    try:
+        require("sb3_contrib", "training")
+    except MissingExtra as error:
+        parser.error(str(error))
     overrides = {
         "total_timesteps": args.total_timesteps, "n_envs": args.n_envs, "eval_every": args.eval_every,
         "eval_games": args.eval_games, "final_eval_games": args.final_eval_games, "checkpoint_every": args.checkpoint_every,

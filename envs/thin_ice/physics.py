@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from polarzoo.envs._common.extras import require
 from polarzoo.envs.thin_ice import kernels as _kernels
 from polarzoo.envs.thin_ice.rules import NUM_ORIENTATIONS, ORIENTATIONS, PIECES_PER_SIZE, SIZE_LETTERS  # noqa: F401 (re-exported)
 
@@ -155,7 +156,7 @@ _MODEL_CACHE: dict[PhysicsConfig, Any] = {}
 
 
 def _compiled_model(config: PhysicsConfig) -> Any:
-    import mujoco
+    mujoco = require("mujoco", "Thin Ice's physics")
 
     model = _MODEL_CACHE.get(config)
     if model is None:
@@ -173,8 +174,7 @@ class PilePhysics:
     def __init__(self, config: PhysicsConfig | None = None) -> None:
         import copy
 
-        import mujoco
-
+        mujoco = require("mujoco", "Thin Ice's physics")
         self._mujoco = mujoco
         self.config = config or PhysicsConfig()
         self.config.validate()
