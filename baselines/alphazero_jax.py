@@ -511,7 +511,7 @@ def _final_evaluation(run_dir: Path, config: TrainConfig, log: Callable[[str], N
         wins, draws, losses = (sum(seat[i] for seat in result.by_seat.values()) for i in range(3))
         games = wins + draws + losses
         summary["opponents"][opponent_spec] = {"wins": wins, "draws": draws, "losses": losses, "win_rate": wins / games,
-                                               "by_seat": {str(k): v for k, v in result.by_seat.items()}}
+                                               "by_seat": result.seat_tallies()}
         lines.append(f"| {opponent_spec} | {wins} | {draws} | {losses} | {wins / games:.0%} | {result.by_seat} |")
         log(f"final evaluation vs {opponent_spec}: {wins}/{games} won ({wins / games:.0%}), by seat {result.by_seat}")
     _atomic_write(run_dir / "eval.json", json.dumps(summary, indent=2).encode())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -100,6 +100,17 @@ def play_games(tasks: Sequence[tuple[str, list[Any], int, dict[str, Any] | None]
         yield from pool.map(_play_task, tasks)
 
 
+class SeatTally(NamedTuple):
+    """Wins, draws and losses of the first agent in one seat (a tuple: ``w, d, l = tally``)."""
+
+    wins: int
+    draws: int
+    losses: int
+
+    def __repr__(self) -> str:
+        return f"SeatTally(wins={self.wins}, draws={self.draws}, losses={self.losses})"
+
+
 @dataclass
 class PairResult:
     first: str
@@ -109,7 +120,13 @@ class PairResult:
     losses: int = 0
     lengths: list[int] = field(default_factory=list)
     illegal: int = 0
-    by_seat: dict[int, list[int]] = field(default_factory=dict)  # first's seat -> [w, d, l]
+    by_seat: dict[int, SeatTally] = field(default_factory=dict)  # first's seat index -> (wins, draws, losses)
+    seat_names: list[str] = field(default_factory=list)  # the env's seats, in index order
+
+    def seat_tallies(self) -> dict[str, dict[str, int]]:
+        """``{"fire": {"wins": 5, "draws": 0, "losses": 0}, ...}``: ``by_seat`` by seat name."""
+        names = self.seat_names or [str(k) for k in sorted(self.by_seat)]
+        return {names[k] if k < len(names) else str(k): t._asdict() for k, t in sorted(self.by_seat.items())}
 
     @property
     def games(self) -> int:
@@ -128,7 +145,7 @@ class PairResult:
             "win_rate_ci95": [low, high],
             "mean_length": float(np.mean(self.lengths)) if self.lengths else 0.0,
             "illegal_moves": self.illegal,
-            "by_seat": {str(k): v for k, v in self.by_seat.items()},
+            "by_seat": self.seat_tallies(),
         }
 
 
@@ -139,7 +156,7 @@ def head_to_head(
     """``first`` against ``second``, ``games_per_seat`` seeded games with ``first`` in each seat
     (in ``workers`` processes when more than 1)."""
     num_seats = len(seat_names(env_id, env_kwargs))
-    result = PairResult(first.name, second.name)
+    result = PairResult(first.name, second.name, seat_names=list(seat_names(env_id, env_kwargs)))
     tasks = []
     for seat in range(num_seats):
         for game in range(games_per_seat):
@@ -162,7 +179,7 @@ def head_to_head(
                          "result": ("win", "draw", "loss")[outcome], "length": record.length, "illegal": sum(record.illegal)})
             if progress:
                 progress()
-        result.by_seat[seat] = tally
+        result.by_seat[seat] = SeatTally(*tally)
         result.wins += tally[0]
         result.draws += tally[1]
         result.losses += tally[2]

@@ -287,3 +287,15 @@ def test_train_without_a_terminal_logs_progress_lines(tmp_path: Path) -> None:
     assert "last evaluation (1,024)" in lines[-1]
     bad = run("-m", "polarzoo.baselines.train", "--env", "fire_and_ice_v0", "--log-every", "-1")
     assert bad.returncode == 2 and "--log-every must be at least 0" in bad.stderr
+
+
+def test_head_to_head_labels_its_seats() -> None:
+    from polarzoo.baselines.agents import make_agent
+    from polarzoo.baselines.tournament import SeatTally, head_to_head
+
+    result = head_to_head("fire_and_ice_v0", make_agent("heuristic", "fire_and_ice_v0"), make_agent("random", "fire_and_ice_v0"), 2)
+    assert set(result.by_seat) == {0, 1} and all(isinstance(t, SeatTally) for t in result.by_seat.values())
+    wins, draws, losses = result.by_seat[0]
+    assert wins + draws + losses == 2
+    assert set(result.as_dict()["by_seat"]) == {"fire", "ice"}
+    assert result.as_dict()["by_seat"]["fire"] == {"wins": wins, "draws": draws, "losses": losses}
