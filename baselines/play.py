@@ -140,6 +140,7 @@ class HumanGame:
                 self.write("legal: " + " ".join(env.action_to_notation(a) for a in self.legal().values()))
                 continue
             if command == "hint":
+                self.write(f"thinking ({self.opponent.name})...")
                 suggestion = int(self.opponent.act(copy.deepcopy(env), self.human, np.random.default_rng(0)))
                 self.write(f"hint ({self.opponent.name}): {env.action_to_notation(suggestion)}")
                 continue

@@ -296,6 +296,8 @@ def check_action(state: State, action: int) -> None:
     source, destination = divmod(action, NUM_HOLES)
     if state.board[source] != state.to_move + 1:
         why = f"{hole_name(source)} does not hold a {mover} peg"
+    elif source == destination:
+        why = "a peg must move to another hole"
     elif not IS_GEOMETRIC_MOVE[action]:
         why = "the destination is neither on the same island nor at the same position"
     elif state.board[destination] != EMPTY:
