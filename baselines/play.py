@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
 import sys
 from typing import Any, Callable, TextIO
 
@@ -66,6 +67,33 @@ def play(env_id: str, seed: int, quiet: bool = False) -> dict[str, float]:
         print("rewards:", totals)
     env.close()
     return totals
+
+
+_CELL = re.compile(r"^[a-z][0-9]+$")
+
+
+def format_moves(notations: list[str], limit: int = 60) -> str:
+    """``legal: D4-A4 D4-B4 ...`` on one line; beyond ``limit`` moves (Thin Ice has hundreds)
+    one line per kind of move with its cells (``place M upright: any of the 49 cells``)."""
+    if len(notations) <= limit:
+        return "legal: " + " ".join(notations)
+    groups: dict[tuple[str, ...], list[str]] = {}
+    singles: list[str] = []
+    for text in notations:
+        words = text.split()
+        cells = [w for w in words if _CELL.match(w)]
+        if len(cells) == 1:
+            groups.setdefault(tuple(w if w != cells[0] else "*" for w in words), []).append(cells[0])
+        else:
+            singles.append(text)
+    every = max((len(c) for c in groups.values()), default=0)
+    lines = [f"legal ({len(notations)} moves):"]
+    if singles:
+        lines.append("  " + " ".join(singles))
+    for key, cells in groups.items():
+        where = f"any of the {every} cells" if len(cells) == every else " ".join(cells)
+        lines.append(f"  {' '.join(key).replace(' *', '')}: {where}")
+    return "\n".join(lines)
 
 
 class HumanGame:
@@ -137,7 +165,7 @@ class HumanGame:
                 self.write(HELP.format(example=EXAMPLES[self.env_id]))
                 continue
             if command == "moves":
-                self.write("legal: " + " ".join(env.action_to_notation(a) for a in self.legal().values()))
+                self.write(format_moves([env.action_to_notation(a) for a in self.legal().values()]))
                 continue
             if command == "hint":
                 self.write(f"thinking ({self.opponent.name})...")

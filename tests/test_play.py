@@ -118,3 +118,12 @@ def test_thin_ice_window_shows_the_picture_while_you_type() -> None:
                             timeout=scaled(120), env=env)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "game abandoned" in result.stdout and "Traceback" not in result.stderr
+
+
+def test_long_move_lists_are_grouped() -> None:
+    from polarzoo.baselines.play import format_moves
+
+    assert format_moves(["D4-A4", "pass"]) == "legal: D4-A4 pass"
+    cells = [f"{c}{r}" for c in "ab" for r in (1, 2)]
+    text = format_moves([f"place S {cell} upright" for cell in cells] + ["place M a1 inverted", "done"], limit=3)
+    assert text.splitlines() == ["legal (6 moves):", "  done", "  place S upright: any of the 4 cells", "  place M inverted: a1"]
