@@ -142,10 +142,11 @@ def random_legal_action(key: jax.Array, x: GameState) -> jax.Array:
     mask: per-source move counts are one small matmul (the kernels' bitboard sampler)."""
     own = (x.board == x.to_move + 1).astype(jnp.float32)
     empty = (x.board == rules.EMPTY).astype(jnp.float32)
-    counts = (jnp.asarray(_GEOMETRY_U8, jnp.float32) @ empty * own).astype(jnp.int32)  # legal moves per source
-    total = counts.sum()
+    counts = jnp.asarray(_GEOMETRY_U8, jnp.float32) @ empty * own  # legal moves per source (exact in float32)
+    total = counts.sum().astype(jnp.int32)
     k = jnp.minimum(jnp.floor(jax.random.uniform(key) * total).astype(jnp.int32), jnp.maximum(total - 1, 0))
-    ends = jnp.cumsum(counts)
+    ends = (jnp.asarray(_LOWER_TRIANGLE) @ counts).astype(jnp.int32)  # running counts: a matmul, not XLA's cumsum
+    counts = counts.astype(jnp.int32)
     source = jnp.sum(ends <= k)
     k_in_source = k - (ends[source] - counts[source])
     targets = jnp.asarray(_GEOMETRY_U8, jnp.float32)[source] * empty
