@@ -19,10 +19,10 @@ Single games (the batch core's game; match play is the AEC env's ``match=True``)
 | ``rewards`` | float32 (2,) by player id: +1 / -1 when the game ends |
 | ``terminated`` / ``truncated`` | a win ends the game; nothing truncates (every move melts ice) |
 
-Isolation (Black wins when no bear can ever come next to a seal) is the rules' flood fill as a
-bounded ``lax.while_loop`` over boolean boards: each round adds every node one king step or one
-single-ring jump from what is reached (neighbour tables, no 64-bit integers, so it runs without
-``jax_enable_x64``).  Needs the optional extra: ``pip install "polarzoo[jax]"``.
+Isolation (Black wins when no bear can ever come next to a seal) is the rules' bitboard flood
+fill as a bounded ``lax.while_loop``: each round adds every node one king step or one
+single-ring jump from what is reached, on 64-square bitboards held as two uint32 words (so it
+runs without ``jax_enable_x64``).  Needs the optional extra: ``pip install "polarzoo[jax]"``.
 """
 
 from __future__ import annotations
@@ -52,10 +52,6 @@ _FAR_OK = _FAR >= 0
 _NEAR_IDX = np.where(_NEAR_OK, _NEAR, 0)
 _FAR_IDX = np.where(_FAR_OK, _FAR, 0)
 _ON_BOARD = rules.ON_BOARD.copy()
-# KING[s, t]: t is a king step from s (on the board).
-_KING = np.zeros((_SQ, _SQ), dtype=bool)
-for _s in range(_SQ):
-    _KING[_s, _NEAR[_s][_NEAR_OK[_s]]] = True
 _START_BOARD = rules.initial_state().board.astype(np.int8)
 # A flood over the 52 ice squares grows by at least one square a round until it stops.
 _MAX_FLOOD_ROUNDS = rules.NUM_ON_BOARD + 1
@@ -130,31 +126,86 @@ def legal_action_mask(x: GameState) -> jax.Array:
     return jnp.concatenate([moves & live, (~moves.any() & live)[None]])
 
 
-def spread(reach: jax.Array, nodes: jax.Array, rings: jax.Array) -> jax.Array:
-    """One round of the isolation flood (the rules' ``spread_bits`` on boolean boards (..., 64)):
-    ``reach`` plus every node one king step or one single-ring jump from it."""
-    near, far = jnp.asarray(_NEAR_IDX), jnp.asarray(_FAR_IDX)
-    stepped = (reach[..., near] & jnp.asarray(_NEAR_OK)).any(-1)
-    jumped = (reach[..., far] & rings[..., near] & jnp.asarray(_FAR_OK)).any(-1)
-    return reach | (nodes & (stepped | jumped))
+# 64-square bitboards as (low, high) uint32 pairs (square sq is bit sq % 32 of word sq // 32):
+# the rules' bitboard flood fill without jax_enable_x64.
+def _pair(bits: int) -> tuple[np.uint32, np.uint32]:
+    return np.uint32(bits & 0xFFFFFFFF), np.uint32(bits >> 32)
+
+
+_NOT_A = _pair(rules.NOT_FILE_A_BITS)
+_NOT_H = _pair(rules.NOT_FILE_H_BITS)
+_ON_BOARD_BITS = _pair(rules.ON_BOARD_BITS)
+_KING_BITS = np.array([_pair(b) for b in rules.KING_NEIGHBOURS_BITS], dtype=np.uint32)  # (64, 2)
+_SHIFTS = np.arange(32, dtype=np.uint32)
+
+
+def _bits(flags: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """A boolean board (64,) as a (low, high) uint32 pair."""
+    words = flags.astype(jnp.uint32).reshape(2, 32) << jnp.asarray(_SHIFTS)
+    # distinct bits: their sum is their OR
+    return words[0].sum(dtype=jnp.uint32), words[1].sum(dtype=jnp.uint32)
+
+
+def _shl(x, k: int):  # type: ignore[no-untyped-def]
+    lo, hi = x
+    return lo << k, (hi << k) | (lo >> (32 - k))
+
+
+def _shr(x, k: int):  # type: ignore[no-untyped-def]
+    lo, hi = x
+    return (lo >> k) | (hi << (32 - k)), hi >> k
+
+
+def _and(*xs):  # type: ignore[no-untyped-def]
+    lo, hi = xs[0]
+    for x in xs[1:]:
+        lo, hi = lo & x[0], hi & x[1]
+    return lo, hi
+
+
+def _or(*xs):  # type: ignore[no-untyped-def]
+    lo, hi = xs[0]
+    for x in xs[1:]:
+        lo, hi = lo | x[0], hi | x[1]
+    return lo, hi
+
+
+def spread(reach, nodes, rings):  # type: ignore[no-untyped-def]
+    """One round of the isolation flood: the rules' ``spread_bits`` on (low, high) uint32 pairs
+    (``reach`` plus every node one king step or one single-ring jump from it)."""
+    a, h = _NOT_A, _NOT_H
+    horizontal = _or(reach, _and(_shl(reach, 1), a), _and(_shr(reach, 1), h))
+    grown = _or(horizontal, _shl(horizontal, 8), _shr(horizontal, 8))
+    grown = _or(grown, _shl(_and(_shl(reach, 8), rings), 8), _shr(_and(_shr(reach, 8), rings), 8))
+    grown = _or(grown, _and(_shl(_and(_shl(reach, 1), a, rings), 1), a), _and(_shr(_and(_shr(reach, 1), h, rings), 1), h))
+    grown = _or(grown, _and(_shl(_and(_shl(reach, 9), a, rings), 9), a), _and(_shr(_and(_shr(reach, 9), h, rings), 9), h))
+    grown = _or(grown, _and(_shl(_and(_shl(reach, 7), h, rings), 7), h), _and(_shr(_and(_shr(reach, 7), a, rings), 7), a))
+    return _or(_and(grown, nodes), reach)
 
 
 def seal_isolated(board: jax.Array, rings: jax.Array, seal_sq: jax.Array) -> jax.Array:
     """Whether the seal on ``seal_sq`` is isolated: no bear can ever reach a square next to it."""
-    target = jnp.asarray(_KING)[seal_sq]
-    nodes = jnp.asarray(_ON_BOARD) & ~rings & (jnp.arange(_SQ) != seal_sq)
-    reach = (board == rules.BEAR) & nodes
+    ring_bits = _bits(rings)
+    target = (jnp.asarray(_KING_BITS)[seal_sq, 0], jnp.asarray(_KING_BITS)[seal_sq, 1])
+    free = _and(_ON_BOARD_BITS, (~ring_bits[0], ~ring_bits[1]))
+    all_ones = jnp.uint32(0xFFFFFFFF)
+    without_seal = ~(jnp.uint32(1) << (seal_sq % 32).astype(jnp.uint32))  # the seal's square is no node
+    nodes = _and(free, (jnp.where(seal_sq < 32, without_seal, all_ones), jnp.where(seal_sq >= 32, without_seal, all_ones)))
+    reach = _and(_bits(board == rules.BEAR), nodes)
+
+    def touches(x):  # type: ignore[no-untyped-def]
+        return ((x[0] & target[0]) | (x[1] & target[1])) != 0
 
     def grow(carry):  # type: ignore[no-untyped-def]
         reach, _, _, rounds = carry
-        grown = spread(reach, nodes, rings)
-        return grown, (grown & target).any(), (grown == reach).all(), rounds + 1
+        grown = spread(reach, nodes, ring_bits)
+        return grown, touches(grown), (grown[0] == reach[0]) & (grown[1] == reach[1]), rounds + 1
 
     def going(carry):  # type: ignore[no-untyped-def]
         _, touched, stalled, rounds = carry
         return ~touched & ~stalled & (rounds < _MAX_FLOOD_ROUNDS)
 
-    _, touched, _, _ = jax.lax.while_loop(going, grow, (reach, (reach & target).any(), jnp.bool_(False), 0))
+    _, touched, _, _ = jax.lax.while_loop(going, grow, (reach, touches(reach), jnp.bool_(False), 0))
     return ~touched
 
 
