@@ -447,6 +447,10 @@ PRETRAINED: dict[str, str] = {
 }
 
 
+#: env id -> the AlphaZero-on-JAX network shipped for it (``az-jax:pretrained``; a ``.json`` beside it)
+PRETRAINED_AZ_JAX: dict[str, str] = {"fire_and_ice_v0": "fire_and_ice_v0_az_jax.npz"}
+
+
 def pretrained_path(env_id: str) -> Path:
     """The shipped model for ``env_id`` (works from any working directory after ``pip install``)."""
     if env_id not in PRETRAINED:
@@ -507,7 +511,11 @@ def make_agent(spec: str, env_id: str) -> Any:
         if not count.isdigit():  # az-jax:PATH
             count, path = "", argument
         if not path:
-            raise ValueError("az-jax agents need a model: az-jax:PATH or az-jax:N:PATH (runs/az-.../model.npz)")
+            raise ValueError("az-jax agents need a model: az-jax:PATH, az-jax:N:PATH (runs/az-.../model.npz) or az-jax:pretrained")
+        if path == "pretrained":
+            if env_id not in PRETRAINED_AZ_JAX:
+                raise ValueError(f"no pretrained az-jax model for {env_id}; available: {sorted(PRETRAINED_AZ_JAX)}")
+            path = str(PRETRAINED_DIR / PRETRAINED_AZ_JAX[env_id])
         return AlphaZeroJaxAgent(path, env_id, _count(count, "az-jax", 1) if count else None)
     if kind == "az":
         from polarzoo.baselines.search import AlphaZeroAgent

@@ -110,3 +110,11 @@ def test_resume_of_a_folder_that_is_not_a_run(tmp_path: Path, capsys: pytest.Cap
     with pytest.raises(SystemExit):
         az.main(["--resume", str(tmp_path)])
     assert "not a readable alphazero_jax run folder" in capsys.readouterr().err
+
+
+def test_the_pretrained_az_jax_model_loads_from_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    agent = make_agent("az-jax:4:pretrained", "fire_and_ice_v0")
+    assert agent.simulations == 4 and agent.net.game == "fire_and_ice"
+    with pytest.raises(ValueError, match="no pretrained az-jax model for go_with_the_floe_v0"):
+        make_agent("az-jax:pretrained", "go_with_the_floe_v0")
