@@ -461,14 +461,13 @@ class AlphaZeroJaxAgent:
         self.env = jax_envs.make(self.net.game)
         self._twin = __import__(type(self.env).__module__, fromlist=["from_rules"])
         search = make_search(self.env, self.net, self.simulations, gumbel_scale=0.0)
-        self._search = jax.jit(lambda params, key, state: search(params, key, state).action)
+        self._search = jax.jit(lambda params, key, state: search(params, key, jax.tree.map(lambda a: a[None], state)).action[0])
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
         jax, _ = _jax()
         state = self._twin.from_rules(env.unwrapped.state)
-        batched = jax.tree.map(lambda a: a[None], state)
         key = jax.random.PRNGKey(int(rng.integers(2**31 - 1)))
-        return int(self._search(self.params, key, batched)[0])
+        return int(self._search(self.params, key, state))
 
 
 # ----------------------------------------------------------------------------------------- CLI

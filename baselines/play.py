@@ -14,7 +14,8 @@ The board is printed after every move.  On your turn type a move in the game's n
 * Thin Ice: ``call SM``, ``place M c2 upright`` (size, grid cell, orientation: upright, inverted,
   lying+x, lying-x, lying+y, lying-y), ``pickup 3`` (slot), ``done``.
 
-Commands: ``moves`` (one line ``legal: ...`` with every legal move), ``hint`` (the opponent
+Commands: ``moves`` (one line ``legal: ...`` with every legal move; at a terminal, a list of more
+than 60 is grouped by kind of move instead), ``hint`` (the opponent
 agent's choice in your place), ``undo`` (take back your last move and the replies to it),
 ``help``, ``quit``.  Anything else gets a one-line message and the prompt again.  Input may be
 piped from a file.  ``--window``: Fire & Ice and Go with the Floe are played in a pygame window
@@ -101,8 +102,11 @@ class HumanGame:
     ``None`` at the end of input; ``write`` prints one line."""
 
     def __init__(self, env_id: str, human: str, opponent_spec: str, seed: int, env_kwargs: dict[str, Any],
-                 read: Callable[[str], str | None], write: Callable[[str], None], window: bool = False) -> None:
+                 read: Callable[[str], str | None], write: Callable[[str], None], window: bool = False,
+                 group_moves: bool = False) -> None:
         from polarzoo.baselines.agents import make_agent
+
+        self.group_moves = group_moves
 
         self.env_id = env_id
         self.env = ENVIRONMENTS[env_id].raw_env(render_mode="ansi", **env_kwargs)
@@ -165,7 +169,8 @@ class HumanGame:
                 self.write(HELP.format(example=EXAMPLES[self.env_id]))
                 continue
             if command == "moves":
-                self.write(format_moves([env.action_to_notation(a) for a in self.legal().values()]))
+                notations = [env.action_to_notation(a) for a in self.legal().values()]
+                self.write(format_moves(notations) if self.group_moves else "legal: " + " ".join(notations))
                 continue
             if command == "hint":
                 self.write(f"thinking ({self.opponent.name})...")
@@ -274,7 +279,9 @@ def main(argv: list[str] | None = None) -> None:
             print("\ninterrupted: game abandoned")
             sys.exit(130)
         return
-    game = HumanGame(args.env, args.human, args.opponent, args.seed, env_kwargs,
+    # A person at a terminal gets long move lists grouped; a script reading a pipe, the one
+    # ``legal: ...`` line it can parse.
+    game = HumanGame(args.env, args.human, args.opponent, args.seed, env_kwargs, group_moves=sys.stdin.isatty(),
                      read=_stdin_reader(sys.stdin, echo=not sys.stdin.isatty()), write=print, window=args.window)
     try:
         sys.exit(game.run())

@@ -473,8 +473,6 @@ def check_config(config: dict[str, Any]) -> None:
         value = config.get(key)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
             raise ValueError(f"{key} must be a number in [{low:g}, {high:g}], got {value!r}")
-    if config.get("learning_rate") == 0:
-        raise ValueError("learning_rate must be above 0, got 0")
     for key in ("env_kwargs", "board_policy"):
         if not isinstance(config.get(key, {}), dict):
             raise ValueError(f"{key} must be a mapping, got {config.get(key)!r}")

@@ -3,12 +3,14 @@ folder left behind); interrupted or damaged runs resume without losing work."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -19,6 +21,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, timeout=scaled(300), cwd=cwd or ROOT)
+
+
+def run_main(capsys: pytest.CaptureFixture[str], module: str, *args: str) -> SimpleNamespace:
+    """A CLI's ``main`` in this process (no interpreter start-up), as ``cli`` reports it."""
+    main = importlib.import_module(module).main
+    try:
+        main(list(args))
+        code = 0
+    except SystemExit as exit_info:
+        code = exit_info.code if isinstance(exit_info.code, int) else 1
+    captured = capsys.readouterr()
+    return SimpleNamespace(returncode=code, stdout=captured.out, stderr=captured.err)
 
 
 def assert_one_line_error(result: subprocess.CompletedProcess, words: str) -> None:
@@ -46,15 +60,15 @@ def test_train_rejects_bad_numbers_before_any_work(args: list[str], words: str, 
     assert not runs.exists() or not any(runs.iterdir())
 
 
-def test_train_rejects_a_bad_config(tmp_path: Path, runs: Path) -> None:
+def test_train_rejects_a_bad_config(tmp_path: Path, runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("default: [unclosed\n")
-    assert_one_line_error(cli(TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(bad)), "not valid YAML")
-    assert_one_line_error(cli(TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(tmp_path / "none.yaml")),
+    assert_one_line_error(run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(bad)), "not valid YAML")
+    assert_one_line_error(run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(tmp_path / "none.yaml")),
                           "no such file")
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text("default: {n_envs: zero}\n")
-    assert_one_line_error(cli(TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(wrong)), "--config")
+    assert_one_line_error(run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(wrong)), "--config")
     # A user's file layers over the packaged defaults: a misspelt key, a bad device or a file
     # that is not a mapping each get one line.
     for text, words in (("fire_and_ice_v0: {shapng: 1.0}\n", "unknown config key(s) ['shapng']"),
@@ -63,15 +77,15 @@ def test_train_rejects_a_bad_config(tmp_path: Path, runs: Path) -> None:
                         ("fire_and_ice_v0: [1, 2]\n", "section 'fire_and_ice_v0' must be a mapping"),
                         ("fire_and_ice_v0: {learner_seat: {white: 1}}\n", "unknown seat 'white'")):
         wrong.write_text(text)
-        assert_one_line_error(cli(TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(wrong)), words)
+        assert_one_line_error(run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(wrong)), words)
     assert not runs.exists() or not any(runs.iterdir())
 
 
-def test_resume_errors(tmp_path: Path) -> None:
-    assert_one_line_error(cli(TRAIN, "--resume", str(tmp_path / "missing")), "no such folder")
+def test_resume_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert_one_line_error(run_main(capsys, TRAIN, "--resume", str(tmp_path / "missing")), "no such folder")
     empty = tmp_path / "empty"
     empty.mkdir()
-    assert_one_line_error(cli(TRAIN, "--resume", str(empty)), "not a training run folder")
+    assert_one_line_error(run_main(capsys, TRAIN, "--resume", str(empty)), "not a training run folder")
     broken = tmp_path / "broken"
     (broken / "checkpoints").mkdir(parents=True)
     from polarzoo.baselines.train import load_config
@@ -81,7 +95,7 @@ def test_resume_errors(tmp_path: Path) -> None:
     (broken / "config.yaml").write_text(yaml.safe_dump(load_config("fire_and_ice_v0")))
     (broken / "checkpoints" / "state.json").write_text("{not json")
     (broken / "checkpoints" / "latest.zip").write_bytes(b"PK\x03\x04 truncated")
-    assert_one_line_error(cli(TRAIN, "--resume", str(broken)), "no readable checkpoint")
+    assert_one_line_error(run_main(capsys, TRAIN, "--resume", str(broken)), "no readable checkpoint")
 
 
 def test_run_name_collision_and_unique_default_names(runs: Path) -> None:

@@ -4,6 +4,7 @@ rules, hand-built positions, and the random-action samplers.  Skipped without th
 
 from __future__ import annotations
 
+import importlib
 import typing
 
 import numpy as np
@@ -65,8 +66,8 @@ def test_pgx_api_test(name: str, kwargs: dict, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(api_test, "act_randomly", jax.jit(
         lambda key, mask: jax.random.categorical(key, jnp.log(mask.astype(jnp.float32)), axis=-1)))
     env = jax_envs.make(name, **kwargs)
-    api_test.api_test(env, num=1 if kwargs else 2)
-    if not kwargs:
+    api_test.api_test(env, num=1)
+    if name == "fire_and_ice" and not kwargs:
         api_test.api_test(env, num=1, use_key=False)
 
 
@@ -254,3 +255,25 @@ def test_the_docs_page_snippets_run(tmp_path) -> None:  # type: ignore[no-untype
         result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=scaled(600))
         assert result.returncode == 0, result.stderr[-3000:]
         assert label in result.stdout and claim in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("name, rules_module", [("fire_and_ice", fire_rules), ("go_with_the_floe", floe_rules)])
+def test_from_rules_is_the_twin_state(name: str, rules_module) -> None:  # type: ignore[no-untyped-def]
+    """A readable-rules position converted (what az-jax agents search from) equals the twin's own
+    state after the same moves: mask, observation, player to move."""
+    twin = importlib.import_module(f"polarzoo.envs.{name}.jax_env")
+    env = jax_envs.make(name)
+    state = env.init(jax.random.PRNGKey(0))
+    reference = rules_module.initial_state()
+    rng = np.random.default_rng(0)
+    step = jax.jit(env.step)
+    for _ in range(12):
+        action = int(rng.choice(rules_module.legal_actions(reference)))
+        rules_module.apply_inplace(reference, action)
+        state = step(state, action)
+        converted = twin.from_rules(reference, int(state.first_player))
+        assert np.array_equal(np.asarray(converted.legal_action_mask), np.asarray(state.legal_action_mask))
+        assert np.array_equal(np.asarray(converted.observation), np.asarray(state.observation))
+        assert int(converted.current_player) == int(state.current_player)
+        if reference.winner >= 0:
+            break

@@ -209,14 +209,16 @@ def initial_game(key: jax.Array, handicap: int = 0, handicap_player: int = rules
 def from_rules(state: rules.State, first_player: int = 0) -> State:
     """The twin's state of a readable-rules position (``rules.State``), ``first_player`` the
     player id of Fire: search from a PettingZoo game's position (``env.unwrapped.state``)."""
-    x = GameState(board=jnp.asarray(state.board, dtype=jnp.int8), to_move=jnp.int32(state.to_move),
-                  supply=jnp.asarray(state.supply, dtype=jnp.int32),
-                  control=jnp.asarray(rules.island_control(state.board), dtype=jnp.int8),
-                  winner=jnp.int32(state.winner), moves=jnp.int32(state.moves_made))
-    first = jnp.int32(first_player)
-    out = State(current_player=first ^ x.to_move, legal_action_mask=legal_action_mask(x) | (x.winner >= 0),  # type: ignore[call-arg]
-                terminated=x.winner >= 0, _first_player=first, _x=x)
-    return out.replace(observation=observation(x, x.to_move))  # type: ignore[attr-defined]
+    return _from_arrays(np.asarray(state.board, dtype=np.int8), np.int32(state.to_move), np.asarray(state.supply, dtype=np.int32),
+                        np.int32(state.winner), np.int32(state.moves_made), np.int32(first_player))
+
+
+@jax.jit
+def _from_arrays(board, to_move, supply, winner, moves, first):  # type: ignore[no-untyped-def]
+    x = GameState(board=board, to_move=to_move, supply=supply, control=island_control(board), winner=winner, moves=moves)
+    out = State(current_player=first ^ to_move, legal_action_mask=legal_action_mask(x) | (winner >= 0),  # type: ignore[call-arg]
+                terminated=winner >= 0, _first_player=first, _x=x)
+    return out.replace(observation=observation(x, to_move))  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------------------------

@@ -259,12 +259,16 @@ def observation(x: GameState, colour: jax.Array) -> jax.Array:
 def from_rules(state: rules.State, first_player: int = 0) -> State:
     """The twin's state of a readable-rules position (``rules.State``), ``first_player`` the
     player id of Black: search from a PettingZoo game's position (single games)."""
-    x = GameState(board=jnp.asarray(state.board, dtype=jnp.int8), rings=jnp.asarray(state.rings, dtype=jnp.bool_),
-                  to_move=jnp.int32(state.to_move), passes=jnp.int32(state.passes), winner=jnp.int32(state.winner))
-    first = jnp.int32(first_player)
-    out = State(current_player=first ^ x.to_move, legal_action_mask=legal_action_mask(x) | (x.winner >= 0),  # type: ignore[call-arg]
-                terminated=x.winner >= 0, _first_player=first, _x=x)
-    return out.replace(observation=observation(x, x.to_move))  # type: ignore[attr-defined]
+    return _from_arrays(np.asarray(state.board, dtype=np.int8), np.asarray(state.rings, dtype=bool), np.int32(state.to_move),
+                        np.int32(state.passes), np.int32(state.winner), np.int32(first_player))
+
+
+@jax.jit
+def _from_arrays(board, rings, to_move, passes, winner, first):  # type: ignore[no-untyped-def]
+    x = GameState(board=board, rings=rings, to_move=to_move, passes=passes, winner=winner)
+    out = State(current_player=first ^ to_move, legal_action_mask=legal_action_mask(x) | (winner >= 0),  # type: ignore[call-arg]
+                terminated=winner >= 0, _first_player=first, _x=x)
+    return out.replace(observation=observation(x, to_move))  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------------------------
