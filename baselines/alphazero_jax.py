@@ -44,7 +44,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from polarzoo.baselines.runs import HelpFormatter, new_run_dir, prog_name, require_at_least, seed as seed_type
+from polarzoo.baselines.runs import HelpFormatter, prog_name, require_at_least, run_dir_or_exit, seed as seed_type
 
 MODULE = "polarzoo.baselines.alphazero_jax"
 
@@ -542,14 +542,7 @@ def main(argv: list[str] | None = None) -> None:
         config = TrainConfig(**fields)
         if config.minibatch > config.games * config.plies:
             parser.error(f"--minibatch {config.minibatch} is more than an iteration's positions ({config.games} x {config.plies})")
-        try:
-            run_dir = new_run_dir(args.runs, args.run_name, f"az-{config.env}")
-        except FileExistsError:
-            parser.error(f"--run-name {args.run_name}: {args.runs / args.run_name} exists; choose another name or --resume it")
-        except ValueError as error:
-            parser.error(f"--run-name {error}")
-        except OSError as error:
-            parser.error(f"--runs {args.runs}: cannot create the run folder ({error.strerror or error})")
+        run_dir = run_dir_or_exit(parser, args.runs, args.run_name, f"az-{config.env}")
         (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=2))
         (run_dir / "command.txt").write_text(" ".join([prog_name(MODULE), *raw]) + "\n")
     print(f"run folder: {run_dir}", flush=True)

@@ -71,3 +71,16 @@ def new_run_dir(parent: Path, stem: str | None, prefix: str) -> Path:
         except FileExistsError:
             continue
     raise FileExistsError(f"no free run folder name under {parent} for {base} (pid {os.getpid()})")
+
+
+def run_dir_or_exit(parser: argparse.ArgumentParser, parent: Path, stem: str | None, prefix: str) -> Path:
+    """:func:`new_run_dir`, or the parser's one-line error (exit 2) saying why there is none."""
+    try:
+        return new_run_dir(parent, stem, prefix)
+    except FileExistsError:
+        parser.error(f"--run-name {stem}: {parent / str(stem)} exists; choose another name or --resume it")
+    except ValueError as error:
+        parser.error(f"--run-name {error}")
+    except OSError as error:
+        parser.error(f"--runs {parent}: cannot create the run folder ({error.strerror or error})")
+    raise AssertionError("parser.error exits")  # pragma: no cover

@@ -528,7 +528,7 @@ def _config_defaults() -> Any:
 def main(argv: list[str] | None = None) -> None:
     from polarzoo.envs import ENVIRONMENTS
 
-    from polarzoo.baselines.runs import new_run_dir
+    from polarzoo.baselines.runs import run_dir_or_exit
 
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.train"), description=__doc__, formatter_class=HelpFormatter)
     config_default = _config_defaults()
@@ -610,14 +610,7 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--config {args.config}: not valid YAML ({str(error).splitlines()[0]})")
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             parser.error(f"--config {args.config}: {error}")
-        try:
-            run_dir = new_run_dir(args.runs, args.run_name, args.env)
-        except FileExistsError:
-            parser.error(f"--run-name {args.run_name}: {args.runs / args.run_name} exists; choose another name or --resume it")
-        except ValueError as error:
-            parser.error(f"--run-name {error}")
-        except OSError as error:
-            parser.error(f"--runs {args.runs}: cannot create the run folder ({error.strerror or error})")
+        run_dir = run_dir_or_exit(parser, args.runs, args.run_name, args.env)
         (run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=True))
     print(f"run folder: {run_dir}", flush=True)
     with (run_dir / "command.txt").open("a") as handle:

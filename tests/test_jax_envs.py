@@ -47,7 +47,7 @@ def test_lockstep_finds_a_broken_twin(monkeypatch: pytest.MonkeyPatch) -> None:
         source = jnp.where(action == fire_rules.PASS, 0, action // fire_rules.NUM_HOLES)
         return out.replace(board=out.board.at[source].set(jnp.int8(0)))
 
-    monkeypatch.setattr(fire_jax, "play", forgetful)
+    monkeypatch.setattr(fire_jax.FireAndIce, "game_play", staticmethod(forgetful))
     report = jax_envs.lockstep("fire_and_ice", games=20, batch_size=16, seed=0)
     assert not report.ok and "state.board" in report.mismatches
 

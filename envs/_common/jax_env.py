@@ -10,14 +10,53 @@ over every action is marked legal; the observation is the new player-to-move's.
 
 from __future__ import annotations
 
+from typing import Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pgx.core as pgx_core
 
 
+class TwinState:
+    """What both twins' ``State`` classes share (a mixin before ``pgx.core.State``)."""
+
+    @property
+    def first_player(self) -> jax.Array:
+        """The player id of colour 0 (Fire / Black, the first to move); colour c is player
+        ``first_player ^ c``."""
+        return self._first_player  # type: ignore[attr-defined]
+
+    def save_svg(self, filename: str, *, color_theme: str | None = None, scale: float | None = None) -> None:
+        """``to_svg`` into ``filename`` (pgx's ``save_svg``)."""
+        from pathlib import Path
+
+        Path(filename).write_text(self.to_svg(scale=scale))  # type: ignore[attr-defined]
+
+
 class TwinEnv(pgx_core.Env):
-    """Two-player turn-based twins: subclasses implement ``_init``, ``_step``, ``_observe``."""
+    """Two-player turn-based twins: a subclass implements ``_init`` and names its game's pure
+    functions ``game_play(x, action)``, ``game_mask(x)`` and ``game_observation(x, colour)``
+    (``x``: the game state with ``winner`` and ``to_move`` colours); the pgx hooks are here."""
+
+    game_play: Any
+    game_mask: Any
+    game_observation: Any
+
+    def _step(self, state: pgx_core.State, action: jax.Array, key: jax.Array | None) -> pgx_core.State:
+        del key
+        x = type(self).game_play(state._x, action)  # type: ignore[attr-defined]
+        terminated = x.winner >= 0
+        # +1 to the winner's player id, -1 to the other: colour c is player first_player XOR c.
+        winner_player = state._first_player ^ x.winner  # type: ignore[attr-defined]
+        rewards = jnp.where(jnp.arange(2) == winner_player, 1.0, -1.0).astype(jnp.float32)
+        rewards = jnp.where(terminated, rewards, jnp.zeros(2, jnp.float32))
+        return state.replace(  # type: ignore[attr-defined]
+            current_player=state._first_player ^ x.to_move, legal_action_mask=type(self).game_mask(x),  # type: ignore[attr-defined]
+            rewards=rewards, terminated=terminated, _x=x)
+
+    def _observe(self, state: pgx_core.State, player_id: jax.Array) -> jax.Array:
+        return type(self).game_observation(state._x, state._first_player ^ player_id)  # type: ignore[attr-defined]
 
     def step(self, state: pgx_core.State, action: jax.Array, key: jax.Array | None = None) -> pgx_core.State:
         """pgx's ``Env.step`` (same results, one select per field)."""

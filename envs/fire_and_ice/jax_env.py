@@ -34,7 +34,7 @@ try:
     import pgx.core as pgx_core
     from pgx._src.struct import dataclass
 
-    from polarzoo.envs._common.jax_env import TwinEnv
+    from polarzoo.envs._common.jax_env import TwinEnv, TwinState
 except ImportError as error:  # pragma: no cover - exercised without the extra
     raise ImportError('the JAX twins need JAX and pgx: pip install "polarzoo[jax]"') from error
 
@@ -73,7 +73,7 @@ class GameState:
 
 
 @dataclass
-class State(pgx_core.State):
+class State(TwinState, pgx_core.State):
     current_player: jax.Array = jnp.int32(0)
     observation: jax.Array = jnp.zeros((rules.NUM_ISLANDS, _N, 9), dtype=jnp.int8)
     rewards: jax.Array = jnp.float32([0.0, 0.0])
@@ -88,12 +88,6 @@ class State(pgx_core.State):
     def env_id(self) -> str:
         return ENV_ID
 
-    @property
-    def first_player(self) -> jax.Array:
-        """The player id that plays Fire (colour 0, moves first); colour c is player
-        ``first_player ^ c``."""
-        return self._first_player
-
     def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
         """The board(s) as SVG text pictures (pgx's visualiser knows only pgx's games)."""
         from polarzoo.envs._common.jax_svg import text_svg
@@ -103,11 +97,6 @@ class State(pgx_core.State):
         text = "\n".join(render_ansi(board, f"Fire & Ice (game {i})" if len(boards) > 1 else "Fire & Ice")
                          for i, board in enumerate(boards))
         return text_svg(text, scale or 1.0)
-
-    def save_svg(self, filename: str, *, color_theme: str | None = None, scale: float | None = None) -> None:
-        from pathlib import Path
-
-        Path(filename).write_text(self.to_svg(scale=scale))
 
 
 # --------------------------------------------------------------------------------------------
@@ -232,6 +221,10 @@ class FireAndIce(TwinEnv):
         handicap_player: ``"ice"`` or ``"fire"`` (or the colour 1 / 0).
     """
 
+    game_play = staticmethod(play)
+    game_mask = staticmethod(legal_action_mask)
+    game_observation = staticmethod(observation)
+
     def __init__(self, handicap: int = 0, handicap_player: str | int = "ice") -> None:
         super().__init__()
         if isinstance(handicap, bool) or not isinstance(handicap, (int, np.integer)) \
@@ -250,22 +243,6 @@ class FireAndIce(TwinEnv):
         return State(current_player=first_player, legal_action_mask=legal_action_mask(x),  # type: ignore[call-arg]
                      _first_player=first_player, _x=x)
 
-    def _step(self, state: pgx_core.State, action: jax.Array, key: jax.Array | None) -> State:
-        del key
-        assert isinstance(state, State)
-        x = play(state._x, action)
-        terminated = x.winner >= 0
-        # +1 to the winner's player id, -1 to the other: colour c is player first_player XOR c.
-        winner_player = state._first_player ^ x.winner
-        rewards = jnp.where(jnp.arange(2) == winner_player, 1.0, -1.0).astype(jnp.float32)
-        rewards = jnp.where(terminated, rewards, jnp.zeros(2, jnp.float32))
-        return state.replace(  # type: ignore[attr-defined]
-            current_player=state._first_player ^ x.to_move, legal_action_mask=legal_action_mask(x),
-            rewards=rewards, terminated=terminated, _x=x)
-
-    def _observe(self, state: pgx_core.State, player_id: jax.Array) -> jax.Array:
-        assert isinstance(state, State)
-        return observation(state._x, state._first_player ^ player_id)
 
     def random_action(self, state: pgx_core.State, key: jax.Array) -> jax.Array:
         """A uniformly random legal action (:func:`random_legal_action`; 0 once the game is over)."""

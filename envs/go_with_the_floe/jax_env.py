@@ -33,7 +33,7 @@ try:
     import pgx.core as pgx_core
     from pgx._src.struct import dataclass
 
-    from polarzoo.envs._common.jax_env import TwinEnv
+    from polarzoo.envs._common.jax_env import TwinEnv, TwinState
 except ImportError as error:  # pragma: no cover - exercised without the extra
     raise ImportError('the JAX twins need JAX and pgx: pip install "polarzoo[jax]"') from error
 
@@ -70,7 +70,7 @@ class GameState:
 
 
 @dataclass
-class State(pgx_core.State):
+class State(TwinState, pgx_core.State):
     current_player: jax.Array = jnp.int32(0)
     observation: jax.Array = jnp.zeros((rules.SIZE, rules.SIZE, _CHANNELS), dtype=jnp.int8)
     rewards: jax.Array = jnp.float32([0.0, 0.0])
@@ -85,12 +85,6 @@ class State(pgx_core.State):
     def env_id(self) -> str:
         return ENV_ID
 
-    @property
-    def first_player(self) -> jax.Array:
-        """The player id that plays Black (the seals, colour 0, moves first); colour c is player
-        ``first_player ^ c``."""
-        return self._first_player
-
     def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
         """The board(s) as SVG text pictures (pgx's visualiser knows only pgx's games)."""
         from polarzoo.envs._common.jax_svg import text_svg
@@ -102,11 +96,6 @@ class State(pgx_core.State):
                                      f"Go with the Floe (game {i})" if len(boards) > 1 else "Go with the Floe")
                          for i, (b, r) in enumerate(zip(boards, rings)))
         return text_svg(text, scale or 1.0)
-
-    def save_svg(self, filename: str, *, color_theme: str | None = None, scale: float | None = None) -> None:
-        from pathlib import Path
-
-        Path(filename).write_text(self.to_svg(scale=scale))
 
 
 # --------------------------------------------------------------------------------------------
@@ -277,27 +266,16 @@ def _from_arrays(board, rings, to_move, passes, winner, first):  # type: ignore[
 class GoWithTheFloe(TwinEnv):
     """Go with the Floe (single games) as a ``pgx.Env`` (see the module docstring)."""
 
+    game_play = staticmethod(play)
+    game_mask = staticmethod(legal_action_mask)
+    game_observation = staticmethod(observation)
+
     def _init(self, key: jax.Array) -> State:
         first_player = jnp.int32(jax.random.bernoulli(key))
         x = GameState()
         return State(current_player=first_player, legal_action_mask=legal_action_mask(x),  # type: ignore[call-arg]
                      _first_player=first_player, _x=x)
 
-    def _step(self, state: pgx_core.State, action: jax.Array, key: jax.Array | None) -> State:
-        del key
-        assert isinstance(state, State)
-        x = play(state._x, action)
-        terminated = x.winner >= 0
-        winner_player = state._first_player ^ x.winner
-        rewards = jnp.where(jnp.arange(2) == winner_player, 1.0, -1.0).astype(jnp.float32)
-        rewards = jnp.where(terminated, rewards, jnp.zeros(2, jnp.float32))
-        return state.replace(  # type: ignore[attr-defined]
-            current_player=state._first_player ^ x.to_move, legal_action_mask=legal_action_mask(x),
-            rewards=rewards, terminated=terminated, _x=x)
-
-    def _observe(self, state: pgx_core.State, player_id: jax.Array) -> jax.Array:
-        assert isinstance(state, State)
-        return observation(state._x, state._first_player ^ player_id)
 
     @property
     def id(self) -> str:
