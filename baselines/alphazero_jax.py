@@ -503,7 +503,7 @@ def _final_evaluation(run_dir: Path, config: TrainConfig, log: Callable[[str], N
     env_id = GAMES[config.env]["pettingzoo"]
     ours = AlphaZeroJaxAgent(run_dir / "model.npz", env_id)
     summary: dict[str, Any] = {"agent": ours.name, "games_per_seat": config.final_eval_games, "opponents": {}}
-    lines = [f"| {ours.name} vs | wins | draws | losses | win rate | by seat (W, D, L) |", "|---|---:|---:|---:|---:|---|"]
+    lines = [f"| {ours.name} vs | wins | draws | losses | win rate | by seat (W-D-L) |", "|---|---:|---:|---:|---:|---|"]
     for opponent_spec in ("random", "heuristic"):
         opponent = make_agent(opponent_spec, env_id)
         result = head_to_head(env_id, ours, opponent, config.final_eval_games, seed=config.seed + 1)
@@ -511,8 +511,9 @@ def _final_evaluation(run_dir: Path, config: TrainConfig, log: Callable[[str], N
         games = wins + draws + losses
         summary["opponents"][opponent_spec] = {"wins": wins, "draws": draws, "losses": losses, "win_rate": wins / games,
                                                "by_seat": result.seat_tallies()}
-        lines.append(f"| {opponent_spec} | {wins} | {draws} | {losses} | {wins / games:.0%} | {result.by_seat} |")
-        log(f"final evaluation vs {opponent_spec}: {wins}/{games} won ({wins / games:.0%}), by seat {result.by_seat}")
+        seats = ", ".join(f"{seat} {t['wins']}-{t['draws']}-{t['losses']}" for seat, t in result.seat_tallies().items())
+        lines.append(f"| {opponent_spec} | {wins} | {draws} | {losses} | {wins / games:.0%} | {seats} |")
+        log(f"final evaluation vs {opponent_spec}: {wins}/{games} won ({wins / games:.0%}); by seat (W-D-L): {seats}")
     _atomic_write(run_dir / "eval.json", json.dumps(summary, indent=2).encode())
     _atomic_write(run_dir / "eval.md", ("\n".join(lines) + "\n").encode())
 
