@@ -44,7 +44,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from polarzoo.baselines.runs import HelpFormatter, prog_name, require_at_least, run_dir_or_exit, seed as seed_type
+from polarzoo.baselines.runs import HelpFormatter, atomic_write, prog_name, require_at_least, run_dir_or_exit, seed as seed_type
 
 MODULE = "polarzoo.baselines.alphazero_jax"
 
@@ -306,17 +306,11 @@ class Progress:
     evaluations: list[dict[str, float]] = field(default_factory=list)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_bytes(data)
-    os.replace(temporary, path)
-
-
 def save_checkpoint(run_dir: Path, params: Any, opt_state: Any, key: Any, progress: Progress) -> None:
     jax, _ = _jax()
     blob = {"params": jax.device_get(params), "opt_state": jax.device_get(opt_state), "key": np.asarray(jax.device_get(key)),
             "progress": asdict(progress)}
-    _atomic_write(run_dir / "checkpoint.pkl", pickle.dumps(blob))
+    atomic_write(run_dir / "checkpoint.pkl", pickle.dumps(blob))
 
 
 def export_model(path: Path, config: TrainConfig, params: Any) -> None:
@@ -329,7 +323,7 @@ def export_model(path: Path, config: TrainConfig, params: Any) -> None:
     os.replace(temporary, path)
     meta = {"env": config.env, "dim": config.dim, "blocks": config.blocks, "simulations": config.simulations,
             "format": "polarzoo alphazero_jax v1"}
-    _atomic_write(path.with_suffix(".json"), json.dumps(meta, indent=2).encode())
+    atomic_write(path.with_suffix(".json"), json.dumps(meta, indent=2).encode())
 
 
 def load_model(path: str | Path) -> tuple[NetworkConfig, dict[str, Any], dict[str, Any]]:
@@ -514,8 +508,8 @@ def _final_evaluation(run_dir: Path, config: TrainConfig, log: Callable[[str], N
         seats = ", ".join(f"{seat} {t['wins']}-{t['draws']}-{t['losses']}" for seat, t in result.seat_tallies().items())
         lines.append(f"| {opponent_spec} | {wins} | {draws} | {losses} | {wins / games:.0%} | {seats} |")
         log(f"final evaluation vs {opponent_spec}: {wins}/{games} won ({wins / games:.0%}); by seat (W-D-L): {seats}")
-    _atomic_write(run_dir / "eval.json", json.dumps(summary, indent=2).encode())
-    _atomic_write(run_dir / "eval.md", ("\n".join(lines) + "\n").encode())
+    atomic_write(run_dir / "eval.json", json.dumps(summary, indent=2).encode())
+    atomic_write(run_dir / "eval.md", ("\n".join(lines) + "\n").encode())
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -35,7 +34,7 @@ import numpy as np
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.tournament import (PairResult, SeatStats, elo_ratings, markdown_table, multiplayer_markdown,
                                            multiplayer_table, round_robin, seat_names)
-from polarzoo.baselines.runs import HelpFormatter, prog_name, seed as seed_type
+from polarzoo.baselines.runs import HelpFormatter, atomic_write, prog_name, seed as seed_type
 
 
 def win_rate_matrix(results: Sequence[PairResult], names: Sequence[str]) -> np.ndarray:
@@ -176,12 +175,9 @@ class _Writer:
     def write(self, name: str, text: str) -> None:
         """``out/name`` written whole or not at all (a temporary name, then a rename)."""
         if self.failed is None:
-            temporary = self.out / (name + ".tmp")
             try:
-                temporary.write_text(text)
-                os.replace(temporary, self.out / name)
+                atomic_write(self.out / name, text)
             except OSError as error:
-                temporary.unlink(missing_ok=True)
                 self._fail(error)
 
     def call(self, function: Any, *args: Any) -> None:

@@ -84,3 +84,17 @@ def run_dir_or_exit(parser: argparse.ArgumentParser, parent: Path, stem: str | N
     except OSError as error:
         parser.error(f"--runs {parent}: cannot create the run folder ({error.strerror or error})")
     raise AssertionError("parser.error exits")  # pragma: no cover
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Write ``path`` whole or not at all: a temporary name beside it, then a rename (a kill or a
+    full disk never leaves half a file; the temporary file is removed on failure)."""
+    temporary = path.with_name(path.name + ".tmp")
+    try:
+        if isinstance(data, str):
+            temporary.write_text(data)
+        else:
+            temporary.write_bytes(data)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)

@@ -25,7 +25,7 @@ import numpy as np
 from polarzoo.baselines.tournament import wilson_interval
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import solve
-from polarzoo.baselines.runs import HelpFormatter, prog_name, seed as seed_type
+from polarzoo.baselines.runs import HelpFormatter, atomic_write, prog_name, seed as seed_type
 
 
 Policy = Callable[[FireAndIceSolitaireEnv, np.ndarray, np.random.Generator], int]
@@ -125,9 +125,7 @@ def main(argv: list[str] | None = None) -> None:
         "training": {"timesteps": args.timesteps, "seconds": None if args.model else seconds},
     }
     try:
-        temporary = args.out / "solitaire.json.tmp"
-        temporary.write_text(json.dumps(results, indent=2))
-        temporary.replace(args.out / "solitaire.json")
+        atomic_write(args.out / "solitaire.json", json.dumps(results, indent=2))
     except OSError as error:
         print(f"warning: cannot write {args.out / 'solitaire.json'} ({error.strerror or error}); the table below is the result",
               file=sys.stderr)
