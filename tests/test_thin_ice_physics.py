@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from polarzoo.envs.thin_ice.physics import PhysicsConfig, PhysicsError, PilePhysics
+from polarzoo.envs.thin_ice.physics import PhysicsConfig, PhysicsError, PilePhysics, orientation_matrix
 
 from tests.thin_ice_helpers import Pile
 
@@ -100,8 +100,8 @@ def test_equivalence_check_accepts_the_default_settle_window_and_rejects_a_coars
     ``python -m benchmarks.thin_ice_physics --equivalence-seeds 60`` runs it with more seeds."""
     from polarzoo.envs.thin_ice.equivalence import SCENARIOS, compare
 
-    reference = PhysicsConfig(settle_steps=25)
-    assert PhysicsConfig().settle_steps == 10
+    reference = PhysicsConfig(settle_steps=25, idle_pieces="parked")  # the spec's settings
+    assert PhysicsConfig().settle_steps == 10 and PhysicsConfig().idle_pieces == "removed"
     same = compare(reference, PhysicsConfig(), seeds=10)
     assert same.disagreements() == [], same.table()
     # the deterministic scenarios give their one outcome under both settings
@@ -126,7 +126,7 @@ def test_random_play_is_bit_identical_to_the_recorded_games() -> None:
     if mujoco.__version__ != RECORDED_WITH_MUJOCO:
         pytest.skip(f"the digest was recorded with MuJoCo {RECORDED_WITH_MUJOCO} (bit-identical only within a version)")
 
-    env = thin_ice_v0.raw_env(settle_steps=25)  # the setting of commit 9dc0992
+    env = thin_ice_v0.raw_env(settle_steps=25, idle_pieces="parked")  # the settings of commit 9dc0992
     rng = np.random.default_rng(0)
     digest = hashlib.sha256()
     for game in range(5):
@@ -151,3 +151,53 @@ def test_settle_steps_is_a_whole_number_in_range() -> None:
     with pytest.raises(ValueError, match=r"settle_steps must be a number in \[1, 1000\]; got 0"):
         thin_ice_v0.raw_env(settle_steps=0)
     assert thin_ice_v0.raw_env(settle_steps=25).physics_config.settle_steps == 25
+
+
+# ------------------------------------------------------------------------------ idle pieces removed
+def test_removed_and_parked_scenes_measure_the_same_separation() -> None:
+    """The lowering's margin query gives the same distances in a scene of only the pieces in
+    play (the default) as in the spec's scene of 15 with the idle ones parked: MuJoCo's broad
+    phase reads the body's margin, which must follow the geoms' (it once did not: the lowering
+    went through the table in the small scenes)."""
+    from polarzoo.envs.thin_ice.physics import matrix_to_quaternion
+
+    found = {}
+    for mode in ("removed", "parked"):
+        physics = PilePhysics(PhysicsConfig(idle_pieces=mode))
+        physics.place(0, (-0.014, -0.014), 2, None)
+        physics._activate(1, True)
+        quaternion = matrix_to_quaternion(orientation_matrix(0, 2))
+        distances = []
+        for height in (0.0153, 0.012, 0.01, 0.008):
+            physics._set_pose(1, np.array([0.0018, -0.014, height]), quaternion)
+            assert not physics._penetrates(1)
+            distances.append(physics._separation(1))
+        found[mode] = distances
+    assert np.allclose(found["removed"], found["parked"], atol=1e-9), found
+    assert all(0 < d < PilePhysics.SEPARATION_MARGIN for d in found["removed"])
+
+
+def test_a_reset_pile_plays_exactly_like_a_new_one() -> None:
+    """``PilePhysics.reset()`` (the env reuses its piles and their compiled scenes across games)
+    leaves nothing behind: the same placements give the same states as on a new pile."""
+    def play(physics: PilePhysics) -> bytes:
+        rng = np.random.default_rng(7)
+        physics.place(2, (0.0, 0.0), 0, rng)
+        physics.place(1, (0.004, 0.0), 2, rng)
+        physics.place(0, (-0.007, 0.007), 4, rng)
+        return physics.snapshot()["state"].tobytes()
+
+    for mode in ("removed", "parked"):
+        reused = PilePhysics(PhysicsConfig(idle_pieces=mode))
+        reused.place(2, (0.007, 0.0), 1, np.random.default_rng(1))
+        reused.pick_up(10)
+        reused.reset()
+        assert play(reused) == play(PilePhysics(PhysicsConfig(idle_pieces=mode))), mode
+
+
+def test_idle_pieces_is_checked() -> None:
+    from polarzoo.envs import thin_ice_v0
+
+    with pytest.raises(ValueError, match="idle_pieces must be one of 'removed', 'parked'; got 'gone'"):
+        thin_ice_v0.raw_env(idle_pieces="gone")
+    assert thin_ice_v0.raw_env().physics_config.idle_pieces == "removed"

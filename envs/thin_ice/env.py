@@ -78,6 +78,7 @@ physics setting is still the same game.
 | `tremor_degrees` | `float` | `1.0` | hand tremor, tilt standard deviation (0..10 degrees) |
 | `settle_cap_seconds` | `float` | `3.0` | longest simulated settling per action (0.1..30 s) |
 | `settle_steps` | `int` | `10` | physics steps in a row below 2 mm/s and 0.05 rad/s for "the pile is still" (1..1000; the spec's study used 25, the same game by `envs/thin_ice/equivalence.py`, 15 steps slower per action) |
+| `idle_pieces` | `str` | `"removed"` | pieces not in play: `"removed"` simulates only the pieces in play (one compiled scene per count of S, M, L); `"parked"` is the spec's one scene of all 15 with the idle ones parked; the same game by `envs/thin_ice/equivalence.py`, about 1.2x slower |
 
 ### Version History
 * v0: initial release.
@@ -93,7 +94,7 @@ from numpy.typing import NDArray
 
 from polarzoo.envs._common.aec import check_number, TurnBasedAECEnv, turn_based_parallel, check_choice, default_wrappers
 from polarzoo.envs.thin_ice import rules
-from polarzoo.envs.thin_ice.physics import NUM_ORIENTATIONS, MuJoCoPiles, PhysicsConfig, PhysicsError
+from polarzoo.envs.thin_ice.physics import IDLE_PIECES, NUM_ORIENTATIONS, MuJoCoPiles, PhysicsConfig, PhysicsError
 
 SLOT_FEATURES, PLAYER_FEATURES = rules.SLOT_FEATURES, rules.PLAYER_FEATURES
 POSITION_SCALE = 0.25
@@ -122,6 +123,7 @@ class raw_env(TurnBasedAECEnv):
         tremor_degrees: float = 1.0,
         settle_cap_seconds: float = 3.0,
         settle_steps: int = 10,
+        idle_pieces: str = "removed",
     ) -> None:
         num_players = check_choice("num_players", num_players, range(2, 7))
         max_rearrangements = check_choice("max_rearrangements", max_rearrangements, range(0, 11))
@@ -134,7 +136,7 @@ class raw_env(TurnBasedAECEnv):
             piece_friction=check_number("piece_friction", piece_friction, 0.05, 3.0), tremor_position=tremor_mm / 1000,
             tremor_tilt_degrees=check_number("tremor_degrees", tremor_degrees, 0.0, 10.0, "degrees"),
             settle_cap_seconds=check_number("settle_cap_seconds", settle_cap_seconds, 0.1, 30.0, "seconds"),
-            settle_steps=settle_steps,
+            settle_steps=settle_steps, idle_pieces=check_choice("idle_pieces", idle_pieces, IDLE_PIECES),
         )
         self.physics_config.validate()
         self.num_players = num_players
@@ -152,7 +154,10 @@ class raw_env(TurnBasedAECEnv):
 
     # ---- hooks ------------------------------------------------------------------------------
     def _new_game(self, options: dict[str, Any] | None) -> None:
-        self.piles = MuJoCoPiles(self.num_players, self.physics_config, self.grid, self.pitch)
+        if getattr(self, "piles", None) is None:
+            self.piles = MuJoCoPiles(self.num_players, self.physics_config, self.grid, self.pitch)
+        else:  # the same piles, emptied: their compiled scenes are kept
+            self.piles.reset()
         self.game = rules.ThinIceGame(self.num_players, self.piles, self.num_targets, self.max_rearrangements)
         self._plies_taken = 0
         #: Why the episode was truncated by a physics failure (``infos[agent]["physics_error"] == 1``), else None.

@@ -2,9 +2,14 @@
 
 Every pyramid is a free body made of four convex wall slabs (the convex hull of an outer face
 triangle and the parallel inner face triangle, 1.5 mm inside), so pieces are really hollow and
-nest.  Each player's pile has its own ``MjModel`` copy (compiled once, then copied) and
-``MjData``: all 15 pieces (5 S, 5 M, 5 L) are pre-allocated and *parked* far away with no
-contacts (``contype = conaffinity = 0``) and gravity compensation until they are placed.
+nest.  Each player's pile has its own scenes (``MjModel`` copy and ``MjData``).  By default
+(``PhysicsConfig.idle_pieces="removed"``) a scene holds only the pieces in play: one model per
+count of S, M and L in the pile (at most 216, compiled once per process), and a piece coming into
+or leaving the pile moves the pile to the scene of the new counts, every other piece's pose,
+velocity and solver warm start carried over.  The spec's layout (``idle_pieces="parked"``) is one
+scene of all 15 pieces (5 S, 5 M, 5 L), the idle ones *parked* under the table with no contacts
+(``contype = conaffinity = 0``) and gravity compensation; MuJoCo still integrates their 6 degrees
+of freedom each, so it is about 1.2x slower, and the same game (``envs/thin_ice/equivalence.py``).
 
 The rule checks (T: four pieces touching the table; A: three pieces in the pile touching
 nothing; N: two pieces nested) run at every physics step while the pile moves, so a player is
@@ -58,6 +63,10 @@ def _slab_vertices(size: int, face: int) -> list[tuple[float, float, float]]:
     ]
 
 
+#: :attr:`PhysicsConfig.idle_pieces` choices
+IDLE_PIECES = ("removed", "parked")
+
+
 @dataclass(frozen=True)
 class PhysicsConfig:
     """Physics options (the spec's defaults but ``settle_steps``); every field is validated by
@@ -76,6 +85,11 @@ class PhysicsConfig:
     # envs/thin_ice/equivalence.py (60 tremor seeds each, tests/test_thin_ice_physics.py) and
     # saves 15 steps of every action that leaves the pile standing.
     settle_steps: int = 10
+    # Pieces not in play: "removed" simulates only the pieces in play (one compiled model per
+    # count of S, M and L in the pile, the state carried over by piece); "parked" is the spec's
+    # single model with all 15 pieces, the unused ones parked without contacts.  The same game
+    # by envs/thin_ice/equivalence.py; "removed" skips 6 free bodies' dynamics per parked piece.
+    idle_pieces: str = "removed"
 
     def validate(self) -> None:
         checks = {
@@ -83,6 +97,8 @@ class PhysicsConfig:
             "tremor_position": (0.0, 0.005), "tremor_tilt_degrees": (0.0, 10.0), "settle_cap_seconds": (0.1, 30.0),
             "settle_linear": (1e-5, 0.05), "settle_angular": (1e-4, 1.0), "settle_steps": (1, 1000),
         }
+        if self.idle_pieces not in IDLE_PIECES:
+            raise ValueError(f"idle_pieces must be one of {', '.join(map(repr, IDLE_PIECES))}; got {self.idle_pieces!r}")
         if isinstance(self.settle_steps, bool) or not isinstance(self.settle_steps, (int, np.integer)):
             raise TypeError(f"settle_steps must be a whole number of physics steps; got {self.settle_steps!r}")
         for name, (low, high) in checks.items():
@@ -91,8 +107,9 @@ class PhysicsConfig:
                 raise ValueError(f"{name} must be a number in [{low}, {high}]; got {value!r}")
 
 
-def build_mjcf(config: PhysicsConfig) -> str:
-    """The MJCF of one pile scene: a table and 15 parked pyramids."""
+def build_mjcf(config: PhysicsConfig, counts: tuple[int, int, int] | None = None) -> str:
+    """The MJCF of one pile scene: a table and 15 parked pyramids, or (``counts``) only
+    ``counts[s]`` pieces of each size, all in play (``idle_pieces="removed"``)."""
     meshes, bodies = [], []
     for size in range(3):
         for face in range(4):
@@ -100,11 +117,15 @@ def build_mjcf(config: PhysicsConfig) -> str:
             meshes.append(f'<mesh name="{SIZE_LETTERS[size]}{face}" vertex="{vertices}"/>')
     for piece in range(NUM_PIECES):
         size = int(PIECE_SIZE[piece])
+        if counts is not None and piece - size * PIECES_PER_SIZE >= counts[size]:
+            continue
         geoms = "".join(
             f'<geom name="p{piece}_{face}" type="mesh" mesh="{SIZE_LETTERS[size]}{face}" class="piece"/>' for face in range(4)
         )
         x, y, z = _parking_spot(piece)
-        bodies.append(f'<body name="piece{piece}" pos="{x} {y} {z}" gravcomp="1"><freejoint name="j{piece}"/>{geoms}</body>')
+        parked = ' gravcomp="1"' if counts is None else ""
+        bodies.append(f'<body name="piece{piece}" pos="{x} {y} {z}"{parked}><freejoint name="j{piece}"/>{geoms}</body>')
+    collides = ' contype="0" conaffinity="0"' if counts is None else ""
     return f"""
 <mujoco model="thin_ice_pile">
   <compiler angle="radian"/>
@@ -115,7 +136,7 @@ def build_mjcf(config: PhysicsConfig) -> str:
   <default>
     <geom condim="4" solimp="0.95 0.99 0.0005" solref="0.004 1"/>
     <default class="piece">
-      <geom density="{DENSITY}" friction="{config.piece_friction} 0.005 0.0001" contype="0" conaffinity="0" rgba="0.8 0.8 0.8 1"/>
+      <geom density="{DENSITY}" friction="{config.piece_friction} 0.005 0.0001"{collides} rgba="0.8 0.8 0.8 1"/>
     </default>
   </default>
   <asset>{''.join(meshes)}</asset>
@@ -152,16 +173,48 @@ class Contacts:
     nested_pairs: list[tuple[int, int]] = field(default_factory=list)  # (inner, outer)
 
 
-_MODEL_CACHE: dict[PhysicsConfig, Any] = {}
+_MODEL_CACHE: dict[tuple[PhysicsConfig, tuple[int, int, int] | None], Any] = {}
+_MODEL_CACHE_LIMIT = 512  # compiled scenes kept per process (216 piece counts per config)
+_SCENE_LIMIT = 48  # scenes (model copy + data) kept per pile
+#: (15, 3) where a piece out of play is (parked under the table)
+PARKING = np.array([_parking_spot(piece) for piece in range(NUM_PIECES)])
 
 
-def _compiled_model(config: PhysicsConfig) -> Any:
+def compiled_model(config: PhysicsConfig, counts: tuple[int, int, int] | None = None) -> Any:
     mujoco = require("mujoco", "Thin Ice's physics")
 
-    model = _MODEL_CACHE.get(config)
+    key = (config, counts)
+    model = _MODEL_CACHE.get(key)
     if model is None:
-        model = _MODEL_CACHE[config] = mujoco.MjModel.from_xml_string(build_mjcf(config))
+        if len(_MODEL_CACHE) >= _MODEL_CACHE_LIMIT:
+            _MODEL_CACHE.pop(next(iter(_MODEL_CACHE)))
+        model = _MODEL_CACHE[key] = mujoco.MjModel.from_xml_string(build_mjcf(config, counts))
     return model
+
+
+class _Scene:
+    """One compiled pile scene with its own ``MjData`` and its body slots: slot ``5 * size + k``
+    is the body named ``piece{5 * size + k}`` (with ``counts``: the k-th piece of that size in
+    play, in piece order; parked scenes: piece ``5 * size + k`` itself)."""
+
+    def __init__(self, mujoco: Any, config: PhysicsConfig, counts: tuple[int, int, int] | None) -> None:
+        import copy
+
+        # A copy per pile: the lowering's margin query and nothing else write to it.
+        self.model = model = copy.deepcopy(compiled_model(config, counts))
+        self.data = mujoco.MjData(model)
+        self.counts = counts
+        body = np.full(NUM_PIECES, -1, dtype=np.int64)
+        for slot in range(NUM_PIECES):
+            body[slot] = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, f"piece{slot}")
+        present = body >= 0
+        self.slot_body = np.where(present, body, 0)
+        self.slot_qpos = np.array([model.jnt_qposadr[model.body_jntadr[b]] if ok else -1 for b, ok in zip(body, present)])
+        self.slot_dof = np.array([model.jnt_dofadr[model.body_jntadr[b]] if ok else -1 for b, ok in zip(body, present)])
+        self.geom_slot = np.full(model.ngeom, -1, dtype=np.int64)
+        for slot in np.flatnonzero(present):
+            b = body[slot]
+            self.geom_slot[model.body_geomadr[b] : model.body_geomadr[b] + model.body_geomnum[b]] = slot
 
 
 class PilePhysics:
@@ -172,24 +225,12 @@ class PilePhysics:
     NEST_ANGLE = math.radians(8.0)
 
     def __init__(self, config: PhysicsConfig | None = None) -> None:
-        import copy
-
         mujoco = require("mujoco", "Thin Ice's physics")
         self._mujoco = mujoco
         self.config = config or PhysicsConfig()
         self.config.validate()
-        self.model = copy.deepcopy(_compiled_model(self.config))
-        self.data = mujoco.MjData(self.model)
-        model = self.model
-        self.table_geom = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "table")
-        self.piece_body = np.array([mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, f"piece{p}") for p in range(NUM_PIECES)])
-        self.qpos_adr = np.array([model.jnt_qposadr[model.body_jntadr[b]] for b in self.piece_body])
-        self.dof_adr = np.array([model.jnt_dofadr[model.body_jntadr[b]] for b in self.piece_body])
-        #: geom id -> piece index (-1 for the table)
-        self.geom_piece = np.full(model.ngeom, -1, dtype=np.int64)
-        for piece, body in enumerate(self.piece_body):
-            self.geom_piece[model.body_geomadr[body] : model.body_geomadr[body] + model.body_geomnum[body]] = piece
-        self.piece_geoms = [np.flatnonzero(self.geom_piece == p) for p in range(NUM_PIECES)]
+        self._removing = self.config.idle_pieces == "removed"
+        self._scenes: dict[tuple[int, int, int] | None, _Scene] = {}
         self.in_play = np.zeros(NUM_PIECES, dtype=bool)
         self._nest_cos = math.cos(self.NEST_ANGLE)
         # scratch space of the compiled per-step check (touching pairs, nested pairs)
@@ -197,11 +238,67 @@ class PilePhysics:
         self._nested_buffer = np.zeros((NUM_PIECES * NUM_PIECES, 2), dtype=np.int64)
         warning = mujoco.mjtWarning
         self._bad_state_warnings = (int(warning.mjWARN_BADQACC), int(warning.mjWARN_BADQVEL), int(warning.mjWARN_BADQPOS))
-        mujoco.mj_forward(model, self.data)
+        self._use(self._scene((0, 0, 0) if self._removing else None))
+        self.table_geom = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_GEOM, "table")
+        mujoco.mj_forward(self.model, self.data)
+        self._warnings_seen = self._instability_warnings()
+
+    def reset(self) -> None:
+        """Back to the empty pile at time 0, exactly as a new ``PilePhysics`` (compiled scenes kept)."""
+        if self._removing:
+            for piece in np.flatnonzero(self.in_play):
+                self.in_play[piece] = False
+            self._use(self._scene((0, 0, 0)))
+            self._mujoco.mj_resetData(self.model, self.data)
+        else:
+            for piece in np.flatnonzero(self.in_play):
+                self._activate(piece, False)
+            self._mujoco.mj_resetData(self.model, self.data)
+        self._mujoco.mj_forward(self.model, self.data)
         self._warnings_seen = self._instability_warnings()
 
     # ---- bookkeeping ------------------------------------------------------------------------
+    def _scene(self, counts: tuple[int, int, int] | None) -> _Scene:
+        scene = self._scenes.get(counts)
+        if scene is None:
+            if len(self._scenes) >= _SCENE_LIMIT:
+                self._scenes.pop(next(k for k in self._scenes if k != getattr(self, "_counts", None)))
+            scene = self._scenes[counts] = _Scene(self._mujoco, self.config, counts)
+        return scene
+
+    def _piece_counts(self) -> tuple[int, int, int]:
+        counts = self.in_play.reshape(3, PIECES_PER_SIZE).sum(axis=1)
+        return int(counts[0]), int(counts[1]), int(counts[2])
+
+    def _use(self, scene: _Scene) -> None:
+        """Make ``scene`` the live one and map the pieces in play to its body slots."""
+        self._live, self._counts = scene, scene.counts
+        self.model, self.data = scene.model, scene.data
+        if scene.counts is None:
+            slot_of = np.arange(NUM_PIECES)
+        else:
+            # the k-th piece of a size in play (piece order) takes that size's k-th body
+            slot_of = np.full(NUM_PIECES, -1, dtype=np.int64)
+            for size in range(3):
+                pieces = [p for p in range(size * PIECES_PER_SIZE, (size + 1) * PIECES_PER_SIZE) if self.in_play[p]]
+                for k, piece in enumerate(pieces):
+                    slot_of[piece] = size * PIECES_PER_SIZE + k
+        present = slot_of >= 0
+        safe = np.where(present, slot_of, 0)
+        self.piece_body = np.where(present, scene.slot_body[safe], 0)
+        self.qpos_adr = np.where(present, scene.slot_qpos[safe], -1)
+        self.dof_adr = np.where(present, scene.slot_dof[safe], -1)
+        piece_of_slot = np.full(NUM_PIECES, -1, dtype=np.int64)
+        piece_of_slot[slot_of[present]] = np.flatnonzero(present)
+        #: geom id -> piece index (-1 for the table)
+        self.geom_piece = np.where(scene.geom_slot >= 0, piece_of_slot[np.maximum(scene.geom_slot, 0)], -1)
+        self.piece_geoms = [np.flatnonzero(self.geom_piece == p) for p in range(NUM_PIECES)]
+        self._present = present
+
     def _activate(self, piece: int, active: bool) -> None:
+        if self._removing:
+            self._switch(piece, active)
+            return
         geoms = self.piece_geoms[piece]
         self.model.geom_contype[geoms] = int(active)
         self.model.geom_conaffinity[geoms] = int(active)
@@ -211,8 +308,37 @@ class PilePhysics:
         self.model.body_gravcomp[self.piece_body[piece]] = 0.0 if active else 1.0
         self.in_play[piece] = active
 
+    def _switch(self, piece: int, active: bool) -> None:
+        """``idle_pieces="removed"``: move to the scene of the new piece counts, carrying every
+        other piece's pose, velocity and solver warm start over (the whole integration state: no
+        actuators, forces or mocap bodies), and the time.  A piece coming in is at rest at its
+        parking spot until its pose is set."""
+        if bool(self.in_play[piece]) == active:
+            return
+        old, data = self._live, self.data
+        keep = [p for p in np.flatnonzero(self.in_play) if p != piece]
+        poses = [data.qpos[self.qpos_adr[p] : self.qpos_adr[p] + 7].copy() for p in keep]
+        velocities = [data.qvel[self.dof_adr[p] : self.dof_adr[p] + 6].copy() for p in keep]
+        warm = [data.qacc_warmstart[self.dof_adr[p] : self.dof_adr[p] + 6].copy() for p in keep]
+        time = data.time
+        self.in_play[piece] = active
+        self._use(self._scene(self._piece_counts()))
+        new = self.data
+        self._mujoco.mj_resetData(self.model, new)
+        for p, pose, velocity, start in zip(keep, poses, velocities, warm):
+            new.qpos[self.qpos_adr[p] : self.qpos_adr[p] + 7] = pose
+            new.qvel[self.dof_adr[p] : self.dof_adr[p] + 6] = velocity
+            new.qacc_warmstart[self.dof_adr[p] : self.dof_adr[p] + 6] = start
+        if active:
+            self._set_pose(piece, PARKING[piece], np.array([1.0, 0.0, 0.0, 0.0]))
+        new.time = time
+        del old
+        self._warnings_seen = self._instability_warnings()
+
     def _set_pose(self, piece: int, position: NDArray[np.float64], quaternion: NDArray[np.float64]) -> None:
         adr, dof = self.qpos_adr[piece], self.dof_adr[piece]
+        if adr < 0:  # removed from the scene: nothing to set
+            return
         self.data.qpos[adr : adr + 3] = position
         self.data.qpos[adr + 3 : adr + 7] = quaternion
         self.data.qvel[dof : dof + 6] = 0.0
@@ -225,12 +351,25 @@ class PilePhysics:
         raise ValueError(f"no {SIZE_LETTERS[size]} piece left to place")
 
     def positions(self) -> NDArray[np.float64]:
-        """(15, 3) base-centre positions."""
-        return self.data.xpos[self.piece_body]
+        """(15, 3) base-centre positions (pieces out of play: their parking spots)."""
+        positions = self.data.xpos[self.piece_body]
+        if self._counts is not None:
+            positions[~self._present] = PARKING[~self._present]
+        return positions
 
     def axes(self) -> NDArray[np.float64]:
-        """(15, 3) unit vectors from base centre toward the apex."""
+        """(15, 3) unit vectors from base centre toward the apex (pieces out of play: +z)."""
         return self.data.xmat[self.piece_body][:, [2, 5, 8]]
+
+    def poses(self) -> NDArray[np.float64]:
+        """(15, 7) position and quaternion of every piece (out of play: parked, upright), in
+        the layout of the parked scene's ``qpos`` (what the renderer draws)."""
+        poses = np.tile(np.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]), (NUM_PIECES, 1))
+        poses[:, :3] = PARKING
+        for piece in np.flatnonzero(self.in_play):
+            adr = self.qpos_adr[piece]
+            poses[piece] = self.data.qpos[adr : adr + 7]
+        return poses
 
     # ---- contacts and rules -----------------------------------------------------------------
     def _contact_geoms(self) -> NDArray[np.int32]:
@@ -336,11 +475,15 @@ class PilePhysics:
         SEPARATION_MARGIN (a collision query with that contact margin on the piece's geoms, put
         back to 0 afterwards; call it right after a ``_penetrates`` that found none)."""
         mujoco, data, geoms = self._mujoco, self.data, self.piece_geoms[piece]
+        body = self.piece_body[piece]
+        # The broad phase reads the body's largest geom margin, computed at compile time.
         self.model.geom_margin[geoms] = self.SEPARATION_MARGIN
+        self.model.body_margin[body] = self.SEPARATION_MARGIN
         try:
             mujoco.mj_collision(self.model, data)
         finally:
             self.model.geom_margin[geoms] = 0.0
+            self.model.body_margin[body] = 0.0
         if not data.ncon:
             return self.SEPARATION_MARGIN
         pairs = data.contact.geom[: data.ncon]
@@ -443,8 +586,12 @@ class PilePhysics:
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         mujoco = self._mujoco
-        for piece in range(NUM_PIECES):
-            self._activate(piece, bool(snapshot["in_play"][piece]))
+        if self._removing:
+            self.in_play[:] = snapshot["in_play"]
+            self._use(self._scene(self._piece_counts()))
+        else:
+            for piece in range(NUM_PIECES):
+                self._activate(piece, bool(snapshot["in_play"][piece]))
         mujoco.mj_setState(self.model, self.data, snapshot["state"], mujoco.mjtState.mjSTATE_INTEGRATION)
         mujoco.mj_forward(self.model, self.data)
         self._warnings_seen = self._instability_warnings()
@@ -505,7 +652,14 @@ class MuJoCoPiles:
         self.grid = grid
         self.pitch = pitch
         self.piles = [PilePhysics(config) for _ in range(num_players)]
-        self.slot_piece: list[list[int]] = [[] for _ in range(num_players)]
+        self.reset()
+
+    def reset(self) -> None:
+        """Every pile empty at time 0, as new (their compiled scenes kept for the next game)."""
+        for pile in self.piles:
+            if pile.in_play.any() or pile.data.time:
+                pile.reset()
+        self.slot_piece: list[list[int]] = [[] for _ in self.piles]
         self.placements = 0
         self.last_steps = 0
 

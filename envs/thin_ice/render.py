@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from polarzoo.envs.thin_ice import rules
-from polarzoo.envs.thin_ice.physics import PIECE_SIZE
+from polarzoo.envs.thin_ice.physics import NUM_PIECES, PIECE_SIZE, compiled_model
 from polarzoo.envs.thin_ice.rules import SIZE_LETTERS
 
 SIZE_COLOURS = {0: (0.95, 0.85, 0.2, 1.0), 1: (0.95, 0.5, 0.1, 1.0), 2: (0.8, 0.15, 0.15, 1.0)}  # S yellow, M orange, L red
@@ -68,27 +69,31 @@ class PileRenderer:
         import mujoco
 
         self.width, self.height = width, height
-        self._renderers: dict[int, Any] = {}
+        # per player: a display scene of all 15 pieces (the parked layout), its data, a renderer
+        self._displays: dict[int, tuple[Any, Any, Any]] = {}
         self._options = mujoco.MjvOption()
         self._options.geomgroup[_HIDDEN_GROUP] = 0
 
-    def _renderer_for(self, pile: Any) -> Any:
+    def _display_for(self, player: int, pile: Any) -> tuple[Any, Any, Any]:
         import mujoco
 
-        key = id(pile.model)
-        if key not in self._renderers:
-            for piece, body in enumerate(pile.piece_body):
-                geoms = pile.piece_geoms[piece]
-                pile.model.geom_rgba[geoms] = SIZE_COLOURS[int(PIECE_SIZE[piece])]
+        if player not in self._displays:
+            # The pile may simulate only its pieces in play (``idle_pieces="removed"``); the
+            # picture is drawn from a scene of all 15 with the pile's poses copied in.
+            model = copy.deepcopy(compiled_model(pile.config))
+            for piece in range(NUM_PIECES):
+                model.geom_rgba[model.body_geomadr[piece + 1] : model.body_geomadr[piece + 1] + model.body_geomnum[piece + 1]] = (
+                    SIZE_COLOURS[int(PIECE_SIZE[piece])])
             try:
-                self._renderers[key] = mujoco.Renderer(pile.model, self.height, self.width)
+                renderer = mujoco.Renderer(model, self.height, self.width)
             except Exception as error:  # noqa: BLE001 - any GL failure gets the same advice
                 raise RuntimeError(
                     "MuJoCo could not open an OpenGL context for rendering. On a headless machine install Mesa "
                     "(Debian/Ubuntu: apt-get install libegl1 libgl1 libglx-mesa0 libegl-mesa0 libosmesa6) and set "
                     f"MUJOCO_GL=egl or MUJOCO_GL=osmesa before importing mujoco. Original error: {error}"
                 ) from error
-        return self._renderers[key]
+            self._displays[player] = (model, mujoco.MjData(model), renderer)
+        return self._displays[player]
 
     def render(self, state: rules.ThinIceState, piles: Any) -> NDArray[np.uint8]:
         """One panel per player's pile in ``piles``, side by side; ``state`` marks who is out
@@ -98,11 +103,15 @@ class PileRenderer:
         frames = []
         s = state
         for player, pile in enumerate(piles.piles):
-            renderer = self._renderer_for(pile)
+            model, data, renderer = self._display_for(player, pile)
+            data.qpos[:] = pile.poses().ravel()
+            mujoco.mj_kinematics(model, data)
             # Parked pieces go to a geom group the scene leaves out (a zero alpha alone still
             # drew their edges along the top of the picture); groups only affect drawing.
-            for piece, geoms in enumerate(pile.piece_geoms):
-                pile.model.geom_group[geoms] = 0 if pile.in_play[piece] else _HIDDEN_GROUP
+            for piece in range(NUM_PIECES):
+                body = piece + 1
+                model.geom_group[model.body_geomadr[body] : model.body_geomadr[body] + model.body_geomnum[body]] = (
+                    0 if pile.in_play[piece] else _HIDDEN_GROUP)
             camera = mujoco.MjvCamera()
             in_play = pile.in_play
             centre = pile.positions()[in_play].mean(axis=0) if in_play.any() else np.zeros(3)
@@ -110,7 +119,7 @@ class PileRenderer:
             camera.distance = 0.2
             camera.azimuth = 135.0
             camera.elevation = -30.0
-            renderer.update_scene(pile.data, camera, scene_option=self._options)
+            renderer.update_scene(data, camera, scene_option=self._options)
             # The shadow map drew dark slivers on the far table along the top of each panel.
             renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = False
             frame = renderer.render().copy()
@@ -124,6 +133,6 @@ class PileRenderer:
         return np.concatenate(frames, axis=1)
 
     def close(self) -> None:
-        for renderer in self._renderers.values():
+        for _, _, renderer in self._displays.values():
             renderer.close()
-        self._renderers.clear()
+        self._displays.clear()
