@@ -34,6 +34,7 @@ import numpy as np
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.tournament import (PairResult, SeatStats, elo_ratings, markdown_table, multiplayer_markdown,
                                            multiplayer_table, round_robin, seat_names)
+from polarzoo.baselines.progress import progress
 from polarzoo.baselines.runs import HelpFormatter, atomic_write, prog_name, seed as seed_type
 
 
@@ -262,14 +263,7 @@ def evaluate_multiplayer(
         raise ValueError(f"{env_id} has {seats} seats here: give exactly {seats} agents, one per seat "
                          f"(an agent may be listed more than once), got {len(agents)}")
     writer = _Writer(out)
-    bar = None
-    if show_progress:
-        try:
-            from tqdm import tqdm
-
-            bar = tqdm(total=games * seats, desc="games", unit="game")
-        except ImportError:  # pragma: no cover
-            bar = None
+    bar = progress(games * seats, "games", "game", show_progress)
     try:
         stats = multiplayer_table(env_id, agents, games, seed, env_kwargs, bar.update if bar else None, writer.game, workers)
     finally:

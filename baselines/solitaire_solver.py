@@ -22,6 +22,7 @@ from polarzoo.envs.fire_and_ice import render
 from polarzoo.envs.fire_and_ice.rules import action_to_notation
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import solve
+from polarzoo.baselines.progress import progress as progress_bar
 from polarzoo.baselines.runs import HelpFormatter, prog_name, seed as seed_type
 
 
@@ -35,21 +36,18 @@ def deal_for_seed(seed: int):  # noqa: ANN201 - SolitaireState
 def run_deals(num_deals: int, first_seed: int = 0, progress: bool = True) -> dict:
     times, nodes, solvable = [], [], 0
     seeds = range(first_seed, first_seed + num_deals)
-    iterator = seeds
-    if progress:
-        try:
-            from tqdm import tqdm
-
-            iterator = tqdm(seeds, desc="solving", unit="deal")
-        except ImportError:  # pragma: no cover
-            pass
-    for seed in iterator:
+    bar = progress_bar(num_deals, "solving", "deal", progress)
+    for seed in seeds:
         state = deal_for_seed(seed)
         start = time.perf_counter()
         result = solve(state)
         times.append(time.perf_counter() - start)
         nodes.append(result.nodes)
         solvable += result.solvable
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
     ms = np.array(times) * 1000
     return {
         "deals": num_deals,

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from polarzoo.baselines.progress import progress
 from polarzoo.envs.fire_and_ice import solitaire_rules
 from polarzoo.envs.fire_and_ice.rules import NUM_HOLES, NUM_ISLANDS, NUM_POSITIONS
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
@@ -145,11 +146,7 @@ def fit(model: Any, observations: np.ndarray, legal: np.ndarray, winning: np.nda
     legal_t = torch.as_tensor(legal)
     win_t = torch.as_tensor(winning)
     losses = []
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm comes with the train extra
-        tqdm = None
-    bar = tqdm(total=epochs, desc="supervised epochs", disable=not show_progress or tqdm is None) if tqdm else None
+    bar = progress(epochs, "supervised epochs", "epoch", show_progress)
     for _ in range(epochs):
         order = rng.permutation(len(observations))
         total = 0.0

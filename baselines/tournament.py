@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
+from polarzoo.baselines.progress import progress
 from polarzoo.envs._common.outcome import wilson_interval  # noqa: F401 (re-exported: baselines use it from here)
 
 
@@ -207,15 +208,8 @@ def round_robin(
     show_progress: bool = True, on_game: Callable[[dict[str, Any]], None] | None = None, workers: int = 1,
 ) -> list[PairResult]:
     pairs = list(itertools.combinations(range(len(agents)), 2))
-    bar = None
-    if show_progress:
-        try:
-            from tqdm import tqdm
-
-            seats = len(seat_names(env_id, env_kwargs))
-            bar = tqdm(total=len(pairs) * games_per_seat * seats, desc="games", unit="game")
-        except ImportError:  # pragma: no cover
-            bar = None
+    seats = len(seat_names(env_id, env_kwargs))
+    bar = progress(len(pairs) * games_per_seat * seats, "games", "game", show_progress)
     results = []
     for i, j in pairs:
         results.append(head_to_head(env_id, agents[i], agents[j], games_per_seat, seed, env_kwargs, bar.update if bar else None,

@@ -119,6 +119,7 @@ def main(argv: list[str] | None = None) -> None:
     from polarzoo.envs import jax_envs
 
     device = jax.devices()[0]
+    print(f"# JAX twins: steps/s (XLA threads: {args.xla_threads or 'default'})\n")
     print(f"JAX {jax.__version__} on {device.platform} ({device.device_kind}), pgx {pgx.__version__}; "
           f"XLA threads: {args.xla_threads or 'default'}; {os.cpu_count()} CPUs\n", flush=True)
     twins = {name: jax_envs.make(name) for name in jax_envs.available_envs()}

@@ -104,15 +104,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", default=None, help="also write the numbers to this file")
     parser.add_argument("--equivalence-seeds", type=int, default=0,
                         help="instead: the equivalence check (envs/thin_ice/equivalence.py) of the default physics "
-                             "against the spec's settle window (25 steps) with this many tremor seeds per scenario")
+                             "against the spec's settings (settle window 25 steps, idle pieces parked) with this many tremor seeds per scenario")
     args = parser.parse_args(argv)
     if args.equivalence_seeds:
         from polarzoo.envs.thin_ice.equivalence import compare
         from polarzoo.envs.thin_ice.physics import PhysicsConfig
 
         started = time.perf_counter()
-        comparison = compare(PhysicsConfig(settle_steps=25), PhysicsConfig(), args.equivalence_seeds)
-        print(f"reference: the spec's settings (settle_steps=25); candidate: the default (settle_steps={PhysicsConfig().settle_steps}); "
+        default = PhysicsConfig()
+        comparison = compare(PhysicsConfig(settle_steps=25, idle_pieces="parked"), default, args.equivalence_seeds)
+        print(f"reference: the spec's settings (settle_steps=25, idle_pieces='parked'); candidate: the default "
+              f"(settle_steps={default.settle_steps}, idle_pieces={default.idle_pieces!r}); "
               f"{args.equivalence_seeds} seeds per scenario, {time.perf_counter() - started:.0f} s\n")
         print(comparison.table())
         disagreements = comparison.disagreements()

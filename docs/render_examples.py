@@ -48,7 +48,23 @@ def main() -> None:
                 env.step(agent.act(env, env.agent_selection, rng))
         save(env.render(), name)
         env.close()
+    solitaire_picture()
     window_play_picture()
+
+
+def solitaire_picture() -> None:
+    """A solitaire deal after 10 captures of its exact solution."""
+    import gymnasium as gym
+
+    import polarzoo  # noqa: F401 - registers the env
+    from polarzoo.envs.fire_and_ice.solitaire_solver import solve
+
+    env = gym.make("polarzoo/FireAndIceSolitaire-v0", render_mode="rgb_array")
+    env.reset(seed=7)
+    for action in solve(env.unwrapped.state).solution[:10]:
+        env.step(action)
+    save(env.render(), "fire_and_ice_solitaire.png")
+    env.close()
 
 
 def window_play_picture() -> None:

@@ -229,6 +229,9 @@ class SingleAgentEnv(gym.Env):
         return self._observation(), self._info()
 
     def step(self, action: Any) -> tuple[NDArray, float, bool, bool, dict[str, Any]]:
+        """Play the learner's ``action``, then the opponents' moves until it is the learner's turn
+        again or the game ends; Gymnasium's ``(observation, reward, terminated, truncated, info)``
+        with the reward of the learner's seat (``info["action_mask"]``: the next legal actions)."""
         if self._replay is not None:
             # OpponentBatchingVecEnv already played this step (opponents' moves batched across
             # envs); the wrappers above now receive its result.

@@ -140,6 +140,9 @@ class FireAndIceSolitaireEnv(gym.Env):
         return self._observation(), self._info()
 
     def step(self, action: Any) -> tuple[NDArray[np.int8], float, bool, bool, dict[str, Any]]:
+        """One capture (``49 * from_hole + to_hole``); Gymnasium's ``(observation, reward,
+        terminated, truncated, info)``.  An illegal action ends the episode lost with reward -1
+        (``illegal_action="raise"``: ``ValueError``)."""
         if self.state is None or self._done:
             raise RuntimeError("the episode has ended (or never started): call reset() before step()")
         action = check_int_action(action, solitaire_rules.NUM_ACTIONS)

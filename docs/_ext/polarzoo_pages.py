@@ -1,0 +1,120 @@
+"""Sphinx extension: the pages written from the code, so that the code stays their one source.
+
+* ``envs/<id>.md``: each environment's page is its module docstring (the PettingZoo-style
+  table of agents, spaces and rewards, the encodings, variants and arguments), with its picture
+  under the title; doctest lines (``>>>``) become code blocks.
+* ``cli/<name>.md``: each command-line tool's ``--help``, printed by its own argparse parser.
+
+They are written when the build starts (``builder-inited``) into the source folder; ``.gitignore``
+keeps them out of the repository.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+#: page name -> (module whose docstring is the page, picture in docs/, its caption)
+ENV_PAGES: dict[str, tuple[str, str, str]] = {
+    "fire_and_ice_v0": ("polarzoo.envs.fire_and_ice.env", "fire_and_ice.png", "A Fire & Ice game after 20 plies (rgb_array)."),
+    "fire_and_ice_solitaire_v0": ("polarzoo.envs.fire_and_ice.solitaire_env", "fire_and_ice_solitaire.png",
+                                  "A Fire & Ice Solitaire deal after 10 captures of its exact solution (rgb_array)."),
+    "go_with_the_floe_v0": ("polarzoo.envs.go_with_the_floe.env", "go_with_the_floe.png",
+                            "A Go with the Floe game after 12 plies (rgb_array)."),
+    "thin_ice_v0": ("polarzoo.envs.thin_ice.env", "thin_ice.png",
+                    "A 3-player Thin Ice game after 19 actions (rgb_array): player_0's pile is out (red frame)."),
+}
+
+#: page name -> the module whose ``main(["--help"])`` prints it
+CLI_PAGES: dict[str, str] = {
+    "train": "polarzoo.baselines.train",
+    "evaluate": "polarzoo.baselines.evaluate",
+    "play": "polarzoo.baselines.play",
+    "export": "polarzoo.baselines.export",
+    "solitaire_solver": "polarzoo.baselines.solitaire_solver",
+    "solitaire_train": "polarzoo.baselines.solitaire_train",
+    "solitaire_eval": "polarzoo.baselines.solitaire_eval",
+    "rllib_train": "polarzoo.baselines.rllib_train",
+    "alphazero_jax": "polarzoo.baselines.alphazero_jax",
+}
+
+
+def _fence_doctests(text: str) -> str:
+    """``>>>`` lines and the output after them (to the next blank line) as a python code block."""
+    out, block = [], []
+    for line in text.splitlines():
+        if line.startswith(">>>") or (block and line.strip()):
+            block.append(line)
+            continue
+        if block:
+            out += ["```python", *block, "```"]
+            block = []
+        out.append(line)
+    if block:
+        out += ["```python", *block, "```"]
+    return "\n".join(out)
+
+
+def env_page(module_name: str, picture: str, caption: str) -> str:
+    """The page of one env: its module docstring, the picture under the title."""
+    doc = importlib.import_module(module_name).__doc__ or ""
+    lines = _fence_doctests(doc.strip("\n")).splitlines()
+    title = next(i for i, line in enumerate(lines) if line.startswith("# "))
+    # A link to the rules page in the repository becomes a link to the site's page.
+    # PettingZoo's docstrings go from the title (#) to sections (###); a page wants (##).
+    body = re.sub(r"(?m)^### ", "## ", "\n".join(lines[title + 1 :]))
+    body = re.sub(r"the repository's\s+`docs/rules/(\w+)\.md`", r"[the rules page](../rules/\1.md)", body)
+    figure = f"```{{figure}} ../{picture}\n:alt: {caption}\n:width: 100%\n\n{caption}\n```"
+    source = f"*Generated from the docstring of `{module_name}`.*"
+    return "\n".join([lines[title], "", figure, "", source, body, ""])
+
+
+def cli_page(name: str, module_name: str) -> str:
+    """The page of one CLI: its ``--help`` as its parser prints it (80 columns)."""
+    module = importlib.import_module(module_name)
+    buffer = io.StringIO()
+    previous = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        with contextlib.redirect_stdout(buffer), contextlib.suppress(SystemExit):
+            module.main(["--help"])
+    finally:
+        if previous is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = previous
+    usage = buffer.getvalue().rstrip()
+    return f"# `{name}`\n\n`python -m {module_name} --help` (the text its parser prints):\n\n```text\n{usage}\n```\n"
+
+
+def _write(path: Path, text: str) -> None:
+    # Rewrite only on change, so an incremental build does not reread every page.
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def generate(source_dir: Path) -> None:
+    envs, cli = source_dir / "envs", source_dir / "cli"
+    envs.mkdir(exist_ok=True)
+    cli.mkdir(exist_ok=True)
+    for name, (module_name, picture, caption) in ENV_PAGES.items():
+        _write(envs / f"{name}.md", env_page(module_name, picture, caption))
+    for name, module_name in CLI_PAGES.items():
+        _write(cli / f"{name}.md", cli_page(name, module_name))
+    _write(cli / "index.md", "# Command-line tools\n\nEvery page is the tool's own `--help`.  Each is also an entry point "
+           "(`polarzoo-train`, `polarzoo-evaluate`, ...; see `pyproject.toml`).\n\n"
+           "```{toctree}\n:maxdepth: 1\n\n" + "\n".join(CLI_PAGES) + "\n```\n")
+
+
+def _on_builder_inited(app: Any) -> None:
+    generate(Path(app.srcdir))
+
+
+def setup(app: Any) -> dict[str, Any]:
+    app.connect("builder-inited", _on_builder_inited)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,121 @@
+"""The documentation site: built with warnings as errors, then opened in a real headless browser.
+
+The build is README's command (``python -m sphinx -W --keep-going -b html docs OUT``); every env
+page must show its title, its spaces table and its picture (loaded), every page must load with no
+console errors, and every link between the site's pages must lead to a page that exists.  The
+browser is Debian's Chromium (``/usr/bin/chromium``, which ``.ci/run`` installs) driven by
+Playwright; without either the browser test is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import subprocess
+import sys
+import threading
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ENV_PAGES = {
+    "fire_and_ice_v0": "Fire & Ice",
+    "fire_and_ice_solitaire_v0": "Fire & Ice Solitaire",
+    "go_with_the_floe_v0": "Go with the Floe",
+    "thin_ice_v0": "Thin Ice",
+}
+
+#: paths the browser asked for that the site does not have
+MISSING: list[str] = []
+
+pytest.importorskip("sphinx", reason='the docs extra: pip install "polarzoo[docs]"')
+pytest.importorskip("myst_parser", reason='the docs extra: pip install "polarzoo[docs]"')
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    build = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "docs", str(out)],
+                           cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    return out
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if value and ((tag == "a" and name == "href") or (tag == "img" and name == "src")):
+                self.links.append(value)
+
+
+def test_the_site_builds_with_every_page_and_no_broken_internal_link(site: Path) -> None:
+    for page in ["index", "getting_started", "training", "results", "integrations", "jax", "openspiel", "api", "layout",
+                 "rules/thin_ice", "cli/train", "cli/evaluate", "cli/play", *(f"envs/{name}" for name in ENV_PAGES)]:
+        assert (site / f"{page}.html").is_file(), page
+    broken = []
+    for html in site.rglob("*.html"):
+        parser = _Links()
+        parser.feed(html.read_text())
+        for link in parser.links:
+            parsed = urlparse(link)
+            if parsed.scheme or link.startswith("#") or link.startswith("mailto:"):
+                continue
+            target = (html.parent / parsed.path).resolve()
+            if not target.exists():
+                broken.append(f"{html.relative_to(site)} -> {link}")
+    assert not broken, "\n".join(broken[:20])
+    # the CLI pages are the parsers' own --help
+    assert "--total-timesteps" in (site / "cli" / "train.html").read_text()
+
+
+@pytest.fixture(scope="module")
+def served(site: Path):  # type: ignore[no-untyped-def]
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
+            if len(args) > 1 and str(args[1]) == "404":
+                MISSING.append(self.path)
+
+    handler = functools.partial(Quiet, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="no Chromium (Debian: apt-get install chromium; .ci/run installs it)")
+def test_env_pages_in_a_headless_browser(served: str) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api", reason='Playwright: pip install "polarzoo[docs]"')
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=flags)
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("console", lambda message: errors.append(f"{page.url}: {message.text}") if message.type == "error" else None)
+        page.on("pageerror", lambda error: errors.append(f"{page.url}: {error}"))
+        for name, title in ENV_PAGES.items():
+            response = page.goto(urljoin(served, f"envs/{name}.html"))
+            assert response is not None and response.ok, name
+            assert page.locator("h1").first.inner_text().strip().rstrip("#").strip() == title
+            # the spaces table: the docstring's first table, with the action and observation rows
+            table = page.locator("table").first.inner_text()
+            assert "Action" in table and "Observation" in table, (name, table[:300])
+            picture = page.locator("article img").first
+            assert picture.is_visible(), name
+            loaded = picture.evaluate("img => img.complete && img.naturalWidth > 0")
+            assert loaded, f"{name}: its picture did not load"
+        for other in ("index.html", "getting_started.html", "results.html", "api.html", "cli/train.html"):
+            response = page.goto(urljoin(served, other))
+            assert response is not None and response.ok, other
+        browser.close()
+    assert not errors, "\n".join(errors) + f"\nmissing: {MISSING}"
