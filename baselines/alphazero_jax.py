@@ -44,7 +44,8 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from polarzoo.baselines.runs import HelpFormatter, atomic_write, prog_name, require_at_least, run_dir_or_exit, seed as seed_type
+from polarzoo.baselines.runs import (HelpFormatter, add_quick, apply_quick, atomic_write, prog_name, require_at_least, run_dir_or_exit,
+                                     seed as seed_type)
 
 MODULE = "polarzoo.baselines.alphazero_jax"
 
@@ -415,8 +416,10 @@ def train(config: TrainConfig, run_dir: Path, resume: dict[str, Any] | None = No
         progress.iteration += 1
         progress.positions += count
         progress.seconds = time.perf_counter() - started
+        trained = f"loss {np.mean(losses):.3f}" if losses else (
+            f"no game ended inside the {config.plies}-ply segment, nothing to train on (raise --plies)")
         line = (f"iteration {progress.iteration}/{config.iterations}: {progress.positions:,} positions trained, "
-                f"loss {np.mean(losses) if losses else float('nan'):.3f}, {progress.seconds / 60:.1f} min")
+                f"{trained}, {progress.seconds / 60:.1f} min")
         if config.eval_every and (progress.iteration % config.eval_every == 0 or progress.iteration == config.iterations):
             won_first, n_first, won_second, n_second = (int(v) for v in parts["versus_random"](params, eval_key))
             entry = {"iteration": progress.iteration, "positions": progress.positions, "minutes": round(progress.seconds / 60, 2),
@@ -487,6 +490,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--final-eval-games", type=int, default=defaults.final_eval_games,
                         help="games per seat in the final PettingZoo evaluation against random and the heuristic")
     parser.add_argument("--no-final-eval", action="store_true", help="skip the final PettingZoo evaluation")
+    add_quick(parser, {"iterations": 2, "games": 16, "plies": 64, "simulations": 4, "minibatch": 128, "epochs": 1, "dim": 16,
+                       "blocks": 1, "eval_every": 1, "eval_games": 8, "final_eval_games": 2})
     return parser
 
 
@@ -515,6 +520,7 @@ def _final_evaluation(run_dir: Path, config: TrainConfig, log: Callable[[str], N
 def main(argv: list[str] | None = None) -> None:
     parser = _parser()
     args = parser.parse_args(argv)
+    apply_quick(parser, args, sys.argv[1:] if argv is None else argv)
     require_at_least(parser, args, 1, "iterations", "games", "plies", "simulations", "minibatch", "epochs", "dim", "blocks", "eval_games")
     require_at_least(parser, args, 0, "eval_every", "final_eval_games")
     try:

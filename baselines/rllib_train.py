@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,23 @@ def build_config(env_id: str, num_env_runners: int, seed: int, batch_size: int, 
     )
 
 
+def _episode_progress(every: float, batch_size: int) -> Any:
+    """An ``on_episode_end`` callback printing episodes and env steps so far, every ``every`` s."""
+    state = {"started": time.perf_counter(), "last": time.perf_counter(), "episodes": 0, "steps": 0}
+
+    def on_episode_end(*, episode: Any = None, **kwargs: Any) -> None:
+        state["episodes"] += 1
+        state["steps"] += len(episode) if episode is not None else 0
+        now = time.perf_counter()
+        if every > 0 and now - state["last"] >= every:
+            state["last"] = now
+            rate = state["steps"] / max(now - state["started"], 1e-9)
+            print(f"  sampling: {state['episodes']} episodes, {state['steps']:,} env steps ({rate:.0f}/s; an iteration is "
+                  f"{batch_size:,})", flush=True)
+
+    return on_episode_end
+
+
 def greedy_action(module: Any, observation: dict[str, np.ndarray]) -> int:
     import torch
     from ray.rllib.core.columns import Columns
@@ -139,18 +157,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--iterations", type=int, default=20, help="PPO iterations")
     parser.add_argument("--num-env-runners", type=int, default=0, help="remote env runners, 0 = sample in the driver")
     parser.add_argument("--address", default=None, help="Ray cluster address (e.g. auto or HOST:6379); default: start a local Ray")
-    parser.add_argument("--batch-size", type=int, default=4000, help="transitions per iteration")
-    parser.add_argument("--minibatch-size", type=int, default=256, help="(default: %(default)s)")
+    parser.add_argument("--batch-size", type=int, default=2000,
+                        help="env steps per iteration (2,000: about a minute an iteration on 2 cores)")
+    parser.add_argument("--minibatch-size", type=int, default=256, help="transitions per gradient step")
     parser.add_argument("--epochs", type=int, default=4, help="passes over each batch")
-    parser.add_argument("--lr", type=float, default=3e-4, help="(default: %(default)s)")
+    parser.add_argument("--lr", type=float, default=3e-4, help="Adam learning rate")
     parser.add_argument("--dim", type=int, default=32, help="board network width")
     parser.add_argument("--blocks", type=int, default=3, help="board network blocks")
     parser.add_argument("--eval-games", type=int, default=20, help="games per seat against random at the end")
-    parser.add_argument("--seed", type=seed_type, default=0, help="(default: %(default)s)")
+    parser.add_argument("--seed", type=seed_type, default=0, help="RLlib's seed (env runners and learner)")
+    parser.add_argument("--log-every", type=float, default=30.0,
+                        help="seconds between progress lines inside an iteration (sampling in this process); 0 = none")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: runs/rllib-<env>-<time>)")
     args = parser.parse_args(argv)
     require_at_least(parser, args, 1, "iterations", "batch_size", "minibatch_size", "epochs", "dim", "blocks")
-    require_at_least(parser, args, 0, "num_env_runners", "eval_games")
+    require_at_least(parser, args, 0, "num_env_runners", "eval_games", "log_every")
     try:
         import ray
     except ImportError:
@@ -165,8 +186,14 @@ def main(argv: list[str] | None = None) -> None:
     print(f"ray: {ray.cluster_resources().get('CPU', 0):.0f} CPUs in the cluster")
     config = build_config(args.env, args.num_env_runners, args.seed, args.batch_size, args.minibatch_size, args.epochs,
                           args.lr, {"dim": args.dim, "blocks": args.blocks})
+    if args.num_env_runners == 0:
+        # Sampling happens in this process: a progress line every --log-every seconds inside an
+        # iteration (an iteration is --batch-size env steps; on 2 cores about a minute by default).
+        config.callbacks(on_episode_end=_episode_progress(args.log_every, args.batch_size))
     algo = config.build_algo()
-    history = []
+    history: list[dict[str, Any]] = []
+    error = None
+    steps_before = 0
     try:
         for iteration in range(1, args.iterations + 1):
             started = time.perf_counter()
@@ -180,17 +207,30 @@ def main(argv: list[str] | None = None) -> None:
             history.append(line)
             print(f"iteration {iteration}: {line['seconds']:.1f} s, {line['env_steps']} env steps, "
                   f"{line['episodes']} episodes, mean length {line['episode_len_mean']:.1f}", flush=True)
+            if line["env_steps"] <= steps_before:
+                cpus = ray.cluster_resources().get("CPU", 0)
+                error = (f"iteration {iteration} sampled no env steps, so it trained nothing: the likely cause is env runners "
+                         f"that could not start or died (--num-env-runners {args.num_env_runners} needs "
+                         f"{args.num_env_runners + 1} CPUs, the cluster has {cpus:.0f}); try --num-env-runners 0")
+                break
+            steps_before = line["env_steps"]
             algo.save_to_path(str((out / "checkpoint").resolve()))
     except KeyboardInterrupt:
         print(f"\ninterrupted; the last checkpoint is {out / 'checkpoint'}")
-    evaluation = evaluate_vs_random(algo.get_module("shared"), args.env, args.eval_games) if args.eval_games else {}
-    (out / "eval.json").write_text(json.dumps({"config": {k: str(v) for k, v in vars(args).items()}, "iterations": history,
-                                               "vs_random": evaluation}, indent=2))
+    evaluation = {}
+    if error is None and args.eval_games and history:
+        evaluation = evaluate_vs_random(algo.get_module("shared"), args.env, args.eval_games)
+    settings = {key: (str(value) if isinstance(value, Path) else value) for key, value in vars(args).items()}
+    (out / "eval.json").write_text(json.dumps({"config": settings, "iterations": history, "vs_random": evaluation,
+                                               "error": error}, indent=2))
     if evaluation:
         print(f"vs random ({args.eval_games} games per seat): win rate {evaluation['win_rate']:.0%} {evaluation['wins']}")
-    print(f"checkpoint: {out / 'checkpoint'}; results: {out / 'eval.json'}")
     algo.stop()
     ray.shutdown()
+    if error is not None:
+        print(f"error: {error}", file=sys.stderr)
+        sys.exit(1)
+    print(f"checkpoint: {out / 'checkpoint'}; results: {out / 'eval.json'}")
 
 
 if __name__ == "__main__":

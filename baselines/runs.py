@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 import os
 import sys
 import time
@@ -22,6 +23,25 @@ def require_at_least(parser: argparse.ArgumentParser, args: argparse.Namespace, 
         value = getattr(args, name)
         if value is not None and value < least:
             parser.error(f"--{name.replace('_', '-')} must be at least {least}, got {value}")
+
+
+def add_quick(parser: argparse.ArgumentParser, quick: dict[str, Any]) -> None:
+    """A ``--quick`` flag: a smoke run of about a minute with the settings ``quick`` (option dest ->
+    value), every output written; options given beside it win (:func:`apply_quick`)."""
+    settings = ", ".join(f"--{key.replace('_', '-')} {value}" for key, value in quick.items())
+    parser.add_argument("--quick", action="store_true", help=f"a smoke run of about a minute that writes every output ({settings}; "
+                        "options given beside it win)")
+    parser._polarzoo_quick = quick  # type: ignore[attr-defined]
+
+
+def apply_quick(parser: argparse.ArgumentParser, args: argparse.Namespace, argv: list[str]) -> None:
+    """With ``--quick``, every quick setting whose option is not on the command line ``argv``."""
+    if not getattr(args, "quick", False):
+        return
+    given = {arg.split("=", 1)[0] for arg in argv if arg.startswith("--")}
+    for dest, value in parser._polarzoo_quick.items():  # type: ignore[attr-defined]
+        if f"--{dest.replace('_', '-')}" not in given:
+            setattr(args, dest, value)
 
 
 def seed(text: str) -> int:

@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--timesteps", type=int, default=100_000, help="MaskablePPO training timesteps")
     parser.add_argument("--deals", type=int, default=200, help="evaluation deals (seeds 100000..)")
     parser.add_argument("--out", type=Path, default=Path("runs/solitaire"), help="output folder")
-    parser.add_argument("--seed", type=seed_type, default=0)
+    parser.add_argument("--seed", type=seed_type, default=0, help="training seed (the evaluation deals are always seeds 100000..)")
     parser.add_argument("--model", default=None,
                         help="evaluate this saved model instead of training one ('pretrained': the model shipped in the package)")
     args = parser.parse_args(argv)

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ from polarzoo.envs.fire_and_ice import solitaire_rules
 from polarzoo.envs.fire_and_ice.rules import NUM_HOLES, NUM_ISLANDS, NUM_POSITIONS
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import Solver, board_bits
-from polarzoo.baselines.runs import HelpFormatter, prog_name, require_at_least, seed as seed_type
+from polarzoo.baselines.runs import HelpFormatter, add_quick, apply_quick, prog_name, require_at_least, seed as seed_type
 
 #: positions the solver may expand to decide one capture while labelling
 LABEL_BUDGET = 300
@@ -199,15 +200,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="DAgger rounds after the first fit")
     parser.add_argument("--dagger-deals", type=int, default=500, help="deals the policy plays per DAgger round")
     parser.add_argument("--epochs", type=int, default=8, help="supervised epochs per round")
-    parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--learning-rate", type=float, default=1e-3)
+    parser.add_argument("--batch-size", type=int, default=256, help="positions per gradient step")
+    parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate")
     parser.add_argument("--dim", type=int, default=64, help="hole embedding width")
     parser.add_argument("--blocks", type=int, default=4, help="mixing blocks")
     parser.add_argument("--eval-deals", type=int, default=200, help="held-out deals (seeds 100000..) checked per round")
     parser.add_argument("--seed", type=seed_type, default=0, help="training deals are seeds seed*1000000 + 1000 ..")
     parser.add_argument("--out", type=Path, default=Path("runs/solitaire-train"), help="output folder")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_quick(parser, {"deals": 40, "rounds": 1, "dagger_deals": 10, "epochs": 2, "eval_deals": 20, "dim": 16, "blocks": 1,
+                       "out": Path("runs/solitaire-train-quick")})
     args = parser.parse_args(argv)
+    apply_quick(parser, args, sys.argv[1:] if argv is None else argv)
     require_at_least(parser, args, 1, "deals", "dagger_deals", "epochs", "batch_size", "dim", "blocks", "eval_deals")
     require_at_least(parser, args, 0, "rounds")
     import torch

@@ -41,6 +41,14 @@ CONFIG_PATH = Path(__file__).with_name("hyperparams.yaml")
 REFERENCE_AGENTS = ("random", "heuristic")
 
 
+#: ``--quick``: settings of a smoke run (about a minute on 2 cores, every game; every output written)
+QUICK: dict[str, Any] = {
+    "total_timesteps": 1024, "n_envs": 2, "vec_env": "dummy", "n_steps": 128, "batch_size": 128, "n_epochs": 1,
+    "eval_every": 512, "eval_games": 2, "final_eval_games": 2, "checkpoint_every": 512, "snapshot_every": 512,
+    "bc_games": 0,
+}
+
+
 def load_config(env_id: str, overrides: dict[str, Any] | None = None, path: Path = CONFIG_PATH) -> dict[str, Any]:
     """The packaged ``default`` and ``env_id`` sections, then (for another ``path``) that file's
     ``default`` and ``env_id`` sections on top, then ``overrides``: a user's file only needs the
@@ -556,6 +564,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="seconds between progress lines when there is no progress bar (output not a terminal, or "
                              "--no-progress); 0 = none")
     parser.add_argument("--no-final-eval", action="store_true", help="skip the evaluation after training")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run of about a minute that writes every output (tiny settings: "
+                             + ", ".join(f"{key} {value}" for key, value in QUICK.items()) + "; flags given beside it win)")
     args = parser.parse_args(argv)
     if args.log_every < 0:
         parser.error(f"--log-every must be at least 0 seconds, got {args.log_every}")
@@ -573,6 +584,10 @@ def main(argv: list[str] | None = None) -> None:
         "snapshot_every": args.snapshot_every, "vec_env": args.vec_env, "bc_games": args.bc_games, "bc_epochs": args.bc_epochs,
         "torch_threads": args.torch_threads,
     }
+    if args.quick:
+        if args.resume:
+            parser.error("--quick starts a new smoke run; it cannot be combined with --resume")
+        overrides = {**QUICK, **{key: value for key, value in overrides.items() if value is not None}}
     for key, value in overrides.items():
         least = 1 if key in POSITIVE_KEYS else 0
         if isinstance(value, int) and value < least:

@@ -3,7 +3,8 @@
 Click one of your pegs / tokens (it is ringed in yellow; its legal destinations get green
 dots), then a destination.  Keys: ``p`` pass (when it is the only move it is played for you),
 ``u`` undo (your last move and the replies), ``h`` hint (the opponent agent's choice, ringed
-in blue), ``q`` or closing the window quits.  The last move is marked by the renderer.  Used by
+in blue), ``n`` hole numbers on / off (Fire & Ice: a hole is its island's letter + the number),
+``q`` or closing the window quits.  The last move is marked by the renderer.  Used by
 ``python -m polarzoo.baselines.play --window``.
 """
 
@@ -89,7 +90,8 @@ class WindowGame:
                         pygame.draw.circle(surface, (60, 120, 250), tuple(self.board.centres[cell]), 17, width=3)
         if self.message:
             font = pygame.font.Font(None, 24)
-            surface.blit(font.render(self.message, True, (250, 250, 120)), (12, 8))
+            # above the status line: the top left holds the picture's colour key
+            surface.blit(font.render(self.message, True, (250, 250, 120)), (12, frame.shape[0] - 58))
         picture = np.transpose(pygame.surfarray.array3d(surface), (1, 0, 2)).copy()
         if self.scripted is None:
             if self.screen is None:
@@ -134,6 +136,9 @@ class WindowGame:
                 elif key == "h":
                     self.hint = int(self.opponent.act(copy.deepcopy(env), self.human, np.random.default_rng(0)))
                     self.message = f"hint: {env.action_to_notation(self.hint)}"
+                elif key == "n" and hasattr(env, "render_hole_labels"):
+                    env.render_hole_labels = not env.render_hole_labels
+                    self.message = "hole numbers shown" if env.render_hole_labels else "hole numbers hidden"
                 elif key == "p":
                     if mask[self.board.pass_action]:
                         return self.board.pass_action

@@ -156,3 +156,35 @@ def test_seeded_resets_repeat() -> None:
 def test_golden_playthrough() -> None:
     check_playthrough("fire_and_ice_v0", playthrough_text(fire_and_ice_v0.env, seed=42))
     check_playthrough("fire_and_ice_v0_handicap", playthrough_text(fire_and_ice_v0.env, seed=7, handicap=3))
+
+
+def test_picture_labels_keep_clear_of_the_islands_and_a_colour_key_is_drawn() -> None:
+    """Each island's letter sits right of its top corner, outside every island (it once drew D
+    over B's bottom-right hole); the picture has a Fire / Ice key; hole numbers on demand."""
+    from polarzoo.envs.fire_and_ice import render
+
+    def inside(point: np.ndarray, island: int) -> bool:
+        a, b, c = (render.ISLAND_CENTRES[island] + render._ISLAND_RADIUS * render._PATTERN[p] for p in (0, 4, 6))
+        signs = [(q - p)[0] * (point - p)[1] - (q - p)[1] * (point - p)[0] for p, q in ((a, b), (b, c), (c, a))]
+        return all(x >= 0 for x in signs) or all(x <= 0 for x in signs)
+
+    for island, centre in enumerate(render.ISLAND_CENTRES):
+        apex = centre + render._ISLAND_RADIUS * render._PATTERN[0]
+        corners = [apex + offset for offset in (np.array([9, -2]), np.array([23, -2]), np.array([9, 16]), np.array([23, 16]))]
+        for other in range(rules.NUM_ISLANDS):
+            if other != island:
+                assert not any(inside(corner, other) for corner in corners), (rules.ISLAND_LETTERS[island], rules.ISLAND_LETTERS[other])
+        low, high = apex + np.array([9 - 9, -2 - 9]), apex + np.array([23 + 9, 16 + 9])  # the box and a peg's radius
+        assert not any((low <= hole).all() and (hole <= high).all() for hole in render.HOLE_CENTRES), rules.ISLAND_LETTERS[island]
+    env = fire_and_ice_v0.raw_env(render_mode="rgb_array")
+    env.reset(seed=0)
+    plain = env.render()
+    key = plain[5:28, 5:110].reshape(-1, 3)
+    for colour in render.COLOURS.values():
+        assert (key == colour).all(axis=1).any(), colour
+    env.render_hole_labels = True
+    numbered = env.render()
+    assert not np.array_equal(plain, numbered)
+    with pytest.raises(ValueError, match="render_hole_labels must be True or False"):
+        fire_and_ice_v0.raw_env(render_hole_labels="yes")
+    assert "holes: island letter + position 1 / 2 3 / 4 (centre) / 5 6 7 (bottom), e.g. D4" in env._render_ansi()

@@ -43,6 +43,9 @@ def test_one_tiny_iteration_through_the_cli(env_id: str, tmp_path) -> None:
     assert "iteration 1:" in result.stdout and "vs random" in result.stdout
     report = json.loads((out / "eval.json").read_text())
     assert report["iterations"][0]["env_steps"] >= 128
+    # typed: numbers stay numbers, the folder a string, no error
+    assert report["config"]["batch_size"] == 128 and report["config"]["address"] is None
+    assert report["config"]["out"] == str(out) and report["error"] is None
     assert sum(report["vs_random"]["wins"].values()) <= 2
     assert (out / "checkpoint").is_dir()
 

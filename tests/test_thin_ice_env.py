@@ -265,3 +265,27 @@ def test_golden_playthrough() -> None:
         lines.append(f"step {step}: {agent} {text} | {rules.PHASE_NAMES[state.phase]} | out {outs}")
     lines.append(f"result {base.result()}")
     check_playthrough("thin_ice_v0", "\n".join(lines) + "\n")
+
+
+def test_picture_shows_the_table_the_lattice_and_who_is_who() -> None:
+    """Each panel: a table top under the pile (not the same colour as the floor), a dot at every
+    lattice point, and the player's name at the bottom left."""
+    from polarzoo.envs.thin_ice.render import _GLYPHS, display_mjcf, draw_text
+
+    env = thin_ice_v0.raw_env(num_players=2, grid=3, render_mode="rgb_array")
+    env.reset(seed=0)
+    frame = env.render()
+    width = frame.shape[1] // 2
+    for panel in range(2):
+        image = frame[:, panel * width:(panel + 1) * width]
+        centre = image[image.shape[0] // 2 - 5:image.shape[0] // 2 + 5, width // 2 - 5:width // 2 + 5].reshape(-1, 3)
+        corner = image[50:60, 8:18].reshape(-1, 3)
+        assert np.abs(centre.mean(axis=0) - corner.mean(axis=0)).max() > 20, "the table top looks like the floor"
+        label = image[image.shape[0] - 34:image.shape[0] - 12, 8:140]
+        assert (label == 255).all(axis=2).sum() > 50, "no player label"
+    xml = display_mjcf(env.physics_config, 3, 0.007)
+    assert xml.count('type="cylinder"') == 9 and "table_top" in xml
+    blank = np.zeros((30, 200, 3), dtype=np.uint8)
+    draw_text(blank, "PLAYER_0 OUT (T)", left=2, bottom=20)
+    assert set("PLAYER_0 OUT(T)") <= set(_GLYPHS) and (blank == 255).any()
+    env.close()

@@ -97,8 +97,14 @@ def test_notation_both_ways_for_every_action() -> None:
     layout = rules.ActionLayout(3)
     assert rules.action_to_notation(rules.CALLS.index("SM"), layout) == "call SM"
     assert rules.notation_to_action("place M c2 upright", layout) == layout.place_base + layout.num_targets + (3 + 2) * 6
-    for bad in ("place M d1 upright", "place X a1 upright", "pickup 15", "call SSS", "jump"):
-        with pytest.raises(ValueError, match="is not a Thin Ice move"):
+    # the message names the word that is wrong and what is allowed there
+    for bad, match in (("place M d1 upright", r"'d1' is not a cell of the 3x3 lattice: a1..c3"),
+                       ("place X a1 upright", r"'X' is not a size: S, M or L"),
+                       ("place S a1 sideways", r"'sideways' is not an orientation: upright, inverted, lying\+x"),
+                       ("pickup 15", r"'15' is not a slot of your pile: pickup takes a slot number 0..14"),
+                       ("call SSS", r"'SSS' is not a call: the calls are S, M, L, SS, MM, LL, SM, SL, ML"),
+                       ("call XX", r"'XX' is not a call"), ("jump", "is not a Thin Ice move: expected 'call SM'")):
+        with pytest.raises(ValueError, match=match):
             rules.notation_to_action(bad, layout)
 
 

@@ -53,3 +53,15 @@ def test_hint_quit_and_wrong_game() -> None:
     assert game.message.startswith("hint: D4-")
     with pytest.raises(ValueError, match="window play is for"):
         WindowGame("thin_ice_v0", "player_0", "random")
+
+
+def test_n_shows_and_hides_the_hole_numbers() -> None:
+    frames: list[np.ndarray] = []
+    key = pygame.event.Event(pygame.KEYDOWN, unicode="n", key=pygame.K_n)
+    game = WindowGame("fire_and_ice_v0", "fire", "random", seed=0, on_frame=frames.append,
+                      events=[key, key, pygame.event.Event(pygame.KEYDOWN, unicode="q", key=pygame.K_q)])
+    assert game.run() == "quit"
+    assert game.env.render_hole_labels is False and game.message == "hole numbers hidden"
+    # the first frame has none, the second the numbers, the third none again
+    assert not np.array_equal(frames[0][60:480], frames[1][60:480])
+    assert np.array_equal(frames[0][60:480], frames[2][60:480])

@@ -27,7 +27,8 @@ ENV_PAGES: dict[str, tuple[str, str, str]] = {
     "go_with_the_floe_v0": ("polarzoo.envs.go_with_the_floe.env", "go_with_the_floe.png",
                             "A Go with the Floe game after 12 plies (rgb_array)."),
     "thin_ice_v0": ("polarzoo.envs.thin_ice.env", "thin_ice.png",
-                    "A 3-player Thin Ice game after 19 actions (rgb_array): player_0's pile is out (red frame)."),
+                    "A 3-player Thin Ice game after 19 actions (rgb_array): each pile on its table with the 7x7 placement "
+                    "lattice; yellow S, orange M, red L; the green bar marks whose turn it is, an eliminated pile is darkened in a red frame."),
 }
 
 #: page name -> the module whose ``main(["--help"])`` prints it

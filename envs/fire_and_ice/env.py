@@ -61,6 +61,7 @@ same in words (`{"winner": "fire", "moves": 31}`).
 | `render_mode` | `str \\| None` | `None` | `"ansi"`, `"rgb_array"` or `"human"` |
 | `handicap` | `int` | `0` | 0..6 pegs of the weaker player placed before play, on distinct islands, never on D4 |
 | `handicap_player` | `str` | `"ice"` | `"ice"` or `"fire"`: who gets the handicap pegs |
+| `render_hole_labels` | `bool` | `False` | the `rgb_array` / `human` picture numbers each hole's position 1-7 (a hole is its island's letter + position: `D4`); the attribute may be switched at any time |
 | `handicap_holes` | `list[str \\| int] \\| None` | `None` | fixed holes for the handicap pegs (e.g. `["A1", "C7"]`); otherwise drawn from the seeded generator at each reset |
 
 ### Version History
@@ -139,7 +140,12 @@ class raw_env(TurnBasedAECEnv):
         handicap: int = 0,
         handicap_player: str = "ice",
         handicap_holes: list[str | int] | None = None,
+        render_hole_labels: bool = False,
     ) -> None:
+        if not isinstance(render_hole_labels, (bool, np.bool_)):
+            raise ValueError(f"render_hole_labels must be True or False; got {render_hole_labels!r}")
+        #: the picture numbers every hole's position (1-7); may be switched at any time
+        self.render_hole_labels = bool(render_hole_labels)
         handicap = check_choice("handicap", handicap, range(0, rules.NUM_ISLANDS))
         check_choice("handicap_player", handicap_player, rules.COLOUR_NAMES)
         self.handicap = handicap
@@ -238,7 +244,7 @@ class raw_env(TurnBasedAECEnv):
     def _render_rgb(self) -> NDArray[np.uint8]:
         last = self.state.last_action
         highlight = last % rules.NUM_HOLES if 0 <= last < rules.PASS else -1
-        return render.render_rgb(self.state.board, self._status(), highlight)
+        return render.render_rgb(self.state.board, self._status(), highlight, hole_labels=self.render_hole_labels)
 
 
 def env(**kwargs: Any) -> Any:

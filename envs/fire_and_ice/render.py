@@ -39,7 +39,9 @@ def render_ansi(board: NDArray[np.int8], header: str, show_control: bool = True)
             grid[top + row][left + column] = SYMBOLS[int(board[island * rules.NUM_POSITIONS + position])]
     lines = ["".join(row).rstrip() for row in grid]
     legend = "F = Fire peg, I = Ice peg, . = empty hole" + (", X:F / X:I = island controlled" if show_control else "")
-    return "\n".join([header, *lines, legend]) + "\n"
+    # how holes are named in moves (D4-A4): the island's letter and the position in this pattern
+    key = "holes: island letter + position 1 / 2 3 / 4 (centre) / 5 6 7 (bottom), e.g. D4"
+    return "\n".join([header, *lines, legend, key]) + "\n"
 
 
 # ------------------------------------------------------------------------------ rgb drawing
@@ -63,6 +65,11 @@ ISLAND_CENTRES = _CENTRE + _BIG_RADIUS * _PATTERN
 HOLE_CENTRES = (ISLAND_CENTRES[:, None, :] + _HOLE_SPREAD * _PATTERN[None, :, :]).reshape(-1, 2)
 
 
+# Where a hole's number goes (pixels from its centre): outward from the island's centre, so it
+# never sits on the neighbouring hole.
+_LABEL_OFFSET = {0: (8, -7), 1: (-15, -8), 2: (9, -8), 3: (8, 0), 4: (-15, 0), 5: (-3, 8), 6: (9, 0)}
+
+
 def hole_at(x: float, y: float, radius: float = 14.0) -> int:
     """The hole under pixel ``(x, y)`` of :func:`render_rgb`'s picture (within ``radius``), or -1."""
     distances = np.hypot(HOLE_CENTRES[:, 0] - x, HOLE_CENTRES[:, 1] - y)
@@ -71,9 +78,11 @@ def hole_at(x: float, y: float, radius: float = 14.0) -> int:
 
 
 def render_rgb(
-    board: NDArray[np.int8], status: str, highlight_hole: int = -1, show_control: bool = True
+    board: NDArray[np.int8], status: str, highlight_hole: int = -1, show_control: bool = True, hole_labels: bool = False
 ) -> NDArray[np.uint8]:
-    """An image of the board, uint8 (560, 520, 3)."""
+    """An image of the board, uint8 (560, 520, 3): a colour key at the top left, each island's
+    letter beside its top corner (clear of the neighbouring islands), ``hole_labels`` the
+    position number (1-7) of every hole (a hole is named island letter + position: ``D4``)."""
     from polarzoo.envs._common.render import require_pygame, surface_to_array
 
     pygame = require_pygame()
@@ -99,7 +108,24 @@ def render_rgb(
             pygame.draw.circle(surface, (255, 255, 255), centre, 12, width=2)
     font = pygame.font.Font(None, 26)
     for letter, centre in zip(rules.ISLAND_LETTERS, ISLAND_CENTRES):
-        text = font.render(letter, True, (240, 240, 240))
-        surface.blit(text, (centre[0] - _ISLAND_RADIUS - 4, centre[1] - _ISLAND_RADIUS * 0.9))
+        # right of the island's top corner: the one place no neighbouring island reaches
+        apex = centre + _ISLAND_RADIUS * _PATTERN[0]
+        surface.blit(font.render(letter, True, (240, 240, 240)), (apex[0] + 9, apex[1] - 2))
+    if hole_labels:
+        small = pygame.font.Font(None, 17)
+        for hole, (x, y) in enumerate(HOLE_CENTRES):
+            position = hole % rules.NUM_POSITIONS
+            text = small.render(str(position + 1), True, (25, 25, 25))
+            dx, dy = _LABEL_OFFSET[position]
+            surface.blit(text, (x + dx, y + dy))
+    key = pygame.font.Font(None, 20)
+    left = 10
+    for colour, name in ((COLOURS[rules.FIRE], "Fire"), (COLOURS[rules.ICE], "Ice")):
+        pygame.draw.circle(surface, colour, (left + 6, 16), 6)
+        text = key.render(name, True, (240, 240, 240))
+        surface.blit(text, (left + 16, 10))
+        left += 26 + text.get_width()
+    if show_control:
+        surface.blit(key.render("outline: island controlled", True, (240, 240, 240)), (10, 30))
     surface.blit(font.render(status, True, (240, 240, 240)), (12, HEIGHT - 34))
     return surface_to_array(surface)

@@ -33,6 +33,7 @@ steps).  `info`: `action_mask`, `pegs_left`, `is_success`.  Stepping after the e
 | `render_mode` | `str \\| None` | `None` | `"ansi"`, `"rgb_array"` or `"human"` |
 | `reward` | `str` | `"sparse"` | `"sparse"` or `"shaped"` |
 | `solvable_only` | `bool` | `False` | deal only boards the exact solver proves winnable |
+| `render_hole_labels` | `bool` | `False` | the `rgb_array` / `human` picture numbers each hole's position 1-7 (a hole is its island's letter + position: `D4`); the attribute may be switched at any time |
 | `illegal_action` | `str` | `"lose"` | `"lose"`: the episode ends with reward -1 and `info["illegal_action"]` = True (as `env()` does for the AEC envs; Gymnasium's `check_env` passes: its determinism check steps an action sampled before a reset); `"raise"`: `ValueError` naming the action |
 
 ### Version History
@@ -91,8 +92,13 @@ class FireAndIceSolitaireEnv(gym.Env):
         reward: str = "sparse",
         solvable_only: bool = False,
         illegal_action: str = "lose",
+        render_hole_labels: bool = False,
     ) -> None:
         check_choice("render_mode", render_mode, [None, *self.metadata["render_modes"]])
+        if not isinstance(render_hole_labels, (bool, np.bool_)):
+            raise ValueError(f"render_hole_labels must be True or False; got {render_hole_labels!r}")
+        #: the picture numbers every hole's position (1-7); may be switched at any time
+        self.render_hole_labels = bool(render_hole_labels)
         check_choice("reward", reward, ("sparse", "shaped"))
         check_choice("illegal_action", illegal_action, ("raise", "lose"))
         self.illegal_action = illegal_action
@@ -182,7 +188,8 @@ class FireAndIceSolitaireEnv(gym.Env):
         if self.render_mode == "ansi":
             return render.render_ansi(self.state.board, self._status(), show_control=False)
         highlight = self._last_action % 49 if self._last_action >= 0 else -1
-        frame = render.render_rgb(self.state.board, self._status(), highlight, show_control=False)
+        frame = render.render_rgb(self.state.board, self._status(), highlight, show_control=False,
+                                  hole_labels=self.render_hole_labels)
         if self.render_mode == "rgb_array":
             return frame
         from polarzoo.envs._common.render import HumanWindow

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from polarzoo.envs.thin_ice import rules
-from polarzoo.envs.thin_ice.physics import NUM_PIECES, PIECE_SIZE, compiled_model
+from polarzoo.envs.thin_ice.physics import NUM_PIECES, PIECE_SIZE, build_mjcf
 from polarzoo.envs.thin_ice.rules import SIZE_LETTERS
 
 SIZE_COLOURS = {0: (0.95, 0.85, 0.2, 1.0), 1: (0.95, 0.5, 0.1, 1.0), 2: (0.8, 0.15, 0.15, 1.0)}  # S yellow, M orange, L red
@@ -62,6 +61,52 @@ def render_ansi(state: rules.ThinIceState, piles: Any) -> str:
 _HIDDEN_GROUP = 5  # MuJoCo's last geom group
 
 
+def display_mjcf(config: Any, grid: int, pitch: float) -> str:
+    """The picture's scene: the physics' 15-piece scene (:func:`build_mjcf`) on a darker floor, with
+    a table top under the lattice and a dot at every lattice point (``grid x grid``, ``pitch``
+    metres apart, centred on the pile).  Nothing of it is simulated."""
+    xml = build_mjcf(config)
+    half = (grid - 1) / 2 * pitch + 0.03  # the lattice and 3 cm around it
+    dots = "".join(
+        f'<geom type="cylinder" size="0.0007 0.00005" pos="{(col - (grid - 1) / 2) * pitch:.5f} '
+        f'{(row - (grid - 1) / 2) * pitch:.5f} 0.00005" rgba="0.25 0.22 0.2 1" contype="0" conaffinity="0"/>'
+        for row in range(grid) for col in range(grid))
+    table = (f'<geom name="table_top" type="box" size="{half:.5f} {half:.5f} 0.001" pos="0 0 -0.001" '
+             f'rgba="0.80 0.72 0.58 1" contype="0" conaffinity="0"/>{dots}')
+    floor = '<geom name="table" type="plane" size="2 2 0.1" pos="0 0 -0.003"'
+    xml = xml.replace('<geom name="table" type="plane" size="2 2 0.1"', table + floor)
+    return xml.replace('rgba="0.55 0.6 0.65 1"/>', 'rgba="0.42 0.47 0.53 1"/>', 1)
+
+
+# A 5x7 pixel font for the panel labels (no font library needed): one string of 7 rows per glyph.
+_GLYPHS = {
+    "A": "01110100011000111111100011000110001", "E": "11111100001000011110100001000011111",
+    "L": "10000100001000010000100001000011111", "N": "10001110011010110011100011000110001",
+    "O": "01110100011000110001100011000101110", "P": "11110100011000111110100001000010000",
+    "R": "11110100011000111110101001001010001", "T": "11111001000010000100001000010000100",
+    "U": "10001100011000110001100011000101110", "Y": "10001100010101000100001000010000100",
+    "_": "00000000000000000000000000000011111", "(": "00010001000100001000010000010000010",
+    ")": "01000001000001000010000100010001000", " ": "00000000000000000000000000000000000",
+    "0": "01110100011001110101110011000101110", "1": "00100011000010000100001000010001110",
+    "2": "01110100010000100010001000100011111", "3": "11110000010000101110000010000111110",
+    "4": "00010001100101010010111110001000010", "5": "11111100001111000001000011000101110",
+}
+
+
+def draw_text(frame: NDArray[np.uint8], text: str, left: int, bottom: int, scale: int = 2) -> None:
+    """White ``text`` (capitals, digits, ``_ ( )``) on a dark box into ``frame``, in place."""
+    width = len(text) * 6 * scale
+    top = bottom - 7 * scale
+    frame[max(top - 3, 0) : bottom + 3, max(left - 3, 0) : left + width + 1] //= 3
+    for index, char in enumerate(text.upper()):
+        bits = _GLYPHS.get(char, _GLYPHS[" "])
+        for row in range(7):
+            for col in range(5):
+                if bits[row * 5 + col] == "1":
+                    y, x = top + row * scale, left + (index * 6 + col) * scale
+                    frame[y : y + scale, x : x + scale] = 255
+
+
 class PileRenderer:
     """Offscreen MuJoCo rendering, one view per pile, side by side."""
 
@@ -74,13 +119,14 @@ class PileRenderer:
         self._options = mujoco.MjvOption()
         self._options.geomgroup[_HIDDEN_GROUP] = 0
 
-    def _display_for(self, player: int, pile: Any) -> tuple[Any, Any, Any]:
+    def _display_for(self, player: int, pile: Any, grid: int, pitch: float) -> tuple[Any, Any, Any]:
         import mujoco
 
         if player not in self._displays:
             # The pile may simulate only its pieces in play (``idle_pieces="removed"``); the
-            # picture is drawn from a scene of all 15 with the pile's poses copied in.
-            model = copy.deepcopy(compiled_model(pile.config))
+            # picture is drawn from a scene of all 15 with the pile's poses copied in, plus what
+            # only a picture needs: a table top on a darker floor and the placement lattice.
+            model = mujoco.MjModel.from_xml_string(display_mjcf(pile.config, grid, pitch))
             for piece in range(NUM_PIECES):
                 model.geom_rgba[model.body_geomadr[piece + 1] : model.body_geomadr[piece + 1] + model.body_geomnum[piece + 1]] = (
                     SIZE_COLOURS[int(PIECE_SIZE[piece])])
@@ -103,7 +149,7 @@ class PileRenderer:
         frames = []
         s = state
         for player, pile in enumerate(piles.piles):
-            model, data, renderer = self._display_for(player, pile)
+            model, data, renderer = self._display_for(player, pile, piles.grid, piles.pitch)
             data.qpos[:] = pile.poses().ravel()
             mujoco.mj_kinematics(model, data)
             # Parked pieces go to a geom group the scene leaves out (a zero alpha alone still
@@ -123,12 +169,15 @@ class PileRenderer:
             # The shadow map drew dark slivers on the far table along the top of each panel.
             renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = False
             frame = renderer.render().copy()
-            if s.out_round[player] >= 0:  # eliminated: darken and frame in red
+            out = s.out_round[player] >= 0
+            if out:  # eliminated: darken and frame in red
                 frame = (frame * 0.5).astype(np.uint8)
                 frame[:6, :] = frame[-6:, :] = (200, 30, 30)
                 frame[:, :6] = frame[:, -6:] = (200, 30, 30)
             if s.phase != rules.OVER and s.current_player == player:  # whose turn: a green bar
                 frame[-10:, :] = (40, 180, 60)
+            label = f"PLAYER_{player}" + (f" OUT ({s.out_rule[player]})" if out else "")
+            draw_text(frame, label, left=12, bottom=frame.shape[0] - 16)
             frames.append(frame)
         return np.concatenate(frames, axis=1)
 

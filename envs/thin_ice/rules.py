@@ -178,8 +178,20 @@ def notation_to_action(text: str, layout: ActionLayout) -> int:
         if len(cell) >= 2 and "a" <= cell[0] < chr(ord("a") + grid) and cell[1:].isdigit() and 1 <= int(cell[1:]) <= grid:
             target = ((int(cell[1:]) - 1) * grid + ord(cell[0]) - ord("a")) * NUM_ORIENTATIONS + ORIENTATIONS.index(words[3])
             return layout.place_base + SIZE_LETTERS.index(words[1].upper()) * layout.num_targets + target
+    last_cell = f"{chr(ord('a') + grid - 1)}{grid}"
+    # The word that is wrong, when the move's kind is clear (call / place / pickup).
+    if words[:1] == ["call"] and len(words) == 2:
+        raise ValueError(f"{words[1].upper()!r} is not a call: the calls are {', '.join(CALLS)}")
+    if words[:1] == ["pickup"] and len(words) == 2:
+        raise ValueError(f"{words[1]!r} is not a slot of your pile: pickup takes a slot number 0..{MAX_SLOTS - 1}")
+    if words[:1] == ["place"] and len(words) == 4:
+        if words[1].upper() not in SIZE_LETTERS:
+            raise ValueError(f"{words[1].upper()!r} is not a size: S, M or L")
+        if words[3] not in ORIENTATIONS:
+            raise ValueError(f"{words[3]!r} is not an orientation: {', '.join(ORIENTATIONS)}")
+        raise ValueError(f"{words[2]!r} is not a cell of the {grid}x{grid} lattice: a1..{last_cell} (column letter, row number)")
     raise ValueError(f"{text!r} is not a Thin Ice move: expected 'call SM', 'place M c2 upright' "
-                     f"(cells a1..{chr(ord('a') + grid - 1)}{grid}; {', '.join(ORIENTATIONS)}), 'pickup 3' or 'done'")
+                     f"(cells a1..{last_cell}; {', '.join(ORIENTATIONS)}), 'pickup 3' or 'done'")
 
 
 def explain_illegal(state: ThinIceState, action: int, layout: ActionLayout) -> str:
