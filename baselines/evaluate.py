@@ -32,10 +32,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.tournament import (PairResult, SeatStats, elo_ratings, markdown_table, multiplayer_markdown,
+from polarzoo.baselines.tournament import (PairResult, game_key, SeatStats, elo_ratings, markdown_table, multiplayer_markdown,
                                            multiplayer_table, round_robin, seat_names)
 from polarzoo.baselines.progress import progress
-from polarzoo.baselines.runs import HelpFormatter, atomic_write, prog_name, seed as seed_type
+from polarzoo.baselines.runs import HelpFormatter, atomic_write, prog_name, seed as seed_type, writable_folder_or_exit
 
 
 def win_rate_matrix(results: Sequence[PairResult], names: Sequence[str]) -> np.ndarray:
@@ -146,6 +146,22 @@ def plot_learning_curve(run_dir: Path, path: Path) -> bool:
     return True
 
 
+def finished_games(out: Path) -> dict[tuple, dict[str, Any]]:
+    """The games an interrupted evaluation left in ``out/games.jsonl``, by
+    :func:`~polarzoo.baselines.tournament.game_key` (a line cut off by the interruption is skipped)."""
+    found: dict[tuple, dict[str, Any]] = {}
+    path = out / "games.jsonl"
+    if not path.exists():
+        return found
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+            found[game_key(record)] = record
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
+    return found
+
+
 class _Writer:
     """Writes into the output folder as results come; if it cannot, says so once and goes on
     (the table is still printed: no finished game is lost to a full disk or a bad path)."""
@@ -196,9 +212,11 @@ class _Writer:
 def evaluate(
     env_id: str, agent_specs: Sequence[str], games: int, out: Path, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
     run_dir: Path | None = None, agents: Sequence[Any] | None = None, show_progress: bool = True, workers: int = 1,
+    finished: dict[tuple, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Round-robin of the agents (built from ``agent_specs`` unless ``agents`` are given), its
-    games in ``workers`` processes when more than 1.
+    games in ``workers`` processes when more than 1; ``finished`` (:func:`finished_games`): games
+    of an interrupted run of the same evaluation, kept instead of played again.
 
     Each finished game is appended to ``out/games.jsonl`` at once; at the end ``eval.json``,
     ``eval.md``, ``winrate.png`` (and ``learning_curve.png`` with ``run_dir``).  Returns the
@@ -209,13 +227,14 @@ def evaluate(
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
     if len(seat_names(env_id, env_kwargs)) > 2:
-        return evaluate_multiplayer(env_id, agents, games, out, seed, env_kwargs, run_dir, show_progress, workers)
+        return evaluate_multiplayer(env_id, agents, games, out, seed, env_kwargs, run_dir, show_progress, workers, finished)
     names = [a.name for a in agents]
     if len(set(names)) != len(names):
         raise ValueError(f"agent names must differ, got {names}")
     writer = _Writer(out)
     try:
-        results = round_robin(env_id, agents, games, seed, env_kwargs, show_progress, on_game=writer.game, workers=workers)
+        results = round_robin(env_id, agents, games, seed, env_kwargs, show_progress, on_game=writer.game, workers=workers,
+                              finished=finished)
     finally:
         writer.close()
     ratings = elo_ratings(results, names)
@@ -253,7 +272,7 @@ def _write_summary(writer: _Writer, out: Path, summary: dict[str, Any], table: s
 
 def evaluate_multiplayer(
     env_id: str, agents: Sequence[Any], games: int, out: Path, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-    run_dir: Path | None = None, show_progress: bool = True, workers: int = 1,
+    run_dir: Path | None = None, show_progress: bool = True, workers: int = 1, finished: dict[tuple, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The N-player table (:func:`polarzoo.baselines.tournament.multiplayer_table`): same files
     as the two-player round robin (``games.jsonl`` at once, then ``eval.json``, ``eval.md`` and
@@ -265,7 +284,7 @@ def evaluate_multiplayer(
     writer = _Writer(out)
     bar = progress(games * seats, "games", "game", show_progress)
     try:
-        stats = multiplayer_table(env_id, agents, games, seed, env_kwargs, bar.update if bar else None, writer.game, workers)
+        stats = multiplayer_table(env_id, agents, games, seed, env_kwargs, bar.update if bar else None, writer.game, workers, finished)
     finally:
         writer.close()
         if bar:
@@ -291,7 +310,7 @@ def main(argv: list[str] | None = None) -> None:
     from polarzoo.baselines.runs import new_run_dir
 
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.evaluate"), description=__doc__, formatter_class=HelpFormatter)
-    parser.add_argument("--env", required=True, choices=sorted(ENVIRONMENTS), help="environment id")
+    parser.add_argument("--env", choices=sorted(ENVIRONMENTS), help="environment id (required unless --resume)")
     parser.add_argument("--agents", nargs="+", default=["random", "heuristic"],
                         help="agent specs: random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], az-jax:[N:]PATH, "
                              "search[:K[:PATH]] (Thin Ice); 3+ players: one per seat")
@@ -304,7 +323,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=1,
                         help="processes that play the games (Thin Ice's physics: one per core; results are the same)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--resume", type=Path, default=None, metavar="OUT",
+                        help="continue an interrupted evaluation in its folder OUT: the same command, its finished games kept")
     args = parser.parse_args(argv)
+    finished = None
+    if args.resume is not None:
+        try:
+            saved = json.loads((args.resume / "command.json").read_text())["argv"]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            parser.error(f"--resume {args.resume}: not an evaluation folder (no readable command.json: {error})")
+        folder = args.resume
+        args = parser.parse_args([*saved, "--out", str(folder)] + (["--no-progress"] if args.no_progress else []))
+        finished = finished_games(folder)
+        print(f"resuming {folder}: {len(finished)} finished game(s) kept", flush=True)
+    if args.env is None:
+        parser.error("the following arguments are required: --env (or --resume OUT to continue an evaluation)")
     if args.workers < 1:
         parser.error(f"--workers must be at least 1, got {args.workers}")
     if args.games < 1:
@@ -344,13 +377,7 @@ def main(argv: list[str] | None = None) -> None:
     if out is not None:
         if out.exists() and not out.is_dir():
             parser.error(f"--out {out}: is a file, not a folder")
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-            probe = out / ".write-test"
-            probe.write_text("")
-            probe.unlink()
-        except OSError as error:
-            parser.error(f"--out {out}: cannot write there ({error.strerror or error})")
+        writable_folder_or_exit(parser, "--out", out)
     if out is None:
         try:
             out = new_run_dir(Path("runs"), None, f"eval-{args.env}")
@@ -358,13 +385,20 @@ def main(argv: list[str] | None = None) -> None:
             out = Path("runs") / "eval-unwritable"
             print(f"warning: cannot create a run folder under runs/ ({error.strerror or error})")
     print(f"writing to {out}", flush=True)
+    if finished is None:
+        # what --resume needs to play the rest of the same evaluation
+        command = [a for a in (sys.argv[1:] if argv is None else list(argv))]
+        try:
+            atomic_write(out / "command.json", json.dumps({"argv": command}))
+        except OSError:
+            pass  # the _Writer below says so once
     try:
         summary = evaluate(args.env, [], args.games, out, args.seed, env_kwargs, args.run_dir, agents=agents,
-                           show_progress=not args.no_progress, workers=args.workers)
+                           show_progress=not args.no_progress, workers=args.workers, finished=finished)
     except KeyboardInterrupt:
-        finished = _count_lines(out / "games.jsonl")
-        print(f"\ninterrupted: the {finished} finished game(s) are in {out / 'games.jsonl'}; no summary was written "
-              "(rerun the command for the full table: the games are seeded, so they come out the same)", file=sys.stderr)
+        kept = _count_lines(out / "games.jsonl")
+        print(f"\ninterrupted: the {kept} finished game(s) are in {out / 'games.jsonl'}; no summary was written; "
+              f"continue with --resume {out} (the finished games are kept, the rest are seeded as before)", file=sys.stderr)
         sys.exit(130)
     if seats > 2:
         print(f"\n## {args.env}, {seats} players: {', '.join(names)} in every rotation, {args.games} games each "

@@ -106,6 +106,19 @@ def run_dir_or_exit(parser: argparse.ArgumentParser, parent: Path, stem: str | N
     raise AssertionError("parser.error exits")  # pragma: no cover
 
 
+def writable_folder_or_exit(parser: argparse.ArgumentParser, option: str, folder: Path) -> Path:
+    """``folder`` made (parents too) and proven writable, before any work; otherwise the parser's
+    one-line error naming ``option`` (exit 2)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as error:
+        parser.error(f"{option} {folder}: cannot write there ({error.strerror or error})")
+    return folder
+
+
 def atomic_write(path: Path, data: bytes | str) -> None:
     """Write ``path`` whole or not at all: a temporary name beside it, then a rename (a kill or a
     full disk never leaves half a file; the temporary file is removed on failure)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from polarzoo.envs.fire_and_ice.rules import action_to_notation
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import solve
 from polarzoo.baselines.progress import progress as progress_bar
-from polarzoo.baselines.runs import HelpFormatter, prog_name, seed as seed_type
+from polarzoo.baselines.runs import HelpFormatter, atomic_write, prog_name, seed as seed_type, writable_folder_or_exit
 
 
 def deal_for_seed(seed: int):  # noqa: ANN201 - SolitaireState
@@ -89,6 +90,8 @@ def main(argv: list[str] | None = None) -> None:
             for i in range(0, len(moves), 8):
                 print("  " + "  ".join(f"{i + j + 1}. {m}" for j, m in enumerate(moves[i : i + 8])))
         return
+    if args.json:
+        writable_folder_or_exit(parser, "--json", args.json.parent)
     summary = run_deals(args.deals, args.first_seed, progress=not args.no_progress)
     t = summary["time_ms"]
     print("| deals | solvable | median ms | p90 ms | p99 ms | max ms | median nodes | max nodes |")
@@ -98,7 +101,11 @@ def main(argv: list[str] | None = None) -> None:
         f"{t['p90']:.2f} | {t['p99']:.2f} | {t['max']:.1f} | {summary['nodes']['median']:.0f} | {summary['nodes']['max']} |"
     )
     if args.json:
-        args.json.write_text(json.dumps(summary, indent=2))
+        try:
+            atomic_write(args.json, json.dumps(summary, indent=2))
+        except OSError as error:
+            print(f"error: could not save {args.json} ({error.strerror or error}); the table above is the result", file=sys.stderr)
+            sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,8 @@ from polarzoo.envs.fire_and_ice import solitaire_rules
 from polarzoo.envs.fire_and_ice.rules import NUM_HOLES, NUM_ISLANDS, NUM_POSITIONS
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import Solver, board_bits
-from polarzoo.baselines.runs import HelpFormatter, add_quick, apply_quick, prog_name, require_at_least, seed as seed_type
+from polarzoo.baselines.runs import (HelpFormatter, add_quick, apply_quick, atomic_write, prog_name, require_at_least, seed as seed_type,
+                                     writable_folder_or_exit)
 
 #: positions the solver may expand to decide one capture while labelling
 LABEL_BUDGET = 300
@@ -217,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     torch.manual_seed(args.seed)
-    args.out.mkdir(parents=True, exist_ok=True)
+    writable_folder_or_exit(parser, "--out", args.out)
     print(f"writing to {args.out}")
     rng = np.random.default_rng(args.seed)
     first = args.seed * 1_000_000 + 1000
@@ -243,7 +244,7 @@ def main(argv: list[str] | None = None) -> None:
         report["rounds"].append(entry)
         print(f"round {round_index}: {len(obs)} positions, loss {losses[-1]:.3f}, held-out success {rate:.1%}")
         model.save(args.out / "model.zip")
-        (args.out / "train.json").write_text(json.dumps(report, indent=2))
+        atomic_write(args.out / "train.json", json.dumps(report, indent=2))
     print(f"model: {args.out / 'model.zip'}; report: {args.out / 'train.json'}")
 
 

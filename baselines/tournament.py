@@ -150,17 +150,30 @@ class PairResult:
         }
 
 
+def game_key(record: dict[str, Any]) -> tuple:
+    """The key of one ``games.jsonl`` record: which game of which table it is (two players:
+    agent, opponent, the agent's seat, game; 3+ players: the lineup, its rotation, game)."""
+    if "rotation" in record:
+        return ("rotation", tuple(record["seats"]), record["rotation"], record["game"])
+    return (record["agent"], record["opponent"], record["agent_seat"], record["game"])
+
+
 def head_to_head(
     env_id: str, first: Any, second: Any, games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
     progress: Callable[[], None] | None = None, on_game: Callable[[dict[str, Any]], None] | None = None, workers: int = 1,
+    finished: dict[tuple, dict[str, Any]] | None = None,
 ) -> PairResult:
     """``first`` against ``second``, ``games_per_seat`` seeded games with ``first`` in each seat
-    (in ``workers`` processes when more than 1)."""
+    (in ``workers`` processes when more than 1).  ``finished``: records of games already played
+    (by :func:`game_key`; a resumed evaluation), counted as they are instead of played again."""
+    finished = finished or {}
     num_seats = len(seat_names(env_id, env_kwargs))
     result = PairResult(first.name, second.name, seat_names=list(seat_names(env_id, env_kwargs)))
     tasks = []
     for seat in range(num_seats):
         for game in range(games_per_seat):
+            if (first.name, second.name, seat, game) in finished:
+                continue
             lineup = [second] * num_seats
             lineup[seat] = first
             tasks.append((env_id, lineup, seed + 7919 * game + seat, env_kwargs))
@@ -168,16 +181,21 @@ def head_to_head(
     for seat in range(num_seats):
         tally = [0, 0, 0]
         for game in range(games_per_seat):
-            record = next(records)
-            mine = record.scores[seat]
-            others = max(s for i, s in enumerate(record.scores) if i != seat)
-            outcome = 0 if mine > others else (1 if mine == others else 2)
+            old = finished.get((first.name, second.name, seat, game))
+            if old is not None:
+                outcome, length, illegal = ("win", "draw", "loss").index(old["result"]), int(old["length"]), int(old["illegal"])
+            else:
+                record = next(records)
+                mine = record.scores[seat]
+                others = max(s for i, s in enumerate(record.scores) if i != seat)
+                outcome = 0 if mine > others else (1 if mine == others else 2)
+                length, illegal = record.length, sum(record.illegal)
             tally[outcome] += 1
-            result.lengths.append(record.length)
-            result.illegal += sum(record.illegal)
+            result.lengths.append(length)
+            result.illegal += illegal
             if on_game is not None:
                 on_game({"agent": first.name, "opponent": second.name, "agent_seat": seat, "game": game,
-                         "result": ("win", "draw", "loss")[outcome], "length": record.length, "illegal": sum(record.illegal)})
+                         "result": ("win", "draw", "loss")[outcome], "length": length, "illegal": illegal})
             if progress:
                 progress()
         result.by_seat[seat] = SeatTally(*tally)
@@ -206,6 +224,7 @@ def elo_ratings(results: Sequence[PairResult], names: Sequence[str], iterations:
 def round_robin(
     env_id: str, agents: Sequence[Any], games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
     show_progress: bool = True, on_game: Callable[[dict[str, Any]], None] | None = None, workers: int = 1,
+    finished: dict[tuple, dict[str, Any]] | None = None,
 ) -> list[PairResult]:
     pairs = list(itertools.combinations(range(len(agents)), 2))
     seats = len(seat_names(env_id, env_kwargs))
@@ -213,7 +232,7 @@ def round_robin(
     results = []
     for i, j in pairs:
         results.append(head_to_head(env_id, agents[i], agents[j], games_per_seat, seed, env_kwargs, bar.update if bar else None,
-                                    on_game, workers))
+                                    on_game, workers, finished))
     if bar:
         bar.close()
     return results
@@ -284,6 +303,7 @@ def ranks_of(points: Sequence[float]) -> list[int]:
 def multiplayer_table(
     env_id: str, agents: Sequence[Any], games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
     progress: Callable[[], None] | None = None, on_game: Callable[[dict[str, Any]], None] | None = None, workers: int = 1,
+    finished: dict[tuple, dict[str, Any]] | None = None,
 ) -> list[SeatStats]:
     """``agents`` (one per seat; an agent may appear more than once) in every rotation of the
     lineup, ``games_per_seat`` seeded games each, so every agent plays every seat equally often.
@@ -295,32 +315,43 @@ def multiplayer_table(
     names = list(dict.fromkeys(a.name for a in agents))
     stats = {name: SeatStats(name, seats) for name in names}
     lineups = [[agents[(i + rotation) % seats] for i in range(seats)] for rotation in range(seats)]
+    finished = finished or {}
+
+    def key(rotation: int, game: int) -> tuple:
+        return ("rotation", tuple(a.name for a in lineups[rotation]), rotation, game)
+
     records = play_games([(env_id, lineups[rotation], seed + 7919 * game + rotation, env_kwargs)
-                          for rotation in range(seats) for game in range(games_per_seat)], workers)
+                          for rotation in range(seats) for game in range(games_per_seat) if key(rotation, game) not in finished],
+                         workers)
     for rotation in range(seats):
         lineup = lineups[rotation]
         for game in range(games_per_seat):
-            record = next(records)
-            agent_names = list((record.result.get("points") or {}).keys())
-            points = ([float(record.result["points"][a]) for a in agent_names] if agent_names else list(record.rewards))
-            rules = record.result.get("out_rule") or {}
+            old = finished.get(key(rotation, game))
+            if old is not None:  # a game of a resumed evaluation, as it was recorded
+                points, rewards, went = [float(x) for x in old["points"]], [float(x) for x in old["rewards"]], list(old["went_out"])
+                length, illegal = int(old["length"]), [int(x) for x in old["illegal"]]
+            else:
+                record = next(records)
+                agent_names = list((record.result.get("points") or {}).keys())
+                points = ([float(record.result["points"][a]) for a in agent_names] if agent_names else list(record.rewards))
+                rules = record.result.get("out_rule") or {}
+                went = []
+                for seat in range(seats):
+                    rule = rules.get(agent_names[seat]) if agent_names else None
+                    went.append(rule if rule in ("T", "A", "N") else ("in" if rule is None else "other"))
+                rewards, length, illegal = list(record.rewards), record.length, list(record.illegal)
             ranks = ranks_of(points)
-            went = []
             for seat, agent in enumerate(lineup):
                 entry = stats[agent.name]
-                rule = rules.get(agent_names[seat]) if agent_names else None
-                outcome = rule if rule in ("T", "A", "N") else ("in" if rule is None else "other")
                 entry.points.append(points[seat])
-                entry.rewards.append(record.rewards[seat])
+                entry.rewards.append(rewards[seat])
                 entry.ranks.append(ranks[seat])
-                entry.went_out[outcome] = entry.went_out.get(outcome, 0) + 1
-                entry.lengths.append(record.length)
-                entry.illegal += record.illegal[seat]
-                went.append(outcome)
+                entry.went_out[went[seat]] = entry.went_out.get(went[seat], 0) + 1
+                entry.lengths.append(length)
+                entry.illegal += illegal[seat]
             if on_game is not None:
                 on_game({"seats": [a.name for a in lineup], "rotation": rotation, "game": game, "points": points,
-                         "rewards": list(record.rewards), "ranks": ranks, "went_out": went, "length": record.length,
-                         "illegal": list(record.illegal)})
+                         "rewards": rewards, "ranks": ranks, "went_out": went, "length": length, "illegal": illegal})
             if progress:
                 progress()
     return [stats[name] for name in names]

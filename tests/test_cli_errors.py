@@ -151,7 +151,7 @@ def test_evaluate_prints_the_table_and_exits_1_when_saving_fails(tmp_path: Path,
     captured = capsys.readouterr()
     assert exit_info.value.code == 1 and "| random | heuristic | 2 |" in captured.out
     assert "No space left on device" in captured.out and "nothing was written" in captured.err
-    assert not [p for p in (tmp_path / "out").iterdir() if p.name != "games.jsonl"]
+    assert not [p for p in (tmp_path / "out").iterdir() if p.name not in ("games.jsonl", "command.json")]  # what --resume needs
 
 
 def test_evaluate_writes_games_as_it_goes_and_a_new_folder_per_run(tmp_path: Path) -> None:
@@ -361,3 +361,48 @@ def test_a_damaged_latest_checkpoint_falls_back_to_the_previous(tmp_path: Path) 
     data[100:110] = b"XXXXXXXXXX"  # inside the stored member
     (folder / "latest.zip").write_bytes(bytes(data))
     assert read_checkpoint_state(tmp_path) == ({"timesteps": 100}, "previous.zip")
+
+
+#: a folder nobody can write, root included (a read-only file system): Linux's /proc
+UNWRITABLE = Path("/proc/polarzoo-test")
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs Linux's read-only /proc")
+@pytest.mark.parametrize("module,args,words", [
+    ("polarzoo.baselines.solitaire_solver", ["--deals", "2", "--json", str(UNWRITABLE / "x.json")], "--json /proc/polarzoo-test: cannot write there"),
+    ("polarzoo.baselines.solitaire_train", ["--quick", "--out", str(UNWRITABLE)], "--out /proc/polarzoo-test: cannot write there"),
+    ("polarzoo.baselines.solitaire_eval", ["--model", "pretrained", "--out", str(UNWRITABLE)], "--out /proc/polarzoo-test: cannot"),
+    ("polarzoo.baselines.evaluate", ["--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--out", str(UNWRITABLE)],
+     "--out /proc/polarzoo-test: cannot write there"),
+    ("polarzoo.baselines.export", [str(ROOT / "baselines" / "pretrained" / "fire_and_ice_v0.zip"), str(UNWRITABLE / "m.zip")],
+     "cannot write the copy"),
+    (TRAIN, ["--env", "fire_and_ice_v0", "--quick", "--runs", str(UNWRITABLE)], "--runs /proc/polarzoo-test: cannot create"),
+])
+def test_an_output_folder_that_cannot_be_written_is_one_line_before_any_work(
+        module: str, args: list[str], words: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Read-only output folders (the probe found tracebacks in the solver and solitaire_train)."""
+    result = run_main(capsys, module, *args)
+    assert_one_line_error(result, words)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("args", [
+    ["--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "mcts:8", "--games", "2"],
+    ["--env", "thin_ice_v0", "--env-kwargs", '{"num_players": 3, "grid": 3}', "--agents", "random", "random", "heuristic",
+     "--games", "1"],
+])
+def test_an_interrupted_evaluation_resumes_to_the_same_table(args: list[str], tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """evaluate --resume OUT: the same command, the games already in games.jsonl kept (a line cut
+    off by the interruption is played again), the rest played: the same files as one whole run."""
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    assert run_main(capsys, "polarzoo.baselines.evaluate", *args, "--out", str(whole), "--no-progress").returncode == 0
+    lines = (whole / "games.jsonl").read_text().splitlines()
+    cut.mkdir()
+    (cut / "command.json").write_text((whole / "command.json").read_text())
+    (cut / "games.jsonl").write_text("\n".join(lines[:2]) + "\n" + lines[2][:15])  # as a Ctrl-C leaves it
+    resumed = run_main(capsys, "polarzoo.baselines.evaluate", "--resume", str(cut), "--no-progress")
+    assert resumed.returncode == 0 and "2 finished game(s) kept" in resumed.stdout
+    assert json.loads((cut / "eval.json").read_text()) == json.loads((whole / "eval.json").read_text())
+    assert (cut / "games.jsonl").read_text() == (whole / "games.jsonl").read_text()
+    assert_one_line_error(run_main(capsys, "polarzoo.baselines.evaluate", "--resume", str(tmp_path / "none")),  # type: ignore[arg-type]
+                          "not an evaluation folder")
