@@ -390,10 +390,23 @@ class PolicyAgent:
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
         raw, mask = self._model_input(env, agent)
+        if not self.deterministic:
+            return self._sample(self._distribution(raw[None], mask[None]), [rng])[0]
         if raw.shape != self.model.observation_space.shape:
-            return int(self._distribution(raw[None], mask[None]).get_actions(deterministic=self.deterministic)[0])
-        action, _ = self.model.predict(raw, action_masks=mask, deterministic=self.deterministic)
+            return int(self._distribution(raw[None], mask[None]).get_actions(deterministic=True)[0])
+        action, _ = self.model.predict(raw, action_masks=mask, deterministic=True)
         return int(action)
+
+    @staticmethod
+    def _sample(distribution: Any, rngs: Sequence[np.random.Generator]) -> list[int]:
+        """One action per row, drawn with the game's own generator (not torch's global one: the
+        draws are then reproducible in any process, and a checkpoint of the envs holds them)."""
+        probabilities = distribution.distribution.probs.cpu().numpy().astype(np.float64)
+        actions = []
+        for row, rng in zip(probabilities, rngs):
+            cumulative = np.cumsum(row)
+            actions.append(int(min(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"), len(row) - 1)))
+        return actions
 
     def _distribution(self, raw: np.ndarray, masks: np.ndarray) -> Any:
         """The masked action distribution of a batch of observations of any size the network
@@ -416,9 +429,11 @@ class PolicyAgent:
         :class:`polarzoo.wrappers.opponent_batching.OpponentBatchingVecEnv` calls)."""
         inputs = [self._model_input(env, agent) for env, agent in zip(envs, agents)]
         raws, masks = np.stack([raw for raw, _ in inputs]), np.stack([mask for _, mask in inputs])
+        if not self.deterministic:
+            return self._sample(self._distribution(raws, masks), rngs)
         if raws.shape[1:] != self.model.observation_space.shape:
-            return [int(a) for a in self._distribution(raws, masks).get_actions(deterministic=self.deterministic)]
-        actions, _ = self.model.predict(raws, action_masks=masks, deterministic=self.deterministic)
+            return [int(a) for a in self._distribution(raws, masks).get_actions(deterministic=True)]
+        actions, _ = self.model.predict(raws, action_masks=masks, deterministic=True)
         return [int(action) for action in np.asarray(actions).reshape(-1)]
 
     def __getstate__(self) -> dict[str, Any]:  # subprocesses reload the model from disk

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from polarzoo.baselines.runs import HelpFormatter, prog_name, seed as seed_type
+from polarzoo.baselines.runs import HelpFormatter, atomic_write, prog_name, seed as seed_type
 
 try:
     import yaml
@@ -113,6 +113,7 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
     from polarzoo.wrappers import SingleAgentEnv
+    from polarzoo.wrappers.checkpointing import Checkpointable
     from polarzoo.wrappers.opponent_batching import OpponentBatchingVecEnv
 
     def factory(rank: int):  # noqa: ANN202
@@ -126,8 +127,9 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
                 from polarzoo.wrappers.shaping import PotentialShaping
 
                 # Monitor inside: the logged episode returns stay the game's own.
-                return PotentialShaping(Monitor(env), scale=config["shaping"], gamma=config["gamma"])
-            return Monitor(env)
+                return Checkpointable(PotentialShaping(Monitor(env), scale=config["shaping"], gamma=config["gamma"]))
+            # Outermost: the whole stack can be saved at an update and put back (exact --resume).
+            return Checkpointable(Monitor(env))
 
         return build
 
@@ -139,7 +141,51 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
     return vec_env
 
 
-def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, Any], log_every: float = 0.0) -> Any:
+def capture_update_boundary(model: Any, counters: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    """Everything a run needs to continue exactly from here, between two PPO updates: the
+    weights and optimizer (also in the model zip), every generator (torch, NumPy, Python), the
+    rollout's starting observation, each env stack (games in progress, their generators, the
+    opponent pool, the wrappers' state), the episode statistics and the callback's schedule."""
+    import copy
+    import random
+
+    import torch
+
+    return {
+        "timesteps": int(model.num_timesteps), "n_updates": int(model._n_updates),
+        "policy": copy.deepcopy(model.policy.state_dict()), "optimizer": copy.deepcopy(model.policy.optimizer.state_dict()),
+        "torch_rng": torch.get_rng_state(), "numpy_rng": np.random.get_state(), "python_rng": random.getstate(),
+        "last_obs": copy.deepcopy(model._last_obs), "last_episode_starts": copy.deepcopy(model._last_episode_starts),
+        "ep_info_buffer": list(model.ep_info_buffer or []), "ep_success_buffer": list(model.ep_success_buffer or []),
+        "envs": model.get_env().env_method("get_state"), "counters": dict(counters), "state": copy.deepcopy(state),
+    }
+
+
+def restore_update_boundary(model: Any, boundary: dict[str, Any]) -> None:
+    """Put a :func:`capture_update_boundary` back into ``model`` (weights, optimizer, generators,
+    observation, envs), so that ``learn`` continues without resetting the envs."""
+    import copy
+    import random
+    from collections import deque
+
+    import torch
+
+    model.policy.load_state_dict(boundary["policy"])
+    model.policy.optimizer.load_state_dict(copy.deepcopy(boundary["optimizer"]))
+    model.num_timesteps, model._n_updates = boundary["timesteps"], boundary["n_updates"]
+    torch.set_rng_state(boundary["torch_rng"])
+    np.random.set_state(boundary["numpy_rng"])
+    random.setstate(boundary["python_rng"])
+    model._last_obs, model._last_episode_starts = boundary["last_obs"], boundary["last_episode_starts"]
+    model.ep_info_buffer = deque(boundary["ep_info_buffer"], maxlen=model._stats_window_size)
+    model.ep_success_buffer = deque(boundary["ep_success_buffer"], maxlen=model._stats_window_size)
+    env = model.get_env()
+    for index, blob in enumerate(boundary["envs"]):
+        env.env_method("set_state", blob, indices=[index])
+
+
+def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, Any], log_every: float = 0.0,
+                       counters: dict[str, Any] | None = None) -> Any:
     from stable_baselines3.common.callbacks import BaseCallback
 
     from polarzoo.baselines.agents import PolicyAgent, make_agent
@@ -153,6 +199,11 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
             self.next_checkpoint = state["timesteps"] + config["checkpoint_every"]
             self.next_snapshot = state["timesteps"] + config["snapshot_every"] if config["snapshot_every"] else None
             self.next_eval = state["timesteps"] + config["eval_every"] if config["eval_every"] else None
+            if counters:  # an exact resume: the schedule of the run it continues
+                self.next_checkpoint, self.next_snapshot, self.next_eval = (
+                    counters["next_checkpoint"], counters["next_snapshot"], counters["next_eval"])
+            #: the state at the start of the current rollout (the last update boundary)
+            self.boundary: dict[str, Any] | None = None
             self.seats = config_seats(config)
             self.started, self.steps_at_start, self.last_log = time.perf_counter(), state["timesteps"], time.perf_counter()
             self.last_eval = ""
@@ -180,9 +231,6 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
                     # the episode; count it and carry on.
                     state["physics_failures"] = int(state.get("physics_failures", 0)) + 1
                     self.logger.record("rollout/physics_failures", state["physics_failures"])
-            if steps >= self.next_checkpoint:
-                save_checkpoint(run_dir, self.model, state)
-                self.next_checkpoint += config["checkpoint_every"]
             if self.next_snapshot is not None and steps >= self.next_snapshot:
                 self._snapshot()
                 self.next_snapshot += config["snapshot_every"]
@@ -190,6 +238,20 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
                 self._evaluate()
                 self.next_eval += config["eval_every"]
             return True
+
+        def counters(self) -> dict[str, Any]:
+            return {"next_checkpoint": self.next_checkpoint, "next_snapshot": self.next_snapshot, "next_eval": self.next_eval}
+
+        def _on_rollout_start(self) -> None:
+            # Between two updates: the one place a run can be continued exactly.  Checkpoints
+            # are written here, and a Ctrl-C during the rollout or the update saves this state.
+            if self.num_timesteps >= self.next_checkpoint:
+                while self.next_checkpoint <= self.num_timesteps:
+                    self.next_checkpoint += config["checkpoint_every"]
+                self.boundary = capture_update_boundary(self.model, self.counters(), state)
+                save_checkpoint(run_dir, self.model, state, self.boundary)
+            else:
+                self.boundary = capture_update_boundary(self.model, self.counters(), state)
 
         def _snapshot(self) -> None:
             path = run_dir / "snapshots" / f"snapshot_{self.num_timesteps}.zip"
@@ -293,23 +355,49 @@ def behaviour_clone(model: Any, config: dict[str, Any], run_dir: Path, seed: int
               f"loss {losses[0]:.2f} -> {losses[-1]:.2f} in {report['seconds']:.0f} s")
 
 
-def save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any]) -> None:
-    """``checkpoints/latest.zip`` + ``state.json``; the one before is kept as ``previous.zip`` +
-    ``previous_state.json``, for a latest file that a crash or a full disk left unreadable."""
+def save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any], boundary: dict[str, Any] | None = None) -> None:
+    """``checkpoints/latest.zip`` + ``state.json`` (+ ``exact.pkl``, the update boundary that
+    makes ``--resume`` an exact continuation); the one before is kept as ``previous.zip`` +
+    ``previous_state.json`` (+ ``previous_exact.pkl``), for a latest file that a crash or a full
+    disk left unreadable.  With ``boundary`` the model is saved as it was at that boundary."""
+    import copy
+    import pickle
+
     folder = run_dir / "checkpoints"
     folder.mkdir(exist_ok=True)
+    if boundary is not None:
+        # (a Ctrl-C inside an update leaves the weights half-updated: the boundary's are saved;
+        # a copy, as the optimizer would otherwise go on updating the boundary's own tensors)
+        model.policy.load_state_dict(boundary["policy"])
+        model.policy.optimizer.load_state_dict(copy.deepcopy(boundary["optimizer"]))
+        model.num_timesteps, model._n_updates = boundary["timesteps"], boundary["n_updates"]
+        state = {**boundary["state"], "timesteps": boundary["timesteps"]}
     state["timesteps"] = int(model.num_timesteps)
     try:
         model.save(folder / "latest.tmp.zip")
     except BaseException:  # a full disk or a Ctrl-C mid-write: no half-written file is left behind
         (folder / "latest.tmp.zip").unlink(missing_ok=True)
         raise
+    exact = {key: value for key, value in boundary.items() if key not in ("policy", "optimizer")} if boundary else None
+    if exact is not None:
+        try:
+            atomic_write(folder / "exact.tmp.pkl", pickle.dumps(exact))
+        except BaseException:
+            (folder / "latest.tmp.zip").unlink(missing_ok=True)
+            raise
     if (folder / "latest.zip").exists() and (folder / "state.json").exists():
         (folder / "latest.zip").replace(folder / "previous.zip")
         (folder / "state.json").replace(folder / "previous_state.json")
+        if (folder / "exact.pkl").exists():
+            (folder / "exact.pkl").replace(folder / "previous_exact.pkl")
+        else:
+            (folder / "previous_exact.pkl").unlink(missing_ok=True)
     (folder / "latest.tmp.zip").replace(folder / "latest.zip")  # atomic: a kill never leaves half a file
-    (folder / "state.tmp.json").write_text(json.dumps(state, indent=2))
-    (folder / "state.tmp.json").replace(folder / "state.json")
+    if exact is not None:
+        (folder / "exact.tmp.pkl").replace(folder / "exact.pkl")
+    else:
+        (folder / "exact.pkl").unlink(missing_ok=True)
+    atomic_write(folder / "state.json", json.dumps(state, indent=2))
 
 
 def read_checkpoint_state(run_dir: Path) -> tuple[dict[str, Any], str]:
@@ -334,6 +422,40 @@ def read_checkpoint_state(run_dir: Path) -> tuple[dict[str, Any], str]:
         except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as error:
             problems.append(f"{model_name}: unreadable ({type(error).__name__})")
     raise ValueError(f"no readable checkpoint in {folder} ({'; '.join(problems)})")
+
+
+def read_exact(run_dir: Path, model_name: str, timesteps: int) -> dict[str, Any] | None:
+    """The update boundary saved with checkpoint ``model_name`` (``exact.pkl`` beside
+    ``latest.zip``, ``previous_exact.pkl`` beside ``previous.zip``), or None when there is none
+    for these timesteps (a checkpoint of older code, or a damaged file)."""
+    import pickle
+
+    name = "exact.pkl" if model_name == "latest.zip" else "previous_exact.pkl"
+    try:
+        boundary = pickle.loads((run_dir / "checkpoints" / name).read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError):
+        return None
+    return boundary if isinstance(boundary, dict) and boundary.get("timesteps") == timesteps else None
+
+
+def drop_later_evaluations(run_dir: Path, timesteps: int) -> None:
+    """Rows of ``evaluations.csv`` after ``timesteps`` (an evaluation the interrupted rollout ran):
+    the resumed run evaluates there again, with the same result."""
+    path = run_dir / "evaluations.csv"
+    if not path.exists():
+        return
+    with path.open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    if not rows:
+        return
+    column = rows[0].index("timesteps") if "timesteps" in rows[0] else 0
+    kept = [rows[0]] + [row for row in rows[1:] if row and int(row[column]) <= timesteps]
+    if len(kept) != len(rows):
+        import io
+
+        buffer = io.StringIO()
+        csv.writer(buffer).writerows(kept)
+        atomic_write(path, buffer.getvalue())
 
 
 def choose_torch_threads(config: dict[str, Any]) -> tuple[int, str]:
@@ -375,10 +497,22 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
         seed = int(state.get("seed", seed))
         state["snapshots"] = [p for p in state.get("snapshots", []) if Path(p).exists()]
     vec_env = make_vec_env(config, state["snapshots"], seed + state["timesteps"])
+    counters = None
     if resume:
         model = MaskablePPO.load(run_dir / "checkpoints" / model_name, env=vec_env, device=config["device"],
                                  tensorboard_log=str(run_dir / "tb"))
-        print(f"resuming {run_dir} at {model.num_timesteps} timesteps (seed {seed})")
+        boundary = read_exact(run_dir, model_name, state["timesteps"])
+        if boundary is not None:
+            boundary["policy"] = model.policy.state_dict()
+            boundary["optimizer"] = model.policy.optimizer.state_dict()
+            restore_update_boundary(model, boundary)
+            counters = boundary["counters"]
+            drop_later_evaluations(run_dir, state["timesteps"])
+            print(f"resuming {run_dir} at {model.num_timesteps} timesteps (seed {seed}): exactly where it stopped "
+                  "(games in progress, generators and schedule restored)")
+        else:
+            print(f"resuming {run_dir} at {model.num_timesteps} timesteps (seed {seed}); the checkpoint has no exact "
+                  "state (older code): the envs restart")
     else:
         policy, policy_kwargs = policy_and_kwargs(config)
         model = MaskablePPO(
@@ -399,13 +533,15 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     remaining = config["total_timesteps"] - model.num_timesteps
     started = time.perf_counter()
     steps_before = model.num_timesteps
+    callback = _training_callback(run_dir, config, state, log_every, counters)
     try:
         if remaining > 0:
-            model.learn(remaining, callback=_training_callback(run_dir, config, state, log_every), reset_num_timesteps=not resume,
-                        progress_bar=progress_bar, tb_log_name="ppo")
+            model.learn(remaining, callback=callback, reset_num_timesteps=not resume, progress_bar=progress_bar, tb_log_name="ppo")
     except KeyboardInterrupt:
-        save_checkpoint(run_dir, model, state)
-        print(f"\ninterrupted: checkpoint saved at {model.num_timesteps} timesteps; continue with --resume {run_dir}")
+        # The last update boundary: resuming from it replays the interrupted rollout exactly.
+        save_checkpoint(run_dir, model, state, callback.boundary)
+        print(f"\ninterrupted: checkpoint saved at {model.num_timesteps} timesteps (the last update); "
+              f"continue with --resume {run_dir}")
         sys.exit(130)
     elapsed = time.perf_counter() - started
     save_checkpoint(run_dir, model, state)

@@ -406,3 +406,61 @@ def test_an_interrupted_evaluation_resumes_to_the_same_table(args: list[str], tm
     assert (cut / "games.jsonl").read_text() == (whole / "games.jsonl").read_text()
     assert_one_line_error(run_main(capsys, "polarzoo.baselines.evaluate", "--resume", str(tmp_path / "none")),  # type: ignore[arg-type]
                           "not an evaluation folder")
+
+
+@pytest.mark.parametrize("interrupt_at_step", [45, 64])  # inside a rollout / during the update after one
+def test_an_interrupted_run_resumes_to_the_same_weights_and_evaluations(interrupt_at_step: int, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Exact resume: Ctrl-C at any point, then --resume, ends with the same weights, optimizer
+    state and evaluations as one uninterrupted run with the same seed and threads (self-play
+    snapshots, reward-free opponents and periodic evaluations included)."""
+    import torch
+
+    from polarzoo.baselines import train as train_module
+    from polarzoo.wrappers.opponent_batching import OpponentBatchingVecEnv
+
+    config = train_module.load_config("fire_and_ice_v0", {
+        "n_envs": 2, "n_steps": 32, "batch_size": 32, "n_epochs": 2, "total_timesteps": 256, "vec_env": "dummy",
+        "opponents": {"random": 0.5, "self": 0.5}, "snapshot_every": 64, "max_snapshots": 2, "eval_every": 96, "eval_games": 1,
+        "checkpoint_every": 64, "torch_threads": 1, "board_policy": {"dim": 8, "blocks": 1}})
+
+    def run(folder: Path) -> Path:
+        folder.mkdir()
+        train_module.train(config, folder, seed=3, progress_bar=False, final_eval=False)
+        return folder
+
+    whole = run(tmp_path / "whole")
+    calls = {"n": 0}
+    original_step_wait, original_train = OpponentBatchingVecEnv.step_wait, train_module.MaskablePPO.train \
+        if hasattr(train_module, "MaskablePPO") else None
+    from sb3_contrib import MaskablePPO
+
+    original_train = MaskablePPO.train
+
+    def step_wait(self):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == interrupt_at_step and interrupt_at_step % 16:
+            raise KeyboardInterrupt
+        return original_step_wait(self)
+
+    def ppo_train(self):  # type: ignore[no-untyped-def]
+        if calls["n"] >= interrupt_at_step and not interrupt_at_step % 16:  # inside the update, weights half changed
+            original_train(self)
+            raise KeyboardInterrupt
+        return original_train(self)
+
+    monkeypatch.setattr(OpponentBatchingVecEnv, "step_wait", step_wait)
+    monkeypatch.setattr(MaskablePPO, "train", ppo_train)
+    with pytest.raises(SystemExit):
+        run(tmp_path / "cut")
+    monkeypatch.undo()
+    train_module.train(config, tmp_path / "cut", resume=True, seed=3, progress_bar=False, final_eval=False)
+    first = MaskablePPO.load(whole / "model.zip", device="cpu")
+    second = MaskablePPO.load(tmp_path / "cut" / "model.zip", device="cpu")
+    for (name, a), b in zip(first.policy.state_dict().items(), second.policy.state_dict().values()):
+        assert torch.equal(a, b), name
+    adam_first, adam_second = first.policy.optimizer.state_dict(), second.policy.optimizer.state_dict()
+    for key, value in adam_first["state"].items():
+        assert torch.equal(value["exp_avg"], adam_second["state"][key]["exp_avg"])
+    assert (whole / "evaluations.csv").read_text() == (tmp_path / "cut" / "evaluations.csv").read_text()
+    assert first.num_timesteps == second.num_timesteps == 256
