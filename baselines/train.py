@@ -512,7 +512,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
                   "(games in progress, generators and schedule restored)")
         else:
             print(f"resuming {run_dir} at {model.num_timesteps} timesteps (seed {seed}); the checkpoint has no exact "
-                  "state (older code): the envs restart")
+                  "state (written by older code): the envs start new games")
     else:
         policy, policy_kwargs = policy_and_kwargs(config)
         model = MaskablePPO(
@@ -544,7 +544,8 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
               f"continue with --resume {run_dir}")
         sys.exit(130)
     elapsed = time.perf_counter() - started
-    save_checkpoint(run_dir, model, state)
+    # learn() ends after an update: an exact point to continue from (a larger --total-timesteps)
+    save_checkpoint(run_dir, model, state, capture_update_boundary(model, callback.counters(), state))
     model.save(run_dir / "model.zip")
     fps = (model.num_timesteps - steps_before) / max(elapsed, 1e-9)
     (run_dir / "training.json").write_text(json.dumps({"timesteps": model.num_timesteps, "seconds": elapsed, "fps": fps}, indent=2))
@@ -772,6 +773,12 @@ def main(argv: list[str] | None = None) -> None:
               final_eval=not args.no_final_eval, log_every=0.0 if bar else args.log_every)
     except InitModelError as error:
         parser.error(str(error))
+    except OSError as error:
+        # A full disk (or a folder that went away) while writing a checkpoint, a snapshot or the
+        # model: files are written under temporary names, so the last complete checkpoint stands.
+        print(f"error: could not write into {run_dir} ({error.strerror or error}); the last complete checkpoint is kept: "
+              f"make room, then continue with --resume {run_dir}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -464,3 +464,31 @@ def test_an_interrupted_run_resumes_to_the_same_weights_and_evaluations(interrup
         assert torch.equal(value["exp_avg"], adam_second["state"][key]["exp_avg"])
     assert (whole / "evaluations.csv").read_text() == (tmp_path / "cut" / "evaluations.csv").read_text()
     assert first.num_timesteps == second.num_timesteps == 256
+
+
+def test_a_full_disk_during_training_is_one_line_and_the_last_checkpoint_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """No space left while writing the third checkpoint: one line, exit 1, the second checkpoint
+    intact (nothing half-written beside it) and an exact point to resume from."""
+    from sb3_contrib import MaskablePPO
+
+    original, calls = MaskablePPO.save, {"n": 0}
+
+    def save(self, path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 3:  # checkpoints at 256 and 512 are written, the one at 768 meets a full disk
+            raise OSError(28, "No space left on device")
+        return original(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(MaskablePPO, "save", save)
+    runs = tmp_path / "runs"
+    result = run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--quick", "--total-timesteps", "1024", "--checkpoint-every", "256",
+                      "--snapshot-every", "0", "--eval-every", "0", "--no-final-eval", "--runs", str(runs), "--run-name", "full")
+    monkeypatch.undo()
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "could not write into" in result.stderr and "No space left on device" in result.stderr and "--resume" in result.stderr
+    folder = runs / "full" / "checkpoints"
+    assert not [p.name for p in folder.iterdir() if ".tmp" in p.name]
+    assert json.loads((folder / "state.json").read_text())["timesteps"] == 512
+    resumed = run_main(capsys, TRAIN, "--resume", str(runs / "full"), "--no-final-eval")
+    assert resumed.returncode == 0 and "exactly where it stopped" in resumed.stdout and "1024 timesteps" in resumed.stdout
