@@ -27,7 +27,7 @@ class LogProgress:
     def line(self) -> str:
         elapsed = time.perf_counter() - self.started
         rate = self.done / elapsed if elapsed > 0 else 0.0
-        left = (self.total - self.done) / rate if rate > 0 and self.total else None
+        left = max(self.total - self.done, 0) / rate if rate > 0 and self.total else None
         eta = time.strftime("%H:%M:%S", time.gmtime(left)) if left is not None and left < 360_000 else "?"
         share = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
         return (f"{self.desc}: {self.done:,}/{self.total:,} {self.unit}s{share}, {rate:.2f} {self.unit}/s, "

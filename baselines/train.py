@@ -217,7 +217,7 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
             self.last_log = now
             done, total = self.num_timesteps, config["total_timesteps"]
             fps = (done - self.steps_at_start) / max(now - self.started, 1e-9)
-            eta = (total - done) / fps if fps > 0 else float("inf")
+            eta = max(total - done, 0) / fps if fps > 0 else float("inf")  # the last rollout may overshoot
             eta_text = time.strftime("%H:%M:%S", time.gmtime(eta)) if eta < 360_000 else "?"
             print(f"{done:,}/{total:,} timesteps ({100 * done / max(total, 1):.0f}%), {fps:.0f} fps, ETA {eta_text}"
                   f"{self.last_eval}", flush=True)
