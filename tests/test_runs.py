@@ -40,3 +40,32 @@ def test_train_quick_is_a_tiny_config_that_explicit_flags_override(tmp_path: Pat
     assert config["learning_rate"] == 0.001  # the env's own settings stay
     with pytest.raises(SystemExit):
         train_module.main(["--quick", "--resume", str(tmp_path)])
+
+
+CLIS = ["train", "evaluate", "play", "export", "solitaire_solver", "solitaire_train", "solitaire_eval", "rllib_train",
+        "alphazero_jax"]
+
+
+@pytest.mark.parametrize("name", CLIS)
+def test_every_option_of_every_cli_has_help_and_a_real_default(name: str, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import importlib
+
+    seen: dict[str, argparse.ArgumentParser] = {}
+    original = argparse.ArgumentParser.parse_args
+
+    def parse_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+        seen["parser"] = self
+        return original(self, args, namespace)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_args)
+    with pytest.raises(SystemExit) as exit_info:
+        importlib.import_module(f"polarzoo.baselines.{name}").main(["--help"])
+    assert exit_info.value.code == 0
+    text = capsys.readouterr().out
+    assert "(default: None)" not in text and "(default: %(default)s)" not in text
+    missing = [action.option_strings or action.dest for action in seen["parser"]._actions
+               if action.dest != "help" and not action.help]
+    assert not missing, f"{name}: options without help text: {missing}"
+    for block in text.split("\n  -")[1:]:
+        assert block.count("(default:") <= 1, block
