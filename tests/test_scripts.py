@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 from tests.helpers import scaled
 
