@@ -59,8 +59,9 @@ maps cells, orientations, actions and observations (`transform_action`, `transfo
 (`baselines/networks.py`, `ThinIceNet`) uses them.
 
 ### Speed
-Random 2-player play runs at about 0.02-0.03x PettingZoo `connect_four_v3.env()` steps/s (MuJoCo
-at every physics step: tens of ms a placement); `python -m benchmarks.thin_ice_ab` measures it
+Random 2-player play runs at about 0.03-0.04x PettingZoo `connect_four_v3.env()` steps/s (MuJoCo
+at every physics step: about 8 ms a placement, 125 placements/s on one core here; only the
+pieces in play are simulated, `idle_pieces`); `python -m benchmarks.thin_ice_ab` measures it
 against another commit in one run, and `envs/thin_ice/equivalence.py` tells whether a faster
 physics setting is still the same game.
 
