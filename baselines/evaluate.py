@@ -387,7 +387,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"writing to {out}", flush=True)
     if finished is None:
         # what --resume needs to play the rest of the same evaluation
-        command = [a for a in (sys.argv[1:] if argv is None else list(argv))]
+        command = sys.argv[1:] if argv is None else list(argv)
         try:
             atomic_write(out / "command.json", json.dumps({"argv": command}))
         except OSError:

@@ -25,7 +25,7 @@ import numpy as np
 from polarzoo.baselines.tournament import wilson_interval
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import solve
-from polarzoo.baselines.runs import HelpFormatter, atomic_write, prog_name, seed as seed_type
+from polarzoo.baselines.runs import HelpFormatter, atomic_write, prog_name, seed as seed_type, writable_folder_or_exit
 
 
 Policy = Callable[[FireAndIceSolitaireEnv, np.ndarray, np.random.Generator], int]
@@ -85,10 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     from stable_baselines3.common.env_util import make_vec_env
 
     torch.set_num_threads(1)
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        parser.error(f"--out {args.out}: cannot create it ({error.strerror or error})")
+    writable_folder_or_exit(parser, "--out", args.out)
     started = time.perf_counter()
     if args.model is not None:
         if args.model == "pretrained":

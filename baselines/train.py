@@ -162,16 +162,14 @@ def capture_update_boundary(model: Any, counters: dict[str, Any], state: dict[st
 
 
 def restore_update_boundary(model: Any, boundary: dict[str, Any]) -> None:
-    """Put a :func:`capture_update_boundary` back into ``model`` (weights, optimizer, generators,
-    observation, envs), so that ``learn`` continues without resetting the envs."""
-    import copy
+    """Put a saved :func:`capture_update_boundary` (``exact.pkl``) back into a ``model`` loaded
+    from the checkpoint beside it (which holds the weights and optimizer): generators,
+    observation, episode statistics and envs, so that ``learn`` continues without resetting the envs."""
     import random
     from collections import deque
 
     import torch
 
-    model.policy.load_state_dict(boundary["policy"])
-    model.policy.optimizer.load_state_dict(copy.deepcopy(boundary["optimizer"]))
     model.num_timesteps, model._n_updates = boundary["timesteps"], boundary["n_updates"]
     torch.set_rng_state(boundary["torch_rng"])
     np.random.set_state(boundary["numpy_rng"])
@@ -245,13 +243,12 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
         def _on_rollout_start(self) -> None:
             # Between two updates: the one place a run can be continued exactly.  Checkpoints
             # are written here, and a Ctrl-C during the rollout or the update saves this state.
-            if self.num_timesteps >= self.next_checkpoint:
-                while self.next_checkpoint <= self.num_timesteps:
-                    self.next_checkpoint += config["checkpoint_every"]
-                self.boundary = capture_update_boundary(self.model, self.counters(), state)
+            due = self.num_timesteps >= self.next_checkpoint
+            while self.next_checkpoint <= self.num_timesteps:
+                self.next_checkpoint += config["checkpoint_every"]
+            self.boundary = capture_update_boundary(self.model, self.counters(), state)
+            if due:
                 save_checkpoint(run_dir, self.model, state, self.boundary)
-            else:
-                self.boundary = capture_update_boundary(self.model, self.counters(), state)
 
         def _snapshot(self) -> None:
             path = run_dir / "snapshots" / f"snapshot_{self.num_timesteps}.zip"
@@ -503,8 +500,6 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
                                  tensorboard_log=str(run_dir / "tb"))
         boundary = read_exact(run_dir, model_name, state["timesteps"])
         if boundary is not None:
-            boundary["policy"] = model.policy.state_dict()
-            boundary["optimizer"] = model.policy.optimizer.state_dict()
             restore_update_boundary(model, boundary)
             counters = boundary["counters"]
             drop_later_evaluations(run_dir, state["timesteps"])

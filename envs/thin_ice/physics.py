@@ -246,14 +246,12 @@ class PilePhysics:
     def reset(self) -> None:
         """Back to the empty pile at time 0, exactly as a new ``PilePhysics`` (compiled scenes kept)."""
         if self._removing:
-            for piece in np.flatnonzero(self.in_play):
-                self.in_play[piece] = False
+            self.in_play[:] = False
             self._use(self._scene((0, 0, 0)))
-            self._mujoco.mj_resetData(self.model, self.data)
         else:
             for piece in np.flatnonzero(self.in_play):
                 self._activate(piece, False)
-            self._mujoco.mj_resetData(self.model, self.data)
+        self._mujoco.mj_resetData(self.model, self.data)
         self._mujoco.mj_forward(self.model, self.data)
         self._warnings_seen = self._instability_warnings()
 
@@ -272,7 +270,7 @@ class PilePhysics:
 
     def _use(self, scene: _Scene) -> None:
         """Make ``scene`` the live one and map the pieces in play to its body slots."""
-        self._live, self._counts = scene, scene.counts
+        self._counts = scene.counts
         self.model, self.data = scene.model, scene.data
         if scene.counts is None:
             slot_of = np.arange(NUM_PIECES)
@@ -315,7 +313,7 @@ class PilePhysics:
         parking spot until its pose is set."""
         if bool(self.in_play[piece]) == active:
             return
-        old, data = self._live, self.data
+        data = self.data
         keep = [p for p in np.flatnonzero(self.in_play) if p != piece]
         poses = [data.qpos[self.qpos_adr[p] : self.qpos_adr[p] + 7].copy() for p in keep]
         velocities = [data.qvel[self.dof_adr[p] : self.dof_adr[p] + 6].copy() for p in keep]
@@ -332,7 +330,6 @@ class PilePhysics:
         if active:
             self._set_pose(piece, PARKING[piece], np.array([1.0, 0.0, 0.0, 0.0]))
         new.time = time
-        del old
         self._warnings_seen = self._instability_warnings()
 
     def _set_pose(self, piece: int, position: NDArray[np.float64], quaternion: NDArray[np.float64]) -> None:

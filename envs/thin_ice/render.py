@@ -73,8 +73,10 @@ def display_mjcf(config: Any, grid: int, pitch: float) -> str:
         for row in range(grid) for col in range(grid))
     table = (f'<geom name="table_top" type="box" size="{half:.5f} {half:.5f} 0.001" pos="0 0 -0.001" '
              f'rgba="0.80 0.72 0.58 1" contype="0" conaffinity="0"/>{dots}')
-    floor = '<geom name="table" type="plane" size="2 2 0.1" pos="0 0 -0.003"'
-    xml = xml.replace('<geom name="table" type="plane" size="2 2 0.1"', table + floor)
+    plane = '<geom name="table" type="plane" size="2 2 0.1"'
+    if xml.count(plane) != 1 or 'rgba="0.55 0.6 0.65 1"/>' not in xml:  # pragma: no cover - build_mjcf changed
+        raise AssertionError("display_mjcf no longer finds the table plane of build_mjcf's scene")
+    xml = xml.replace(plane, table + plane + ' pos="0 0 -0.003"')  # the floor just under the table top
     return xml.replace('rgba="0.55 0.6 0.65 1"/>', 'rgba="0.42 0.47 0.53 1"/>', 1)
 
 
