@@ -50,7 +50,7 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-from polarzoo.baselines.runs import HelpFormatter, prog_name
+from polarzoo.baselines.cli.runs import HelpFormatter, prog_name
 from polarzoo.envs.go_with_the_floe import kernels as floe_kernels
 from polarzoo.envs.go_with_the_floe import rules
 
@@ -299,7 +299,8 @@ def play_with_search(policy: GreedyPolicy, core: Any, rng: np.random.Generator, 
 
 
 def main(argv: list[str] | None = None) -> None:
-    from polarzoo.baselines.agents import _model_path, pretrained_path
+    from polarzoo.baselines.agents import pretrained_path
+    from polarzoo.baselines.agents.registry import model_path
 
     parser = argparse.ArgumentParser(prog=prog_name("benchmarks.floe_white"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--model", default="pretrained", help="a saved model.zip, or 'pretrained' for the shipped one")
@@ -339,7 +340,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(130)
         return
     try:
-        path = str(pretrained_path("go_with_the_floe_v0")) if args.model == "pretrained" else _model_path(args.model)
+        path = str(pretrained_path("go_with_the_floe_v0")) if args.model == "pretrained" else model_path(args.model)
         policy = GreedyPolicy(path)
     except (FileNotFoundError, ValueError) as error:
         parser.error(f"--model {args.model}: {error}")
@@ -377,7 +378,7 @@ def run_models(run_dir: Path) -> list[tuple[int, Path]]:
 def white_curve(run_dir: Path, models: list[tuple[int, Path]], games: int, seed: int) -> None:
     """White's win rate against random for each model (the same seeded games for every one), as
     a table printed row by row, ``white_curve.csv`` and ``white_curve.png`` in ``run_dir``."""
-    from polarzoo.baselines.tournament import wilson_interval
+    from polarzoo.baselines.evaluation.tournament import wilson_interval
     from polarzoo.envs.batch import GoWithTheFloeBatch
 
     rows = []
@@ -394,7 +395,7 @@ def white_curve(run_dir: Path, models: list[tuple[int, Path]], games: int, seed:
             handle.write("timesteps,model,wins,games,win_rate,ci_low,ci_high\n")
             handle.writelines(",".join(map(str, row)) + "\n" for row in rows)
         written.append(run_dir / "white_curve.csv")
-        from polarzoo.baselines.evaluate import plot_win_rate_over_training
+        from polarzoo.baselines.evaluation.evaluate import plot_win_rate_over_training
 
         steps, rate, low, high = (np.array([row[i] for row in rows]) for i in (0, 4, 5, 6))
 
@@ -413,7 +414,7 @@ def white_curve(run_dir: Path, models: list[tuple[int, Path]], games: int, seed:
 
 def report(policy: GreedyPolicy, path: str, args: argparse.Namespace) -> None:
     """Print the measurements' tables, each as soon as it is done."""
-    from polarzoo.baselines.tournament import wilson_interval
+    from polarzoo.baselines.evaluation.tournament import wilson_interval
     from polarzoo.envs.batch import GoWithTheFloeBatch
 
     rng = np.random.default_rng(args.seed)

@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=1, help="processes for the MCTS games (default: 1)")
     parser.add_argument("--json", default=None, help="also write the numbers to this file")
     args = parser.parse_args(argv)
-    from polarzoo.baselines.tournament import wilson_interval
+    from polarzoo.baselines.evaluation.tournament import wilson_interval
 
     report: dict = {"throughput": {}}
     print("| game | pyspiel random play states/s | PettingZoo env() steps/s | ratio |\n|---|---:|---:|---:|")

@@ -5,8 +5,8 @@
 
 The first table compares vectorised envs with the same hyperparameters (2048 transitions per
 update, batch 512, 5 epochs, 256x256 MLP, one torch thread).  ``--policies`` compares the board
-policy (``baselines/policies.py``) with the flat MLP at each game's default training config
-(``baselines/hyperparams.yaml``: envs, rollout, batch, epochs, torch threads), learner against
+policy (``baselines/policies/sb3.py``) with the flat MLP at each game's default training config
+(``baselines/training/hyperparams.yaml``: envs, rollout, batch, epochs, torch threads), learner against
 random, ``DummyVecEnv(SingleAgentEnv)``.
 """
 
@@ -59,7 +59,7 @@ def vectorisations(envs: list[str], timesteps: int) -> None:
 def policies(envs: list[str], timesteps: int) -> None:
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from polarzoo.baselines.train import load_config, policy_and_kwargs
+    from polarzoo.baselines.training.ppo import load_config, policy_and_kwargs
     from polarzoo.wrappers import SingleAgentEnv
 
     print("| env | policy | parameters | n_envs x n_steps | batch x epochs | torch threads | training fps |")

@@ -74,7 +74,7 @@ def window_play_picture() -> None:
     os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     import pygame
 
-    from polarzoo.baselines.window_play import WindowGame
+    from polarzoo.baselines.play.window import WindowGame
 
     frames: list[np.ndarray] = []
     game = WindowGame("fire_and_ice_v0", "fire", "heuristic", seed=4, events=[], on_frame=frames.append)

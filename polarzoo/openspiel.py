@@ -44,14 +44,14 @@ from polarzoo.envs.fire_and_ice import kernels as fire_kernels
 from polarzoo.envs.fire_and_ice import render as fire_render
 from polarzoo.envs.fire_and_ice import rules as fire_rules
 from polarzoo.envs.fire_and_ice import solitaire_rules
-from polarzoo.envs.fire_and_ice.env import observation_tensor as fire_observation
+from polarzoo.envs.fire_and_ice.encoding import observation_tensor as fire_observation
 from polarzoo.envs.fire_and_ice.env import raw_env as fire_env
 from polarzoo.envs.fire_and_ice.solitaire_env import deal_from
 from polarzoo.envs.fire_and_ice.solitaire_env import observation_tensor as solitaire_observation
 from polarzoo.envs.go_with_the_floe import kernels as floe_kernels
 from polarzoo.envs.go_with_the_floe import render as floe_render
 from polarzoo.envs.go_with_the_floe import rules as floe_rules
-from polarzoo.envs.go_with_the_floe.env import observation_tensor as floe_observation
+from polarzoo.envs.go_with_the_floe.encoding import observation_tensor as floe_observation
 from polarzoo.envs.go_with_the_floe.env import raw_env as floe_env
 
 FIRE_AND_ICE = "polarzoo_fire_and_ice"

@@ -16,9 +16,10 @@ jax = pytest.importorskip("jax")
 pytest.importorskip("mctx")
 pytest.importorskip("optax")
 
-from polarzoo.baselines import alphazero_jax as az  # noqa: E402
+from polarzoo.baselines.policies import alphazero_jax as net  # noqa: E402
+from polarzoo.baselines.training import alphazero_jax as az  # noqa: E402
 from polarzoo.baselines.agents import make_agent  # noqa: E402
-from polarzoo.baselines.tournament import head_to_head  # noqa: E402
+from polarzoo.baselines.evaluation.tournament import head_to_head  # noqa: E402
 
 TINY = ["--games", "8", "--plies", "64", "--simulations", "2", "--minibatch", "64", "--epochs", "1",
         "--dim", "8", "--blocks", "1", "--eval-every", "1", "--eval-games", "8", "--no-final-eval"]
@@ -30,12 +31,12 @@ def test_network_shapes(game: str, actions: int) -> None:
 
     env = jax_envs.make(game)
     state = jax.vmap(env.init)(jax.random.split(jax.random.PRNGKey(0), 3))
-    net = az.NetworkConfig(game, dim=8, blocks=1)
-    params = az.init_params(net, jax.random.PRNGKey(1))
-    logits, value = az.forward(net, params, state.observation)
+    config = net.NetworkConfig(game, dim=8, blocks=1)
+    params = net.init_params(config, jax.random.PRNGKey(1))
+    logits, value = net.forward(config, params, state.observation)
     assert logits.shape == (3, actions) and value.shape == (3,)
     assert np.all(np.abs(np.asarray(value)) <= 1)
-    masked = np.asarray(az._masked(logits, state.legal_action_mask))
+    masked = np.asarray(net.masked_logits(logits, state.legal_action_mask))
     assert (masked[~np.asarray(state.legal_action_mask)] < -1e30).all()
 
 

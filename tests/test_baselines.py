@@ -12,7 +12,7 @@ import pytest
 from tests.helpers import scaled
 
 from polarzoo.baselines.agents import MCTSAgent, RandomAgent, make_agent
-from polarzoo.baselines.tournament import elo_ratings, head_to_head, play_game, wilson_interval
+from polarzoo.baselines.evaluation.tournament import elo_ratings, head_to_head, play_game, wilson_interval
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -130,7 +130,7 @@ def test_init_model_starts_from_the_given_weights(tmp_path: Path) -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
-    from polarzoo.baselines import train
+    from polarzoo.baselines.training import ppo as train
     from polarzoo.baselines.agents import pretrained_path
 
     config = train.load_config("go_with_the_floe_v0", {
@@ -145,7 +145,7 @@ def test_init_model_starts_from_the_given_weights(tmp_path: Path) -> None:
 
 
 def test_init_model_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from polarzoo.baselines import train
+    from polarzoo.baselines.training import ppo as train
     from polarzoo.baselines.agents import pretrained_path
 
     with pytest.raises(ValueError, match="no model file"):
@@ -165,7 +165,7 @@ def _write(path: Path, text: str) -> Path:
 
 
 def test_learning_curve_plots_old_and_per_seat_evaluations(tmp_path: Path) -> None:
-    from polarzoo.baselines.evaluate import plot_learning_curve
+    from polarzoo.baselines.evaluation.evaluate import plot_learning_curve
 
     header = "timesteps,opponent,win_rate,ci_low,ci_high,games,illegal"
     old, new = tmp_path / "old", tmp_path / "new"
@@ -180,7 +180,7 @@ def test_learning_curve_plots_old_and_per_seat_evaluations(tmp_path: Path) -> No
 
 # ------------------------------------------------------------------------------ N players
 def test_ranks_and_mean_intervals() -> None:
-    from polarzoo.baselines.tournament import mean_interval, ranks_of
+    from polarzoo.baselines.evaluation.tournament import mean_interval, ranks_of
 
     assert ranks_of([3.0, 1.0, 2.0]) == [1, 3, 2]
     assert ranks_of([2.5, 2.5, 1.0]) == [1, 1, 3]  # shared points share the better rank
@@ -190,7 +190,7 @@ def test_ranks_and_mean_intervals() -> None:
 
 def test_three_player_table_plays_every_rotation_and_counts_every_game(tmp_path: Path) -> None:
     pytest.importorskip("mujoco")
-    from polarzoo.baselines.evaluate import evaluate
+    from polarzoo.baselines.evaluation.evaluate import evaluate
 
     kwargs = {"num_players": 3, "grid": 3}
     summary = evaluate("thin_ice_v0", ["random", "random", "heuristic"], 1, tmp_path, env_kwargs=kwargs, show_progress=False)
@@ -227,7 +227,7 @@ def test_evaluate_cli_three_players_and_a_wrong_lineup(tmp_path: Path) -> None:
 
 def test_games_in_worker_processes_give_the_same_results() -> None:
     pytest.importorskip("mujoco")
-    from polarzoo.baselines.tournament import multiplayer_table
+    from polarzoo.baselines.evaluation.tournament import multiplayer_table
 
     heuristic, random_agent = make_agent("heuristic", "thin_ice_v0"), RandomAgent()
     one = head_to_head("thin_ice_v0", heuristic, random_agent, 2, env_kwargs={"grid": 3})
@@ -291,7 +291,7 @@ def test_train_without_a_terminal_logs_progress_lines(tmp_path: Path) -> None:
 
 def test_head_to_head_labels_its_seats() -> None:
     from polarzoo.baselines.agents import make_agent
-    from polarzoo.baselines.tournament import SeatTally, head_to_head
+    from polarzoo.baselines.evaluation.tournament import SeatTally, head_to_head
 
     result = head_to_head("fire_and_ice_v0", make_agent("heuristic", "fire_and_ice_v0"), make_agent("random", "fire_and_ice_v0"), 2)
     assert set(result.by_seat) == {0, 1} and all(isinstance(t, SeatTally) for t in result.by_seat.values())

@@ -7,9 +7,9 @@ import pytest
 
 from polarzoo.envs.batch import FireAndIceBatch, GoWithTheFloeBatch, sample_legal_actions
 from polarzoo.envs.fire_and_ice import rules as fire_rules
-from polarzoo.envs.fire_and_ice.env import reference_observation_tensor as fire_observation
+from polarzoo.envs.fire_and_ice.encoding import reference_observation_tensor as fire_observation
 from polarzoo.envs.go_with_the_floe import rules as floe_rules
-from polarzoo.envs.go_with_the_floe.env import reference_observation_tensor as floe_observation
+from polarzoo.envs.go_with_the_floe.encoding import reference_observation_tensor as floe_observation
 
 CASES = [
     pytest.param(FireAndIceBatch, fire_rules, fire_observation, 1000, id="fire_and_ice"),

@@ -88,7 +88,7 @@ def test_resume_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert_one_line_error(run_main(capsys, TRAIN, "--resume", str(empty)), "not a training run folder")
     broken = tmp_path / "broken"
     (broken / "checkpoints").mkdir(parents=True)
-    from polarzoo.baselines.train import load_config
+    from polarzoo.baselines.training.ppo import load_config
 
     import yaml
 
@@ -99,7 +99,7 @@ def test_resume_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_run_name_collision_and_unique_default_names(runs: Path) -> None:
-    from polarzoo.baselines.runs import new_run_dir
+    from polarzoo.baselines.cli.runs import new_run_dir
 
     first = new_run_dir(runs, None, "x")
     second = new_run_dir(runs, None, "x")  # the same second: a suffix, never the same folder
@@ -137,7 +137,7 @@ def test_evaluate_prints_the_table_and_exits_1_when_saving_fails(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """A disk that fills during the games: the table is still printed, the exit status says
     nothing was saved, and no half-written summary is left."""
-    from polarzoo.baselines import evaluate
+    from polarzoo.baselines.evaluation import evaluate
 
     def full(self, *args):  # type: ignore[no-untyped-def]
         self._fail(OSError(28, "No space left on device"))
@@ -289,7 +289,7 @@ PRETRAINED_FIRE = ROOT / "baselines" / "pretrained" / "fire_and_ice_v0.zip"
 
 
 def test_typed_config_values_and_run_names(tmp_path: Path, runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from polarzoo.baselines import train
+    from polarzoo.baselines.training import ppo as train
 
     fast = tmp_path / "fast.yaml"
     fast.write_text('fire_and_ice_v0: {learning_rate: "fast"}\n')
@@ -304,7 +304,7 @@ def test_typed_config_values_and_run_names(tmp_path: Path, runs: Path, capsys: p
 
 
 def test_evaluate_checks_where_it_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from polarzoo.baselines import evaluate
+    from polarzoo.baselines.evaluation import evaluate
 
     a_file = tmp_path / "a_file"
     a_file.write_text("")
@@ -316,7 +316,8 @@ def test_evaluate_checks_where_it_writes(tmp_path: Path, capsys: pytest.CaptureF
 
 
 def test_a_model_of_another_game_is_refused_at_load(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from polarzoo.baselines import evaluate, play, solitaire_eval
+    from polarzoo.baselines.evaluation import evaluate, solitaire_eval
+    from polarzoo.baselines.play import terminal as play
 
     line = _main_error(evaluate.main, ["--env", "go_with_the_floe_v0", "--agents", f"model:{PRETRAINED_FIRE}", "random",
                                        "--out", str(tmp_path / "e")], capsys)
@@ -329,7 +330,9 @@ def test_a_model_of_another_game_is_refused_at_load(tmp_path: Path, capsys: pyte
 
 @pytest.mark.parametrize("content", [b"not a zip", None], ids=["not-a-zip", "truncated"])
 def test_damaged_model_files_are_one_line(content: bytes | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from polarzoo.baselines import evaluate, export, play, solitaire_eval
+    from polarzoo.baselines.evaluation import evaluate, solitaire_eval
+    from polarzoo.baselines.play import terminal as play
+    from polarzoo.baselines.training import export
 
     bad = tmp_path / "model.zip"
     bad.write_bytes(content if content is not None else PRETRAINED_FIRE.read_bytes()[:3000])
@@ -348,7 +351,7 @@ def test_a_damaged_latest_checkpoint_falls_back_to_the_previous(tmp_path: Path) 
     caught by its CRCs, and the resume takes previous.zip."""
     import zipfile
 
-    from polarzoo.baselines.train import read_checkpoint_state
+    from polarzoo.baselines.training.ppo import read_checkpoint_state
 
     folder = tmp_path / "checkpoints"
     folder.mkdir()
@@ -416,7 +419,7 @@ def test_an_interrupted_run_resumes_to_the_same_weights_and_evaluations(interrup
     snapshots, reward-free opponents and periodic evaluations included)."""
     import torch
 
-    from polarzoo.baselines import train as train_module
+    from polarzoo.baselines.training import ppo as train_module
     from polarzoo.wrappers.opponent_batching import OpponentBatchingVecEnv
 
     config = train_module.load_config("fire_and_ice_v0", {

@@ -7,7 +7,7 @@ import pytest
 
 from polarzoo.envs.fire_and_ice import rules
 from polarzoo.envs.fire_and_ice import symmetry as sym
-from polarzoo.envs.fire_and_ice.env import observation_tensor
+from polarzoo.envs.fire_and_ice.encoding import observation_tensor
 
 
 def test_group_sizes() -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from polarzoo.envs.go_with_the_floe import rules
 from polarzoo.envs.go_with_the_floe import symmetry as sym
-from polarzoo.envs.go_with_the_floe.env import observation_tensor
+from polarzoo.envs.go_with_the_floe.encoding import observation_tensor
 
 
 def test_mirror_by_name() -> None:

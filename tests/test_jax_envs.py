@@ -20,10 +20,10 @@ from polarzoo.envs import jax_envs  # noqa: E402
 from polarzoo.envs._common.jax_env import sample_legal_action  # noqa: E402
 from polarzoo.envs.fire_and_ice import jax_env as fire_jax  # noqa: E402
 from polarzoo.envs.fire_and_ice import rules as fire_rules  # noqa: E402
-from polarzoo.envs.fire_and_ice.env import reference_observation_tensor as fire_observation  # noqa: E402
+from polarzoo.envs.fire_and_ice.encoding import reference_observation_tensor as fire_observation  # noqa: E402
 from polarzoo.envs.go_with_the_floe import jax_env as floe_jax  # noqa: E402
 from polarzoo.envs.go_with_the_floe import rules as floe_rules  # noqa: E402
-from polarzoo.envs.go_with_the_floe.env import reference_observation_tensor as floe_observation  # noqa: E402
+from polarzoo.envs.go_with_the_floe.encoding import reference_observation_tensor as floe_observation  # noqa: E402
 
 GAMES = ["fire_and_ice", "go_with_the_floe"]
 

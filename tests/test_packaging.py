@@ -140,7 +140,7 @@ def test_wheel_contents_have_no_top_level_packages(installed_wheel: Path) -> Non
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names}
     assert top <= {"polarzoo", *(n for n in top if n.endswith(".dist-info"))}, top
-    assert "polarzoo/baselines/hyperparams.yaml" in names
+    assert "polarzoo/baselines/training/hyperparams.yaml" in names
     for model in ("fire_and_ice_v0", "go_with_the_floe_v0", "fire_and_ice_solitaire_v0"):
         assert f"polarzoo/baselines/pretrained/{model}.zip" in names
 

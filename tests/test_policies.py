@@ -110,9 +110,9 @@ def test_board_policy_rejects_wrong_board() -> None:
 def test_floe_reach_planes_match_the_rules_flood_fill() -> None:
     """FloeReach's planes are the rules' isolation-graph reach (rules.reach_bits / spread_bits),
     for both seats' views of positions from random games."""
-    from polarzoo.baselines.networks import FloeReach
+    from polarzoo.baselines.policies.networks import FloeReach
     from polarzoo.envs.go_with_the_floe import rules as floe_rules
-    from polarzoo.envs.go_with_the_floe.env import observation_tensor
+    from polarzoo.envs.go_with_the_floe.encoding import observation_tensor
 
     reach = FloeReach()
     rng = np.random.default_rng(0)
@@ -194,7 +194,7 @@ def _thin_ice_observations(num_players: int, steps: int = 14, seed: int = 0) -> 
 
 @pytest.mark.parametrize("num_players", [2, 5])
 def test_thin_ice_net_shapes_masks_and_any_number_of_players(num_players: int) -> None:
-    from polarzoo.baselines.networks import ThinIceNet
+    from polarzoo.baselines.policies.networks import ThinIceNet
 
     observations, masks, grid = _thin_ice_observations(num_players)
     net = ThinIceNet(observations.shape[1], masks.shape[1], dim=16, blocks=1)
@@ -216,7 +216,7 @@ def test_thin_ice_net_shapes_masks_and_any_number_of_players(num_players: int) -
 
 
 def test_thin_ice_net_canonical_is_invariant_and_equivariant_under_the_square() -> None:
-    from polarzoo.baselines.networks import ThinIceNet
+    from polarzoo.baselines.policies.networks import ThinIceNet
     from polarzoo.envs.thin_ice import symmetry
 
     observations, masks, grid = _thin_ice_observations(2, steps=30, seed=3)

@@ -16,7 +16,7 @@ SCRIPT = """
 import sys
 import numpy as np
 from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.tournament import play_game
+from polarzoo.baselines.evaluation.tournament import play_game
 env_id = sys.argv[1]
 agent = make_agent("pretrained", env_id)
 result = play_game(env_id, [agent, make_agent("random", env_id)], seed=3)
@@ -52,7 +52,7 @@ def test_solitaire_eval_loads_the_pretrained_model(tmp_path) -> None:
 
 def test_thin_ice_search_plays_with_the_pretrained_policy(tmp_path) -> None:
     pytest.importorskip("mujoco")
-    code = ("from polarzoo.baselines.agents import make_agent; from polarzoo.baselines.tournament import play_game; "
+    code = ("from polarzoo.baselines.agents import make_agent; from polarzoo.baselines.evaluation.tournament import play_game; "
             "a = make_agent('search:2', 'thin_ice_v0'); r = play_game('thin_ice_v0', [a, make_agent('random', 'thin_ice_v0')], seed=5); "
             "print('ok', a.name, r.illegal)")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -66,7 +66,7 @@ def test_the_two_player_thin_ice_policy_plays_three_and_six_players() -> None:
     where SB3's predict() would refuse the observation's size."""
     pytest.importorskip("mujoco")
     from polarzoo.baselines.agents import make_agent
-    from polarzoo.baselines.tournament import play_game
+    from polarzoo.baselines.evaluation.tournament import play_game
 
     pretrained, heuristic = make_agent("pretrained", "thin_ice_v0"), make_agent("heuristic", "thin_ice_v0")
     for players in (3, 6):

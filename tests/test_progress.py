@@ -1,11 +1,11 @@
-"""baselines/progress.py: a bar on a terminal, steady lines in a log."""
+"""baselines/cli/progress.py: a bar on a terminal, steady lines in a log."""
 
 from __future__ import annotations
 
 import io
 import time
 
-from polarzoo.baselines.progress import LogProgress, progress
+from polarzoo.baselines.cli.progress import LogProgress, progress
 
 
 def test_without_a_terminal_progress_is_lines_at_an_interval_and_at_the_end() -> None:

@@ -1,4 +1,4 @@
-"""baselines/runs.py: the CLIs' shared pieces (here: ``--quick``), and train's quick config."""
+"""baselines/cli/runs.py: the CLIs' shared pieces (here: ``--quick``), and train's quick config."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from polarzoo.baselines.runs import add_quick, apply_quick
+from polarzoo.baselines.cli.runs import add_quick, apply_quick
 
 
 def test_quick_fills_in_what_the_command_line_does_not_give() -> None:
@@ -29,7 +29,7 @@ def test_quick_fills_in_what_the_command_line_does_not_give() -> None:
 
 
 def test_train_quick_is_a_tiny_config_that_explicit_flags_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from polarzoo.baselines import train as train_module
+    from polarzoo.baselines.training import ppo as train_module
 
     seen: dict[str, Any] = {}
     monkeypatch.setattr(train_module, "train", lambda config, run_dir, **kwargs: seen.update(config=config, run_dir=run_dir))

@@ -12,7 +12,7 @@ pytest.importorskip("sb3_contrib")
 from sb3_contrib import MaskablePPO  # noqa: E402
 
 from polarzoo.baselines.policies import BoardPolicy, board_for_env  # noqa: E402
-from polarzoo.baselines.search import AlphaZeroAgent  # noqa: E402
+from polarzoo.baselines.agents.alphazero import AlphaZeroAgent  # noqa: E402
 from polarzoo.envs.fire_and_ice import rules as fire_rules  # noqa: E402
 from polarzoo.envs.go_with_the_floe import rules as floe_rules  # noqa: E402
 from polarzoo.wrappers import SingleAgentEnv  # noqa: E402

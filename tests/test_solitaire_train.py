@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-from polarzoo.baselines.solitaire_train import BudgetSolver, demonstrations, winning_captures
+from polarzoo.baselines.training.solitaire import BudgetSolver, demonstrations, winning_captures
 from polarzoo.envs.fire_and_ice import solitaire_rules
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import is_solvable, solve

@@ -10,7 +10,7 @@ import pytest
 pygame = pytest.importorskip("pygame")
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 
-from polarzoo.baselines.window_play import WindowGame  # noqa: E402
+from polarzoo.baselines.play.window import WindowGame  # noqa: E402
 
 
 def _clicks(game: WindowGame, rng: np.random.Generator):  # noqa: ANN202

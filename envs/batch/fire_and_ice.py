@@ -8,7 +8,7 @@ from numpy.typing import NDArray
 
 from polarzoo.envs.batch.core import BatchCore
 from polarzoo.envs.fire_and_ice import kernels, rules
-from polarzoo.envs.fire_and_ice.env import NUM_CHANNELS
+from polarzoo.envs.fire_and_ice.encoding import NUM_CHANNELS
 
 
 class FireAndIceBatch(BatchCore):

@@ -8,7 +8,7 @@ from numpy.typing import NDArray
 
 from polarzoo.envs.batch.core import BatchCore
 from polarzoo.envs.go_with_the_floe import kernels, rules
-from polarzoo.envs.go_with_the_floe.env import NUM_CHANNELS
+from polarzoo.envs.go_with_the_floe.encoding import NUM_CHANNELS
 
 
 class GoWithTheFloeBatch(BatchCore):

@@ -78,43 +78,11 @@ from numpy.typing import NDArray
 
 from polarzoo.envs._common.aec import TurnBasedAECEnv, turn_based_parallel, check_choice, default_wrappers
 from polarzoo.envs.fire_and_ice import kernels, render, rules
-
-NUM_CHANNELS = 9
-_SUPPLY_CHANNELS = (7, 8)
-
-
-def observation_tensor(state: rules.State, colour: int, control: NDArray[np.int8] | None = None) -> NDArray[np.int8]:
-    """The (7, 7, 9) int8 observation of ``state`` for ``colour`` (see the module docstring);
-    written by the compiled kernel the batch core uses (:mod:`polarzoo.envs.fire_and_ice.kernels`)."""
-    if control is None:
-        control = rules.island_control(state.board)
-    obs = np.empty((rules.NUM_ISLANDS, rules.NUM_POSITIONS, NUM_CHANNELS), dtype=np.int8)
-    kernels.write_observation(state.board, state.to_move, state.supply, state.winner, control, colour, obs.reshape(-1))
-    return obs
-
-
-# The readable specification of the encoding above, kept as the reference the compiled kernel is
-# tested against (tests/test_batch.py): board value -> channels 0-2, controller + 1 -> channels 3-4.
-_PEG_TABLE = np.array(
-    [[[0, 0, 1], [1, 0, 0], [0, 1, 0]], [[0, 0, 1], [0, 1, 0], [1, 0, 0]]], dtype=np.int8
-)  # [colour][EMPTY, FIRE + 1, ICE + 1]
-_CONTROL_TABLE = np.array([[[0, 0], [1, 0], [0, 1]], [[0, 0], [0, 1], [1, 0]]], dtype=np.int8)  # [colour][-1, FIRE, ICE]
-
-
-def reference_observation_tensor(state: rules.State, colour: int) -> NDArray[np.int8]:
-    """:func:`observation_tensor` in plain numpy (the specification; slower)."""
-    control = rules.island_control(state.board)
-    obs = np.empty((rules.NUM_ISLANDS, rules.NUM_POSITIONS, NUM_CHANNELS), dtype=np.int8)
-    obs[:, :, 0:3] = _PEG_TABLE[colour][state.board].reshape(rules.NUM_ISLANDS, rules.NUM_POSITIONS, 3)
-    obs[:, :, 3:5] = _CONTROL_TABLE[colour][control + 1][:, None, :]
-    obs[:, :, 5:9] = (state.to_move == colour and state.winner < 0, colour == rules.FIRE, state.supply[colour], state.supply[1 - colour])
-    return obs
-
+from polarzoo.envs.fire_and_ice.encoding import (NUM_CHANNELS, observation_high, observation_tensor,  # noqa: F401 (public here too)
+                                                 reference_observation_tensor)
 
 def observation_space() -> spaces.Box:
-    high = np.ones((rules.NUM_ISLANDS, rules.NUM_POSITIONS, NUM_CHANNELS), dtype=np.int8)
-    high[:, :, list(_SUPPLY_CHANNELS)] = rules.PEGS_PER_PLAYER
-    return spaces.Box(low=0, high=high, dtype=np.int8)
+    return spaces.Box(low=0, high=observation_high(), dtype=np.int8)
 
 
 class raw_env(TurnBasedAECEnv):

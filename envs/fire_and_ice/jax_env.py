@@ -41,6 +41,7 @@ except ImportError as error:  # pragma: no cover - exercised without the extra
 import numpy as np
 
 from polarzoo.envs.fire_and_ice import rules
+from polarzoo.envs.fire_and_ice.encoding import OBSERVATION_SHAPE
 
 ENV_ID = "polarzoo/fire_and_ice"
 _HOLES = rules.NUM_HOLES
@@ -75,7 +76,7 @@ class GameState:
 @dataclass
 class State(TwinState, pgx_core.State):
     current_player: jax.Array = jnp.int32(0)
-    observation: jax.Array = jnp.zeros((rules.NUM_ISLANDS, _N, 9), dtype=jnp.int8)
+    observation: jax.Array = jnp.zeros(OBSERVATION_SHAPE, dtype=jnp.int8)
     rewards: jax.Array = jnp.float32([0.0, 0.0])
     terminated: jax.Array = jnp.bool_(False)
     truncated: jax.Array = jnp.bool_(False)
@@ -176,7 +177,7 @@ def observation(x: GameState, colour: jax.Array) -> jax.Array:
                         ones * (colour == rules.FIRE).astype(jnp.int8),
                         ones * x.supply[colour].astype(jnp.int8), ones * x.supply[1 - colour].astype(jnp.int8)],
                        axis=-1)
-    return planes.reshape(rules.NUM_ISLANDS, _N, 9)
+    return planes.reshape(OBSERVATION_SHAPE)
 
 
 def initial_game(key: jax.Array, handicap: int = 0, handicap_player: int = rules.ICE) -> GameState:

@@ -40,11 +40,11 @@ except ImportError as error:  # pragma: no cover - exercised without the extra
 import numpy as np
 
 from polarzoo.envs.go_with_the_floe import rules
+from polarzoo.envs.go_with_the_floe.encoding import OBSERVATION_SHAPE
 
 ENV_ID = "polarzoo/go_with_the_floe"
 _SQ = rules.NUM_SQUARES
 _PASS = rules.PASS
-_CHANNELS = 11
 _NEAR = rules.TARGET[:, :, 0].astype(np.int32)  # (64, 8), -1 off the board
 _FAR = rules.TARGET[:, :, 1].astype(np.int32)
 _NEAR_OK = _NEAR >= 0
@@ -72,7 +72,7 @@ class GameState:
 @dataclass
 class State(TwinState, pgx_core.State):
     current_player: jax.Array = jnp.int32(0)
-    observation: jax.Array = jnp.zeros((rules.SIZE, rules.SIZE, _CHANNELS), dtype=jnp.int8)
+    observation: jax.Array = jnp.zeros(OBSERVATION_SHAPE, dtype=jnp.int8)
     rewards: jax.Array = jnp.float32([0.0, 0.0])
     terminated: jax.Array = jnp.bool_(False)
     truncated: jax.Array = jnp.bool_(False)
@@ -242,7 +242,7 @@ def observation(x: GameState, colour: jax.Array) -> jax.Array:
     planes = jnp.stack([x.board == own, x.board == other, x.rings, on, ones & (colour == rules.WHITE),
                         ones & ((x.to_move == colour) & (x.winner < 0)), on & ~x.rings & (x.board == rules.EMPTY),
                         ones & (x.passes > 0), zeros, zeros, zeros], axis=-1)
-    return planes.astype(jnp.int8).reshape(rules.SIZE, rules.SIZE, _CHANNELS)
+    return planes.astype(jnp.int8).reshape(OBSERVATION_SHAPE)
 
 
 def from_rules(state: rules.State, first_player: int = 0) -> State:

@@ -56,7 +56,7 @@ The lattice is centred on the pile and the hand tremor is isotropic, so the 8 ro
 mirrors of the square map a game to an equally likely game: `polarzoo.envs.thin_ice.symmetry`
 maps cells, orientations, actions and observations (`transform_action`, `transform_mask`,
 `transform_observation`; tested against the physics on scripted piles).  The pile policy
-(`baselines/networks.py`, `ThinIceNet`) uses them.
+(`baselines/policies/networks.py`, `ThinIceNet`) uses them.
 
 ### Speed
 Random 2-player play runs at about 0.03-0.04x PettingZoo `connect_four_v3.env()` steps/s (MuJoCo

@@ -17,14 +17,14 @@
   :mod:`polarzoo.envs.go_with_the_floe.symmetry`) is built in: ``symmetrize=True`` averages the
   network over the board and its mirror image (logits mapped back), exactly equivariant;
   ``symmetrize="canonical"`` (the training default) runs it once on a canonical orientation of
-  the pair, equivariant at the cost of one pass (see :data:`polarzoo.baselines.networks.SYMMETRY_MODES`).
+  the pair, equivariant at the cost of one pass (see :data:`polarzoo.baselines.policies.networks.SYMMETRY_MODES`).
 
 * **Thin Ice** (``board="thin_ice"``): one token per piece slot of every player, the observer's
   pile mixed by self-attention, the other piles pooled (any number of players); placement logits
   from each target's geometry attending to the pile; the square's 8 symmetries by a canonical
-  orientation (:class:`polarzoo.baselines.networks.ThinIceNet`).
+  orientation (:class:`polarzoo.baselines.policies.networks.ThinIceNet`).
 
-Select it in ``baselines/hyperparams.yaml`` with ``policy: board`` (``policy: mlp`` is SB3's
+Select it in ``baselines/training/hyperparams.yaml`` with ``policy: board`` (``policy: mlp`` is SB3's
 flat MLP).  The policy reads the flat, [0, 1]-scaled observation that
 :class:`polarzoo.wrappers.SingleAgentEnv` gives and reshapes it to the board.
 """
@@ -40,7 +40,7 @@ from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistrib
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 
-from polarzoo.baselines.networks import BOARDS, FireAndIceNet, FloeNet, board_for_env, build_network  # noqa: F401
+from polarzoo.baselines.policies.networks import BOARDS, FireAndIceNet, FloeNet, board_for_env, build_network  # noqa: F401
 
 
 class MaskedCategorical:

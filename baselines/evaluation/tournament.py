@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
-from polarzoo.baselines.progress import progress
+from polarzoo.baselines.cli.progress import progress
 from polarzoo.envs._common.outcome import wilson_interval  # noqa: F401 (re-exported: baselines use it from here)
 
 
@@ -85,20 +85,43 @@ def _quiet_worker() -> None:
         pass
 
 
+class GamePool:
+    """Processes that play games, kept for many batches (``with GamePool(2) as pool:
+    pool.play(tasks)``); one worker plays in this process.  The agents are pickled: a saved
+    model is reloaded from its file."""
+
+    def __init__(self, workers: int = 1) -> None:
+        self.workers = workers
+        self._pool: Any = None
+
+    def __enter__(self) -> "GamePool":
+        if self.workers > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet_worker)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def play(self, tasks: Sequence[tuple[str, list[Any], int, dict[str, Any] | None]]) -> Iterator[GameRecord]:
+        """``play_game(env_id, lineup, seed, env_kwargs)`` for each task, results in task order."""
+        if self._pool is None or len(tasks) <= 1:
+            for task in tasks:
+                yield _play_task(task)
+            return
+        yield from self._pool.map(_play_task, tasks)
+
+
 def play_games(tasks: Sequence[tuple[str, list[Any], int, dict[str, Any] | None]], workers: int = 1) -> Iterator[GameRecord]:
     """``play_game(env_id, lineup, seed, env_kwargs)`` for each task, results in task order;
     ``workers > 1`` plays them in that many processes (the agents are pickled: a saved model is
     reloaded from its file)."""
-    if workers <= 1 or len(tasks) <= 1:
-        for task in tasks:
-            yield _play_task(task)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_quiet_worker) as pool:
-        yield from pool.map(_play_task, tasks)
+    with GamePool(min(workers, len(tasks))) as pool:
+        yield from pool.play(tasks)
 
 
 class SeatTally(NamedTuple):

@@ -1,5 +1,5 @@
 """The turn loop that the terminal game (:mod:`~polarzoo.baselines.play`) and the window game
-(:mod:`~polarzoo.baselines.window_play`) share: one module below both, so neither imports the
+(:mod:`~polarzoo.baselines.play.window`) share: one module below both, so neither imports the
 other."""
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from polarzoo.baselines.agents import make_agent
+from polarzoo.baselines.play.turns import next_live_agent, outcome_line
 from polarzoo.envs import ENVIRONMENTS
 
 WINDOW_GAMES = ("fire_and_ice_v0", "go_with_the_floe_v0")
@@ -54,7 +56,6 @@ class WindowGame:
 
     def __init__(self, env_id: str, human: str, opponent_spec: str, seed: int = 0,
                  events: Iterable[Any] | None = None, on_frame: Callable[[np.ndarray], None] | None = None) -> None:
-        from polarzoo.baselines.agents import make_agent
         from polarzoo.envs._common.render import require_pygame
 
         self.pygame = require_pygame()
@@ -160,8 +161,6 @@ class WindowGame:
 
     def run(self) -> str:
         """Play to the end; returns the result line (``"... wins"``, ``"draw"`` or ``"quit"``)."""
-        from polarzoo.baselines.game_loop import next_live_agent, outcome_line
-
         totals = {agent: 0.0 for agent in self.env.possible_agents}
         try:
             while (agent := next_live_agent(self.env, totals)) is not None:

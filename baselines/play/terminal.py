@@ -19,7 +19,7 @@ than 60 is grouped by kind of move instead), ``hint`` (the opponent
 agent's choice in your place), ``undo`` (take back your last move and the replies to it),
 ``help``, ``quit``.  Anything else gets a one-line message and the prompt again.  Input may be
 piped from a file.  ``--window``: Fire & Ice and Go with the Floe are played in a pygame window
-instead (click a piece, then its destination; see :mod:`polarzoo.baselines.window_play`);
+instead (click a piece, then its destination; see :mod:`polarzoo.baselines.play.window`);
 Thin Ice shows the MuJoCo picture in a window after every move while you type.
 """
 
@@ -34,8 +34,10 @@ from typing import Any, Callable, TextIO
 import numpy as np
 
 from polarzoo.envs import ENVIRONMENTS
-from polarzoo.baselines.runs import HelpFormatter, prog_name, seed as seed_type
-from polarzoo.baselines.game_loop import next_live_agent, outcome_line  # noqa: F401 (also public here)
+from polarzoo.baselines.agents import make_agent
+from polarzoo.baselines.cli.runs import HelpFormatter, prog_name, seed as seed_type
+from polarzoo.baselines.play.window import WindowGame
+from polarzoo.baselines.play.turns import next_live_agent, outcome_line  # noqa: F401 (also public here)
 
 HELP = ("type a move ({example}), or: moves (list the legal moves), hint (a suggestion), "
         "undo (take back your last move), help, quit")
@@ -104,8 +106,6 @@ class HumanGame:
     def __init__(self, env_id: str, human: str, opponent_spec: str, seed: int, env_kwargs: dict[str, Any],
                  read: Callable[[str], str | None], write: Callable[[str], None], window: bool = False,
                  group_moves: bool = False) -> None:
-        from polarzoo.baselines.agents import make_agent
-
         self.group_moves = group_moves
 
         self.env_id = env_id
@@ -262,8 +262,6 @@ def main(argv: list[str] | None = None) -> None:
     seats = ENVIRONMENTS[args.env].raw_env(**env_kwargs).possible_agents
     if args.human not in seats:
         parser.error(f"--human must be one of {', '.join(seats)} for {args.env}, got {args.human!r}")
-    from polarzoo.baselines.agents import make_agent
-
     try:
         make_agent(args.opponent, args.env)
     except (ValueError, FileNotFoundError, ImportError) as error:
@@ -271,8 +269,6 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as error:  # a corrupt model file: name it, not the library's internals
         parser.error(f"--opponent {args.opponent}: cannot load it ({type(error).__name__}: {error})")
     if args.window and args.env != "thin_ice_v0":
-        from polarzoo.baselines.window_play import WindowGame
-
         try:
             print(WindowGame(args.env, args.human, args.opponent, args.seed).run())
         except KeyboardInterrupt:

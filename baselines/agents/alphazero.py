@@ -15,6 +15,7 @@ import math
 from typing import Any, Callable
 
 import numpy as np
+from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.envs._common.extras import require
 
 torch = require("torch", "the az:N search")
@@ -23,11 +24,11 @@ torch = require("torch", "the az:N search")
 def observation_encoder(env_id: str) -> Callable[[Any, int], np.ndarray]:
     """``(state, colour) -> observation array`` of the env's public encoding."""
     if env_id == "fire_and_ice_v0":
-        from polarzoo.envs.fire_and_ice.env import observation_tensor
+        from polarzoo.envs.fire_and_ice.encoding import observation_tensor
 
         return observation_tensor
     if env_id == "go_with_the_floe_v0":
-        from polarzoo.envs.go_with_the_floe.env import observation_tensor as floe_observation
+        from polarzoo.envs.go_with_the_floe.encoding import observation_tensor as floe_observation
 
         return lambda state, colour: floe_observation(state, colour)
     raise ValueError(f"az search needs a two-player rules core; {env_id} has none (use fire_and_ice_v0 or go_with_the_floe_v0)")
@@ -182,8 +183,6 @@ class AlphaZeroAgent:
     @classmethod
     def from_path(cls, path: str, env_id: str, simulations: int = 100, name: str | None = None) -> "AlphaZeroAgent":
         from sb3_contrib import MaskablePPO
-
-        from polarzoo.baselines.agents import PolicyAgent
 
         model = MaskablePPO.load(str(path), device="cpu")
         PolicyAgent(path, model=model).check_fits(env_id)

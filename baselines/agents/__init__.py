@@ -1,0 +1,42 @@
+"""Baseline agents for every environment.
+
+An agent answers ``act(env, agent, rng) -> action`` where ``env`` is the *unwrapped* AEC env at
+the moment ``agent`` must act.  It may read ``env.observe(agent)`` (every agent does, for the
+mask) and, for search, the rules state ``env.state`` with the pure rules module ``env.rules``.
+
+* :class:`RandomAgent`: uniform over legal actions.
+* :class:`FireAndIceHeuristic`: win now; never hand the opponent a win (checks its replies);
+  otherwise build island control (islands held, then lines of two of ours with the third free).
+* :class:`FloeHeuristic`: seals take an isolating move, keep away from bears and dig in next to
+  rings; bears capture when they can, never allow an isolating reply they can see, and close in.
+* :class:`ThinIceHeuristic`: calls the smallest single piece; places by trying a few random
+  placements on a snapshot (the physics decides) and keeping the one that leaves the player in
+  with the fewest pieces on the table, then the highest pile.
+* :class:`ThinIceSearch`: a trained Thin Ice policy whose most probable placements are tried on a
+  snapshot first (``search:K``).
+* :class:`MCTSAgent`: UCT with random rollouts over the rules core (Fire & Ice, Go with the Floe).
+* :class:`PolicyAgent`: a saved MaskablePPO model, acting greedily on its masked policy.
+
+* :class:`~polarzoo.baselines.agents.alphazero.AlphaZeroAgent`: PUCT guided by a trained policy (``az:N``).
+
+``make_agent(spec, env_id)`` builds one from a spec: ``random``, ``heuristic``, ``mcts:N``,
+``model:PATH``, ``pretrained`` (the model shipped in the package for that env), ``az:N`` (PUCT with
+N simulations guided by the pretrained model) or ``az:N:PATH`` (guided by a saved model), and for
+Thin Ice ``search:K`` / ``search:K:PATH`` (the pretrained or a saved policy with a K-placement
+physics look-ahead).
+"""
+
+from polarzoo.baselines.agents.base import Agent, RandomAgent, legal_actions
+from polarzoo.baselines.agents.fire_and_ice import FireAndIceHeuristic
+from polarzoo.baselines.agents.go_with_the_floe import FloeHeuristic
+from polarzoo.baselines.agents.mcts import MCTSAgent
+from polarzoo.baselines.agents.policy import PolicyAgent
+from polarzoo.baselines.agents.pretrained import PRETRAINED, PRETRAINED_AZ_JAX, PRETRAINED_DIR, pretrained_path
+from polarzoo.baselines.agents.registry import HEURISTICS, make_agent
+from polarzoo.baselines.agents.thin_ice import ThinIceHeuristic, ThinIceSearch, placement_score
+
+__all__ = [
+    "Agent", "RandomAgent", "legal_actions", "FireAndIceHeuristic", "FloeHeuristic", "ThinIceHeuristic", "ThinIceSearch",
+    "placement_score", "MCTSAgent", "PolicyAgent", "HEURISTICS", "PRETRAINED", "PRETRAINED_AZ_JAX", "PRETRAINED_DIR",
+    "pretrained_path", "make_agent",
+]

@@ -1,0 +1,116 @@
+"""A saved MaskablePPO model as an agent (``model:PATH``, ``pretrained``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+
+class PolicyAgent:
+    """A MaskablePPO model (saved at ``path``, or given as ``model``), acting on its masked policy
+    (greedy unless ``deterministic=False``).  Observations are normalised the way
+    :class:`polarzoo.wrappers.SingleAgentEnv` normalised them in training."""
+
+    def __init__(self, path: str | Path | None = None, deterministic: bool = True, name: str | None = None, model: Any = None) -> None:
+        if model is None:
+            if path is None:
+                raise ValueError("PolicyAgent needs a path or a model")
+            from polarzoo.envs._common.extras import require
+
+            model = require("sb3_contrib", "a saved model (model:PATH, pretrained)").MaskablePPO.load(str(path), device="cpu")
+        self.path = None if path is None else str(path)
+        self.model = model
+        self.deterministic = deterministic
+        self.name = name or (f"model:{Path(self.path).parent.name}/{Path(self.path).stem}" if self.path else "model")
+        self._scales: dict[int, np.ndarray] = {}
+
+    def check_fits(self, env_id: str) -> "PolicyAgent":
+        """``ValueError`` when the model was trained on another game (its action or observation
+        size differs from ``env_id``'s default env): said at load time, not at the first move."""
+        from polarzoo.envs import ENVIRONMENTS
+
+        if env_id not in ENVIRONMENTS or env_id == "thin_ice_v0":  # Thin Ice: sizes vary with its arguments
+            return self
+        probe = ENVIRONMENTS[env_id].raw_env()
+        agent = probe.possible_agents[0]
+        actions = probe.action_space(agent).n
+        size = int(np.prod(probe.observation_space(agent)["observation"].shape))
+        model_actions = getattr(self.model.action_space, "n", None)
+        model_size = int(np.prod(self.model.observation_space.shape))
+        if model_actions != actions or model_size != size:
+            games = {2402: "fire_and_ice_v0", 1025: "go_with_the_floe_v0"}
+            hint = f" (it looks like a {games[model_actions]} model)" if model_actions in games else ""
+            raise ValueError(f"{self.path or 'the model'} does not fit {env_id}: it takes {model_size} observation values "
+                             f"and {model_actions} actions, {env_id} has {size} and {actions}{hint}")
+        return self
+
+    def _model_input(self, env: Any, agent: str) -> tuple[np.ndarray, np.ndarray]:
+        from polarzoo.wrappers.single_agent import normalize, observation_scale
+
+        observation = env.observe(agent)
+        raw = observation["observation"]
+        if len(self.model.observation_space.shape) == 1 and raw.ndim > 1:
+            space = env.observation_space(agent)["observation"]
+            scale = self._scales.get(id(space))
+            if scale is None:
+                scale = self._scales[id(space)] = observation_scale(space)
+            raw = normalize(raw, scale)
+        return raw, observation["action_mask"].astype(bool)
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        raw, mask = self._model_input(env, agent)
+        if not self.deterministic:
+            return self._sample(self._distribution(raw[None], mask[None]), [rng])[0]
+        if raw.shape != self.model.observation_space.shape:
+            return int(self._distribution(raw[None], mask[None]).get_actions(deterministic=True)[0])
+        action, _ = self.model.predict(raw, action_masks=mask, deterministic=True)
+        return int(action)
+
+    @staticmethod
+    def _sample(distribution: Any, rngs: Sequence[np.random.Generator]) -> list[int]:
+        """One action per row, drawn with the game's own generator (not torch's global one: the
+        draws are then reproducible in any process, and a checkpoint of the envs holds them)."""
+        probabilities = distribution.distribution.probs.cpu().numpy().astype(np.float64)
+        actions = []
+        for row, rng in zip(probabilities, rngs):
+            cumulative = np.cumsum(row)
+            actions.append(int(min(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"), len(row) - 1)))
+        return actions
+
+    def _distribution(self, raw: np.ndarray, masks: np.ndarray) -> Any:
+        """The masked action distribution of a batch of observations of any size the network
+        reads (SB3's ``predict`` accepts only the training size; the Thin Ice pile policy plays
+        any number of players)."""
+        import torch
+
+        policy = self.model.policy
+        with torch.no_grad():
+            observation = torch.as_tensor(np.asarray(raw, dtype=np.float32), device=policy.device)
+            return policy.get_distribution(observation, action_masks=masks)
+
+    def action_probabilities(self, env: Any, agent: str) -> np.ndarray:
+        """The masked policy's probability of every action (zero for illegal ones)."""
+        raw, mask = self._model_input(env, agent)
+        return self._distribution(raw[None], mask[None]).distribution.probs.cpu().numpy().reshape(-1)
+
+    def act_batch(self, envs: Sequence[Any], agents: Sequence[str], rngs: Sequence[np.random.Generator]) -> list[int]:
+        """One move in each of several games with one forward pass of the network (what
+        :class:`polarzoo.wrappers.opponent_batching.OpponentBatchingVecEnv` calls)."""
+        inputs = [self._model_input(env, agent) for env, agent in zip(envs, agents)]
+        raws, masks = np.stack([raw for raw, _ in inputs]), np.stack([mask for _, mask in inputs])
+        if not self.deterministic:
+            return self._sample(self._distribution(raws, masks), rngs)
+        if raws.shape[1:] != self.model.observation_space.shape:
+            return [int(a) for a in self._distribution(raws, masks).get_actions(deterministic=True)]
+        actions, _ = self.model.predict(raws, action_masks=masks, deterministic=True)
+        return [int(action) for action in np.asarray(actions).reshape(-1)]
+
+    def __getstate__(self) -> dict[str, Any]:  # subprocesses reload the model from disk
+        if self.path is None:
+            raise TypeError("a PolicyAgent built from an in-memory model cannot be pickled; save the model first")
+        return {"path": self.path, "deterministic": self.deterministic, "name": self.name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["path"], state["deterministic"], state["name"])  # type: ignore[misc]

@@ -1,0 +1,98 @@
+"""Thin Ice agents that try placements on the physics snapshot: the heuristic and ``search:K``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from polarzoo.baselines.agents.base import legal_actions
+from polarzoo.envs.thin_ice import rules
+
+if TYPE_CHECKING:
+    from polarzoo.baselines.agents.policy import PolicyAgent
+
+
+class ThinIceHeuristic:
+    """Calls the smallest single piece left.  Places by trying ``candidates`` legal placements
+    on a snapshot of the env (the physics decides) and keeping the one that does not put the
+    player out, with the fewest pieces on the table, then the highest pile; never picks up."""
+
+    name = "heuristic"
+
+    def __init__(self, candidates: int = 6) -> None:
+        self.candidates = candidates
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        actions = legal_actions(env, agent)
+        state = env.game.state
+        if state.phase == rules.CALL:
+            for call in ("S", "M", "L", "SS", "SM", "MM", "SL", "ML", "LL"):
+                if rules.CALLS.index(call) in actions:
+                    return rules.CALLS.index(call)
+        done = env.game.done_action
+        if done in actions:
+            return done
+        places = actions[(actions >= env.game.place_base) & (actions < env.game.pick_base)]
+        if len(places) == 0:
+            return int(actions[0])
+        tried = rng.choice(places, size=min(self.candidates, len(places)), replace=False)
+        player = env.possible_agents.index(agent)
+        best, best_score = int(tried[0]), -np.inf
+        for action in tried:
+            score = placement_score(env, player, int(action))
+            if score > best_score:
+                best, best_score = int(action), score
+        return best
+
+
+def placement_score(env: Any, player: int, action: int) -> float:
+    """Try a Thin Ice placement on a snapshot of ``env`` (the physics decides, with the env's own
+    generator, so playing it for real gives the same pile) and score the pile it leaves:
+    -2000 if the simulation failed, -1000 if the player is out, else ``-pieces on the table + 10 *
+    height (m)``.  The live game is restored whatever happens."""
+    snapshot = env.snapshot()
+    try:
+        env.step(int(action))
+        pile = env.piles.piles[player]
+        if env.physics_error is not None:
+            return -2000.0  # the simulation failed on this placement: try the others first
+        if env.game.state.out_round[player] >= 0:
+            return -1000.0
+        on_table = int((pile.contacts().on_table & pile.in_play).sum())
+        height = float(pile.positions()[pile.in_play][:, 2].max()) if pile.in_play.any() else 0.0
+        return -on_table + 10.0 * height
+    finally:  # the live game never keeps a look-ahead, whatever happened in it
+        env.restore(snapshot)
+
+
+class ThinIceSearch:
+    """A policy with a physics look-ahead (``search:K`` / ``search:K:PATH``; Thin Ice).
+
+    Calls, pick-ups and DONE are the policy's greedy moves.  For a placement it tries the policy's
+    ``k`` most probable placements on a snapshot of the env, most probable first, and plays the
+    first that does not put the player out (the physics of the try and of the real move are the
+    same: the env's generator is restored with the snapshot); if all ``k`` do, the most probable.
+    """
+
+    def __init__(self, policy: "PolicyAgent", k: int = 4, name: str | None = None) -> None:
+        if k < 1:
+            raise ValueError(f"search needs k >= 1 placements to try, got {k}")
+        self.policy, self.k = policy, k
+        self.name = name or f"search:{k}"
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        game = env.game
+        places = game.place_base + np.flatnonzero(env.observe(agent)["action_mask"][game.place_base : game.pick_base])
+        if len(places) == 0:
+            return self.policy.act(env, agent, rng)
+        probs = self.policy.action_probabilities(env, agent)
+        greedy = int(np.argmax(probs))
+        if not game.place_base <= greedy < game.pick_base:
+            return greedy  # the policy prefers a pick-up: play it
+        candidates = [int(a) for a in places[np.argsort(-probs[places], kind="stable")[: self.k]]]
+        player = env.possible_agents.index(agent)
+        for action in candidates:
+            if placement_score(env, player, action) > -1000.0:
+                return action
+        return candidates[0]

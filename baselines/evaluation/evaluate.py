@@ -1,0 +1,415 @@
+"""Round-robin tournament among agents, both seats, seeded games; for games of 3-6 players, a
+table of one lineup played in every rotation of the seats.
+
+    python -m polarzoo.baselines.evaluate --env fire_and_ice_v0 --agents random heuristic mcts:50 \\
+        model:runs/fire_and_ice_v0-XXXX/model.zip --games 20 --out runs/eval-fi
+    python -m polarzoo.baselines.evaluate --env thin_ice_v0 --env-kwargs '{"num_players": 3}' \\
+        --agents pretrained heuristic heuristic --games 20
+
+Two players: every pair of agents, each in both seats, W/D/L with 95% Wilson intervals (a Thin Ice
+draw: both still in when the supply runs out).  More players: ``--agents`` gives one agent per seat
+(an agent may be listed more than once); every rotation of that lineup is played ``--games``
+times, so every agent plays every seat equally often; per agent, mean points and mean reward with
+95% intervals, the rank distribution, how it went out (Thin Ice: T / A / N, or stayed in) and the
+mean game length.
+
+``polarzoo-evaluate`` is the same command (a console script installed with the package).
+
+Writes ``eval.json``, ``eval.md`` (wins/draws/losses with 95% Wilson intervals, mean game
+length, illegal moves, Elo), ``winrate.png`` (heatmap: row agent's win rate against column
+agent) and, with ``--run-dir``, ``learning_curve.png`` from a training run's evaluations.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from polarzoo.baselines.agents import make_agent
+from polarzoo.baselines.evaluation.tournament import (PairResult, game_key, SeatStats, elo_ratings, markdown_table, multiplayer_markdown,
+                                           multiplayer_table, round_robin, seat_names)
+from polarzoo.baselines.cli.progress import progress
+from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, new_run_dir, prog_name, seed as seed_type, writable_folder_or_exit
+
+
+def win_rate_matrix(results: Sequence[PairResult], names: Sequence[str]) -> np.ndarray:
+    matrix = np.full((len(names), len(names)), np.nan)
+    index = {n: i for i, n in enumerate(names)}
+    for r in results:
+        i, j = index[r.first], index[r.second]
+        matrix[i, j] = r.wins / max(r.games, 1)
+        matrix[j, i] = r.losses / max(r.games, 1)
+    return matrix
+
+
+def plot_heatmap(matrix: np.ndarray, names: Sequence[str], path: Path, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(1.2 * len(names) + 3, 1.0 * len(names) + 2))
+    image = ax.imshow(matrix, vmin=0, vmax=1, cmap="RdYlGn")
+    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    for i in range(len(names)):
+        for j in range(len(names)):
+            if not np.isnan(matrix[i, j]):
+                ax.text(j, i, f"{matrix[i, j]:.0%}", ha="center", va="center")
+    ax.set_xlabel("opponent")
+    ax.set_ylabel("agent (win rate)")
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_ranks(stats: Sequence[SeatStats], path: Path, title: str) -> None:
+    """Stacked bars: each agent's share of games finished at each rank (N-player tables)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    seats = stats[0].num_players
+    fig, ax = plt.subplots(figsize=(7, 0.6 * len(stats) + 2))
+    left = np.zeros(len(stats))
+    colours = plt.get_cmap("RdYlGn_r")(np.linspace(0.1, 0.9, seats))
+    for rank in range(1, seats + 1):
+        share = np.array([entry.as_dict()["rank_distribution"][str(rank)] for entry in stats])
+        ax.barh([entry.name for entry in stats], share, left=left, color=colours[rank - 1], label=f"rank {rank}")
+        left += share
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of games")
+    ax.set_title(title)
+    ax.legend(fontsize="small", ncol=min(seats, 6), loc="upper center", bbox_to_anchor=(0.5, -0.25))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_win_rate_over_training(path: Path, title: str, ylabel: str, draw: Callable[[Any], None]) -> None:
+    """A win-rate-over-timesteps figure in the house layout; ``draw(ax)`` adds the lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    draw(ax)
+    ax.set_ylim(-0.02, 1.02)  # a seat at 0% or 100% stays visible
+    ax.set_xlabel("training timesteps")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_learning_curve(run_dir: Path, path: Path) -> bool:
+    """Win rate against each reference opponent over training time, from evaluations.csv."""
+    source = run_dir / "evaluations.csv"
+    if not source.exists():
+        return False
+    series: dict[str, list[tuple[int, float, float, float]]] = {}
+    by_seat: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    with source.open() as handle:
+        for row in csv.DictReader(handle):
+            series.setdefault(row["opponent"], []).append(
+                (int(row["timesteps"]), float(row["win_rate"]), float(row["ci_low"]), float(row["ci_high"]))
+            )
+            for key, value in row.items():
+                if key and key.startswith("win_rate_as_") and value not in (None, ""):
+                    by_seat.setdefault((row["opponent"], key.removeprefix("win_rate_as_")), []).append((int(row["timesteps"]), float(value)))
+
+    def draw(ax: Any) -> None:
+        for opponent, points in series.items():
+            steps, rate, low, high = map(np.array, zip(*sorted(points)))
+            line = ax.plot(steps, rate, marker="o", label=f"vs {opponent}")[0]
+            ax.fill_between(steps, low, high, alpha=0.2)
+            seats = sorted(seat for other, seat in by_seat if other == opponent)
+            if len(seats) == 2:  # two-player games: each seat's own rate, thin (more seats would clutter)
+                for seat, style in zip(seats, (":", "--")):
+                    seat_steps, seat_rate = map(np.array, zip(*sorted(by_seat[(opponent, seat)])))
+                    ax.plot(seat_steps, seat_rate, style, color=line.get_color(), linewidth=1, label=f"vs {opponent}, as {seat}")
+
+    plot_win_rate_over_training(path, f"Learning curve: {run_dir.name}", "win rate", draw)
+    return True
+
+
+def finished_games(out: Path) -> dict[tuple, dict[str, Any]]:
+    """The games an interrupted evaluation left in ``out/games.jsonl``, by
+    :func:`~polarzoo.baselines.evaluation.tournament.game_key` (a line cut off by the interruption is skipped)."""
+    found: dict[tuple, dict[str, Any]] = {}
+    path = out / "games.jsonl"
+    if not path.exists():
+        return found
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+            found[game_key(record)] = record
+        except (json.JSONDecodeError, KeyError, TypeError):
+            continue
+    return found
+
+
+class _Writer:
+    """Writes into the output folder as results come; if it cannot, says so once and goes on
+    (the table is still printed: no finished game is lost to a full disk or a bad path)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out, self.failed = out, None
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            self.games = (out / "games.jsonl").open("w")
+        except OSError as error:
+            self._fail(error)
+            self.games = None
+
+    def _fail(self, error: OSError) -> None:
+        if self.failed is None:
+            self.failed = f"cannot write to {self.out}: {error.strerror or error}"
+            print(f"warning: {self.failed}; results are printed only", flush=True)
+
+    def game(self, record: dict[str, Any]) -> None:
+        if self.games is not None:
+            try:
+                self.games.write(json.dumps(record) + "\n")
+                self.games.flush()
+            except OSError as error:
+                self._fail(error)
+                self.games = None
+
+    def write(self, name: str, text: str) -> None:
+        """``out/name`` written whole or not at all (a temporary name, then a rename)."""
+        if self.failed is None:
+            try:
+                atomic_write(self.out / name, text)
+            except OSError as error:
+                self._fail(error)
+
+    def call(self, function: Any, *args: Any) -> None:
+        if self.failed is None:
+            try:
+                function(*args)
+            except OSError as error:
+                self._fail(error)
+
+    def close(self) -> None:
+        if self.games is not None:
+            self.games.close()
+
+
+def evaluate(
+    env_id: str, agent_specs: Sequence[str], games: int, out: Path, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
+    run_dir: Path | None = None, agents: Sequence[Any] | None = None, show_progress: bool = True, workers: int = 1,
+    finished: dict[tuple, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """Round-robin of the agents (built from ``agent_specs`` unless ``agents`` are given), its
+    games in ``workers`` processes when more than 1; ``finished`` (:func:`finished_games`): games
+    of an interrupted run of the same evaluation, kept instead of played again.
+
+    Each finished game is appended to ``out/games.jsonl`` at once; at the end ``eval.json``,
+    ``eval.md``, ``winrate.png`` (and ``learning_curve.png`` with ``run_dir``).  Returns the
+    summary with ``"table"`` (markdown) and ``"written"`` (the files written)."""
+    if games < 1:
+        raise ValueError(f"games must be at least 1, got {games}")
+    agents = list(agents) if agents is not None else [make_agent(spec, env_id) for spec in agent_specs]
+    if len(agents) < 2:
+        raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
+    if len(seat_names(env_id, env_kwargs)) > 2:
+        return evaluate_multiplayer(env_id, agents, games, out, seed, env_kwargs, run_dir, show_progress, workers, finished)
+    names = [a.name for a in agents]
+    if len(set(names)) != len(names):
+        raise ValueError(f"agent names must differ, got {names}")
+    writer = _Writer(out)
+    try:
+        results = round_robin(env_id, agents, games, seed, env_kwargs, show_progress, on_game=writer.game, workers=workers,
+                              finished=finished)
+    finally:
+        writer.close()
+    ratings = elo_ratings(results, names)
+    table = markdown_table(results, ratings)
+    summary = {
+        "env": env_id,
+        "games_per_seat": games,
+        "seed": seed,
+        "results": [r.as_dict() for r in results],
+        "elo": ratings,
+        "illegal_moves": sum(r.illegal for r in results),
+    }
+    return _write_summary(writer, out, summary, table, run_dir, "winrate.png",
+                          lambda path: plot_heatmap(win_rate_matrix(results, names), names, path, f"{env_id}: win rates"))
+
+
+def _write_summary(writer: _Writer, out: Path, summary: dict[str, Any], table: str, run_dir: Path | None, figure: str,
+                   plot: Callable[[Path], None]) -> dict[str, Any]:
+    """``eval.json``, ``eval.md``, the figure and (with ``run_dir``) the learning curve; the
+    summary gets ``"table"`` and ``"written"`` (the files written)."""
+    writer.write("eval.json", json.dumps(summary, indent=2))
+    writer.write("eval.md", table + "\n")
+    writer.call(plot, out / figure)
+    written = ["games.jsonl", "eval.json", "eval.md", figure]
+    if run_dir is not None:
+        if not (run_dir / "evaluations.csv").exists():
+            print(f"note: no learning curve: {run_dir} has no evaluations.csv yet (the run writes it at its first evaluation)")
+        else:
+            writer.call(plot_learning_curve, run_dir, out / "learning_curve.png")
+        written.append("learning_curve.png")
+    summary["table"] = table
+    summary["written"] = [] if writer.failed else [str(out / name) for name in written if (out / name).exists()]
+    return summary
+
+
+def evaluate_multiplayer(
+    env_id: str, agents: Sequence[Any], games: int, out: Path, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
+    run_dir: Path | None = None, show_progress: bool = True, workers: int = 1, finished: dict[tuple, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The N-player table (:func:`polarzoo.baselines.evaluation.tournament.multiplayer_table`): same files
+    as the two-player round robin (``games.jsonl`` at once, then ``eval.json``, ``eval.md`` and
+    ``ranks.png``, the rank distribution)."""
+    seats = len(seat_names(env_id, env_kwargs))
+    if len(agents) != seats:
+        raise ValueError(f"{env_id} has {seats} seats here: give exactly {seats} agents, one per seat "
+                         f"(an agent may be listed more than once), got {len(agents)}")
+    writer = _Writer(out)
+    bar = progress(games * seats, "games", "game", show_progress)
+    try:
+        stats = multiplayer_table(env_id, agents, games, seed, env_kwargs, bar.update if bar else None, writer.game, workers, finished)
+    finally:
+        writer.close()
+        if bar:
+            bar.close()
+    table = multiplayer_markdown(stats)
+    summary = {"env": env_id, "num_players": seats, "lineup": [a.name for a in agents], "games_per_seat": games,
+               "seed": seed, "results": [entry.as_dict() for entry in stats],
+               "illegal_moves": sum(entry.illegal for entry in stats)}
+    return _write_summary(writer, out, summary, table, run_dir, "ranks.png",
+                          lambda path: plot_ranks(stats, path, f"{env_id}, {seats} players: ranks"))
+
+
+def _count_lines(path: Path) -> int:
+    try:
+        return sum(1 for _ in path.open())
+    except OSError:
+        return 0
+
+
+def main(argv: list[str] | None = None) -> None:
+    from polarzoo.envs import ENVIRONMENTS
+
+    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.evaluate"), description=__doc__, formatter_class=HelpFormatter)
+    parser.add_argument("--env", choices=sorted(ENVIRONMENTS), help="environment id (required unless --resume)")
+    parser.add_argument("--agents", nargs="+", default=["random", "heuristic"],
+                        help="agent specs: random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], az-jax:[N:]PATH, "
+                             "search[:K[:PATH]] (Thin Ice); 3+ players: one per seat")
+    parser.add_argument("--games", type=int, default=20,
+                        help="seeded games per pairing and seat (3+ players: per rotation of the lineup)")
+    parser.add_argument("--seed", type=seed_type, default=0, help="first seed")
+    parser.add_argument("--out", type=Path, default=None, help="output folder (default: a new runs/eval-<env>-<time>)")
+    parser.add_argument("--run-dir", type=Path, default=None, help="a training run folder: also plot its learning curve")
+    parser.add_argument("--env-kwargs", default=None, help='JSON constructor arguments, e.g. \'{"num_players": 2}\'')
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes that play the games (Thin Ice's physics: one per core; results are the same)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--resume", type=Path, default=None, metavar="OUT",
+                        help="continue an interrupted evaluation in its folder OUT: the same command, its finished games kept")
+    args = parser.parse_args(argv)
+    finished = None
+    if args.resume is not None:
+        try:
+            saved = json.loads((args.resume / "command.json").read_text())["argv"]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            parser.error(f"--resume {args.resume}: not an evaluation folder (no readable command.json: {error})")
+        folder = args.resume
+        args = parser.parse_args([*saved, "--out", str(folder)] + (["--no-progress"] if args.no_progress else []))
+        finished = finished_games(folder)
+        print(f"resuming {folder}: {len(finished)} finished game(s) kept", flush=True)
+    if args.env is None:
+        parser.error("the following arguments are required: --env (or --resume OUT to continue an evaluation)")
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
+    if args.games < 1:
+        parser.error(f"--games must be at least 1, got {args.games}")
+    if len(args.agents) < 2:
+        parser.error(f"--agents needs at least two agents to play each other, got {len(args.agents)}")
+    env_kwargs = None
+    if args.env_kwargs is not None:
+        try:
+            env_kwargs = json.loads(args.env_kwargs)
+        except json.JSONDecodeError as error:
+            parser.error(f"--env-kwargs is not JSON ({error.msg}): {args.env_kwargs}")
+        if not isinstance(env_kwargs, dict):
+            parser.error("--env-kwargs must be a JSON object, e.g. '{\"num_players\": 3}'")
+        try:
+            ENVIRONMENTS[args.env].raw_env(**env_kwargs)
+        except (TypeError, ValueError) as error:
+            parser.error(f"--env-kwargs: {error}")
+    agents = []
+    for spec in args.agents:
+        try:
+            agents.append(make_agent(spec, args.env))
+        except (ValueError, FileNotFoundError, ImportError) as error:
+            parser.error(f"--agents {spec}: {error}")
+        except Exception as error:  # a corrupt model file, e.g.: name the file, not the library's internals
+            parser.error(f"--agents {spec}: cannot load it ({type(error).__name__}: {error})")
+    names = [a.name for a in agents]
+    seats = len(seat_names(args.env, env_kwargs))
+    if seats > 2 and len(agents) != seats:
+        parser.error(f"--agents: {args.env} has {seats} seats here: give exactly {seats} agents, one per seat "
+                     f"(an agent may be listed more than once), got {len(agents)}")
+    if seats == 2 and len(set(names)) != len(names):
+        parser.error(f"--agents: two agents have the same name ({', '.join(names)}); list each once")
+    if args.run_dir is not None and not args.run_dir.is_dir():
+        parser.error(f"--run-dir {args.run_dir}: no such run folder")
+    out = args.out
+    if out is not None:
+        if out.exists() and not out.is_dir():
+            parser.error(f"--out {out}: is a file, not a folder")
+        writable_folder_or_exit(parser, "--out", out)
+    if out is None:
+        try:
+            out = new_run_dir(Path("runs"), None, f"eval-{args.env}")
+        except OSError as error:
+            out = Path("runs") / "eval-unwritable"
+            print(f"warning: cannot create a run folder under runs/ ({error.strerror or error})")
+    print(f"writing to {out}", flush=True)
+    if finished is None:
+        # what --resume needs to play the rest of the same evaluation
+        command = sys.argv[1:] if argv is None else list(argv)
+        try:
+            atomic_write(out / "command.json", json.dumps({"argv": command}))
+        except OSError:
+            pass  # the _Writer below says so once
+    try:
+        summary = evaluate(args.env, [], args.games, out, args.seed, env_kwargs, args.run_dir, agents=agents,
+                           show_progress=not args.no_progress, workers=args.workers, finished=finished)
+    except KeyboardInterrupt:
+        kept = _count_lines(out / "games.jsonl")
+        print(f"\ninterrupted: the {kept} finished game(s) are in {out / 'games.jsonl'}; no summary was written; "
+              f"continue with --resume {out} (the finished games are kept, the rest are seeded as before)", file=sys.stderr)
+        sys.exit(130)
+    if seats > 2:
+        print(f"\n## {args.env}, {seats} players: {', '.join(names)} in every rotation, {args.games} games each "
+              f"(seeds from {args.seed})\n")
+    else:
+        print(f"\n## {args.env}: round-robin, {args.games} games per pairing and seat (seeds from {args.seed})\n")
+    print(summary["table"])
+    if summary["written"]:
+        print("\nwritten:\n" + "\n".join(f"  {path}" for path in summary["written"]))
+    else:
+        print("\nnothing was written (see the warning above); the table above is the result", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
