@@ -1,0 +1,135 @@
+"""baselines/evaluation/league.py: building a league, the shipped leagues load (and a changed one
+is refused), rating an agent (the adaptive stop, resume, the same seed the same rating, a
+``module:callable`` agent), the CLI's one-line errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("choix")
+
+from polarzoo.baselines.evaluation import league as league_module  # noqa: E402
+from polarzoo.baselines.evaluation.league import LeagueError, build, load_league, rate  # noqa: E402
+from polarzoo.baselines.agents import make_agent  # noqa: E402
+
+ENV = "fire_and_ice_v0"
+MEMBERS = ["random", "mcts:4", "heuristic"]
+
+
+@pytest.fixture(scope="module")
+def small_league(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("league")
+    build(ENV, MEMBERS, games=8, out=out, bootstrap=50, show_progress=False)
+    return out / "league.json"
+
+
+def test_a_built_league_is_complete_and_ordered(small_league: Path) -> None:
+    league = load_league(small_league)
+    assert [m["spec"] for m in league.members] == MEMBERS
+    assert league.protocol["games"] == 3 * 2 * 8
+    assert league.ratings["heuristic"] > league.ratings["random"]
+    for name, (low, high) in league.intervals.items():
+        assert low <= league.ratings[name] <= high
+    assert (small_league.parent / "ladder.md").read_text().count("|") > 10
+    assert (small_league.parent / "games.jsonl").read_text().count("\n") == 48
+
+
+def test_rebuilding_keeps_the_games_and_gives_the_same_league(small_league: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "again"
+    copy.mkdir()
+    (copy / "games.jsonl").write_text((small_league.parent / "games.jsonl").read_text())
+    again = build(ENV, MEMBERS, games=8, out=copy, bootstrap=50, show_progress=False)
+    assert again.ratings == load_league(small_league).ratings
+
+
+@pytest.mark.parametrize("env_id", ["fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0"])
+def test_the_shipped_leagues_load_and_match_this_installation(env_id: str) -> None:
+    path = league_module.league_path(env_id)
+    if not path.exists():
+        pytest.skip(f"no league shipped for {env_id} yet")
+    league = load_league(env_id)
+    assert len(league.members) >= 6 and league.env == env_id
+    assert set(league.ratings) == {m["name"] for m in league.members}
+
+
+def test_a_changed_league_is_refused(small_league: Path, tmp_path: Path) -> None:
+    data = json.loads(small_league.read_text())
+    data["fingerprint"] = "0" * 64  # as if a member's model file had changed since it was rated
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(data))
+    with pytest.raises(LeagueError, match="other member files"):
+        load_league(changed)
+    data["format"] = "polarzoo league v0"
+    changed.write_text(json.dumps(data))
+    with pytest.raises(LeagueError, match="not a 'polarzoo league v1' file"):
+        load_league(changed)
+
+
+def test_rating_stops_by_width_or_budget_and_is_the_same_twice(small_league: Path, tmp_path: Path) -> None:
+    league = load_league(small_league)
+    wide = rate(ENV, make_agent("mcts:8", ENV), league, tmp_path / "a", width=2000, max_games=300, min_rounds=2, log=lambda _: None)
+    assert wide.stopped == "width" and wide.rounds == 2 and wide.games == 2 * 2 * 3
+    narrow = rate(ENV, make_agent("mcts:8", ENV), league, tmp_path / "b", width=1, max_games=40, min_rounds=2, log=lambda _: None)
+    assert narrow.stopped == "budget" and narrow.games <= 40
+    again = rate(ENV, make_agent("mcts:8", ENV), league, tmp_path / "c", width=1, max_games=40, min_rounds=2, log=lambda _: None)
+    assert (again.rating, again.ci95, again.per_opponent) == (narrow.rating, narrow.ci95, narrow.per_opponent)
+    assert sum(e["games"] for e in narrow.per_opponent) == narrow.games
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "polarzoo.baselines.league", *args], capture_output=True, text=True,
+                          timeout=600, cwd=cwd)
+
+
+def test_an_interrupted_rating_resumes_to_the_same_result(small_league: Path, tmp_path: Path) -> None:
+    common = ["rate", "--env", ENV, "--agent", "mcts:8", "--league", str(small_league), "--width", "1", "--max-games", "36",
+              "--min-rounds", "2"]
+    whole = _cli(*common, "--out", str(tmp_path / "whole"))
+    assert whole.returncode == 0, whole.stderr
+    # an interruption: the same run cut after 20 games, the last line half written
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / "command.json").write_text((tmp_path / "whole" / "command.json").read_text().replace(str(tmp_path / "whole"), str(cut)))
+    lines = (tmp_path / "whole" / "games.jsonl").read_text().splitlines()
+    (cut / "games.jsonl").write_text("\n".join(lines[:20]) + "\n" + lines[20][:15])
+    resumed = _cli("rate", "--resume", str(cut))
+    assert resumed.returncode == 0, resumed.stderr
+    assert "played again" in resumed.stderr
+    first, second = (json.loads((folder / "rating.json").read_text()) for folder in (tmp_path / "whole", cut))
+    assert first == second
+
+
+def test_a_users_own_agent_by_module_and_callable(small_league: Path, tmp_path: Path) -> None:
+    (tmp_path / "my_agents.py").write_text(textwrap.dedent("""
+        import numpy as np
+
+        class LastLegal:
+            name = "last-legal"
+
+            def act(self, env, agent, rng):
+                return int(np.flatnonzero(env.observe(agent)["action_mask"])[-1])
+    """))
+    result = _cli("rate", "--env", ENV, "--agent", "my_agents:LastLegal", "--league", str(small_league), "--width", "5000",
+                  "--min-rounds", "1", "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((tmp_path / "out" / "rating.json").read_text())
+    assert summary["agent"] == "last-legal" and summary["games"] == 6
+    missing = _cli("rate", "--env", ENV, "--agent", "no_such_module:Agent", "--league", str(small_league), cwd=tmp_path)
+    assert missing.returncode == 2 and "cannot import module 'no_such_module'" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
+
+def test_cli_errors_are_one_line(small_league: Path, tmp_path: Path) -> None:
+    other = _cli("rate", "--env", "go_with_the_floe_v0", "--agent", "random", "--league", str(small_league))
+    assert other.returncode == 2 and "is a league of fire_and_ice_v0" in other.stderr
+    (tmp_path / "bad.json").write_text("{not json")
+    bad = _cli("rate", "--env", ENV, "--agent", "random", "--league", str(tmp_path / "bad.json"))
+    assert bad.returncode == 2 and "not a readable league file" in bad.stderr and "Traceback" not in bad.stderr
+    shown = _cli("show", "--env", ENV, "--league", str(small_league))
+    assert shown.returncode == 0 and "heuristic" in shown.stdout
