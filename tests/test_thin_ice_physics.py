@@ -89,8 +89,17 @@ def test_physics_config_validation() -> None:
 # ------------------------------------------------------------------------------ equivalence
 #: sha256 of the first 5 seeded random games (results and final MuJoCo states), as the code of
 #: commit 9dc0992 played them (``python -m benchmarks.thin_ice_ab`` prints whether both sides agree).
-RECORDED_RANDOM_GAMES_SHA256 = "6cb3802d2cdf46dc42f572f8180ff21a3d54b0ff026f4a9d6032e0263ef75271"
+#: The last bits of floating point differ between machines (MuJoCo's and NumPy's vector kernels
+#: round differently by CPU family and build), so each digest is the one machine it was recorded
+#: on: the first on the machine of commit 9dc0992 (and passing in CI since), the second on an AMD
+#: EPYC with AVX2 (no AVX-512), recorded with the code of commit c9b577e, which matched the first
+#: digest where it was made.  Any change of what the code computes gives a digest in neither.
+RECORDED_RANDOM_GAMES_SHA256 = {
+    "6cb3802d2cdf46dc42f572f8180ff21a3d54b0ff026f4a9d6032e0263ef75271",
+    "6b6f1e9226772e58994fcb36e76de461c607f3408c814646c54273a2aa66376b",
+}
 RECORDED_WITH_MUJOCO = "4.0.0"
+
 
 def test_equivalence_check_accepts_the_default_settle_window_and_rejects_a_coarser_timestep() -> None:
     """envs/thin_ice/equivalence.py: outcome frequencies of the scripted piles (stands / T / A /
@@ -140,7 +149,7 @@ def test_random_play_is_bit_identical_to_the_recorded_games() -> None:
         digest.update(json.dumps(env.unwrapped.result(), sort_keys=True).encode())
         for pile in env.unwrapped.piles.piles:
             digest.update(pile.data.qpos.tobytes())
-    assert digest.hexdigest() == RECORDED_RANDOM_GAMES_SHA256
+    assert digest.hexdigest() in RECORDED_RANDOM_GAMES_SHA256, digest.hexdigest()
 
 
 def test_settle_steps_is_a_whole_number_in_range() -> None:

@@ -1,0 +1,212 @@
+"""The benchmark's aggregate, the way RL papers report (rliable; Agarwal et al., 2021).
+
+Per game and algorithm, over the seeds: the interquartile mean (IQM) of the league rating and
+of the win rates against the named opponents, each with a stratified bootstrap 95% interval;
+the probability of improvement of each algorithm over each other (on the league rating, per
+game) with its interval; the performance profile of the win rate against the heuristic over
+all games an algorithm runs on (``profiles.png``); the learning curves of the runs (mean with a
+bootstrap 95% band over seeds, ``curves.png``).  Intervals use a fixed seed: the same runs give
+the same file.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from polarzoo.baselines.cli.runs import atomic_write
+from polarzoo.envs._common.extras import require
+
+REPS = 5000
+
+
+def load_results(out: Path, budget: str) -> list[dict[str, Any]]:
+    return [json.loads(p.read_text()) for p in sorted((out / budget).glob("*/*/seed*/result.json"))]
+
+
+def _table(results: list[dict[str, Any]], key: str) -> dict[tuple[str, str], np.ndarray]:
+    """(game, algorithm) -> scores of its seeds, in seed order (``key``: "rating" or "win_rate:<opponent>")."""
+    table: dict[tuple[str, str], list[tuple[int, float]]] = {}
+    for r in results:
+        value = r["rating"] if key == "rating" else r["win_rate"].get(key.split(":", 1)[1])
+        if value is not None:
+            table.setdefault((r["game"], r["algorithm"]), []).append((r["seed"], float(value)))
+    return {k: np.array([v for _, v in sorted(rows)]) for k, rows in table.items()}
+
+
+def _iqm(scores: np.ndarray, rng_seed: int = 0) -> tuple[float, float, float]:
+    rly = require("rliable.library", "the benchmark's aggregate")
+    metrics = require("rliable.metrics", "the benchmark's aggregate")
+    point, interval = rly.get_interval_estimates({"x": scores.reshape(-1, 1)}, lambda x: np.array([metrics.aggregate_iqm(x)]),
+                                                 reps=REPS, random_state=np.random.RandomState(rng_seed))
+    return float(point["x"][0]), float(interval["x"][0, 0]), float(interval["x"][1, 0])
+
+
+def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The aggregate as a dict: ``iqm[metric][game][algorithm] = [point, low, high, seeds]`` and
+    ``probability_of_improvement[game]["A > B"] = [point, low, high]``."""
+    rly = require("rliable.library", "the benchmark's aggregate")
+    metrics = require("rliable.metrics", "the benchmark's aggregate")
+    opponents = sorted({name for r in results for name in r["win_rate"]})
+    summary: dict[str, Any] = {"iqm": {}, "probability_of_improvement": {}, "runs": len(results)}
+    for metric in ["rating", *(f"win_rate:{o}" for o in opponents)]:
+        for (game, algorithm), scores in sorted(_table(results, metric).items()):
+            point, low, high = _iqm(scores)
+            summary["iqm"].setdefault(metric, {}).setdefault(game, {})[algorithm] = [point, low, high, len(scores)]
+    ratings = _table(results, "rating")
+    for game in sorted({g for g, _ in ratings}):
+        algorithms = sorted(a for g, a in ratings if g == game)
+        for a, b in itertools.permutations(algorithms, 2):
+            x, y = ratings[(game, a)], ratings[(game, b)]
+            if len(x) < 2 or len(y) < 2:
+                continue
+            point, interval = rly.get_interval_estimates({"p": (x.reshape(-1, 1), y.reshape(-1, 1))},
+                                                         metrics.probability_of_improvement, reps=REPS // 5,
+                                                         random_state=np.random.RandomState(0))
+            low, high = np.ravel(interval["p"])
+            summary["probability_of_improvement"].setdefault(game, {})[f"{a} > {b}"] = [float(point["p"]), float(low), float(high)]
+    return summary
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    lines = [f"Aggregate of {summary['runs']} runs: IQM over seeds [stratified bootstrap 95% interval] (rliable).", ""]
+    for metric, games in summary["iqm"].items():
+        title = "league rating" if metric == "rating" else f"win rate vs {metric.split(':', 1)[1]}"
+        lines += [f"**{title}**", "", "| game | algorithm | seeds | IQM [95% CI] |", "|---|---|---:|---|"]
+        for game, algorithms in games.items():
+            for algorithm, (point, low, high, seeds) in algorithms.items():
+                fmt = (lambda v: f"{v:.0f}") if metric == "rating" else (lambda v: f"{v:.0%}")
+                lines.append(f"| {game} | {algorithm} | {seeds} | {fmt(point)} [{fmt(low)}, {fmt(high)}] |")
+        lines.append("")
+    if summary["probability_of_improvement"]:
+        lines += ["**probability of improvement** (league rating: P(a run of A rates above a run of B))", "",
+                  "| game | A > B | P [95% CI] |", "|---|---|---|"]
+        for game, pairs in summary["probability_of_improvement"].items():
+            for pair, (point, low, high) in pairs.items():
+                lines.append(f"| {game} | {pair} | {point:.2f} [{low:.2f}, {high:.2f}] |")
+    return "\n".join(lines)
+
+
+def plot_profiles(results: list[dict[str, Any]], path: Path) -> bool:
+    """Performance profiles of the win rate against the heuristic: the fraction of runs (all
+    games an algorithm runs on) scoring above each threshold, with bootstrap bands."""
+    rly = require("rliable.library", "the benchmark's aggregate")
+    table = _table(results, "win_rate:heuristic")
+    algorithms = sorted({a for _, a in table})
+    scores = {}
+    for algorithm in algorithms:
+        per_game = [v for (g, a), v in sorted(table.items()) if a == algorithm]
+        runs = min(len(v) for v in per_game)
+        scores[algorithm] = np.stack([v[:runs] for v in per_game], axis=1)  # (seeds, games)
+    if not scores:
+        return False
+    taus = np.linspace(0.0, 1.0, 51)
+    distributions, bands = rly.create_performance_profile(scores, taus, reps=REPS // 5)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for algorithm in algorithms:
+        ax.plot(taus, distributions[algorithm], label=f"{algorithm} ({scores[algorithm].shape[1]} games)")
+        ax.fill_between(taus, bands[algorithm][0], bands[algorithm][1], alpha=0.2)
+    ax.set_xlabel("win rate against the heuristic (tau)")
+    ax.set_ylabel("fraction of runs above tau")
+    ax.set_title("Performance profiles")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def _curve(train_dir: Path) -> tuple[str, list[tuple[float, float]]] | None:
+    """(what the curve measures, [(fraction of the budget, win rate)]) of one run's ``evaluations.csv``."""
+    path = train_dir / "evaluations.csv"
+    if not path.exists():
+        return None
+    rows = list(csv.DictReader(path.open()))
+    if rows and "opponent" in rows[0]:  # PPO: evaluations against random and the heuristic
+        points = [(float(r["timesteps"]), float(r["win_rate"])) for r in rows if r["opponent"] == "heuristic"]
+        label = "win rate vs heuristic"
+    elif rows:  # AlphaZero on the twin: against random, inside JAX
+        points = [(float(r["iteration"]), float(r["win_rate"])) for r in rows]
+        label = "win rate vs random (JAX)"
+    else:
+        return None
+    if not points:
+        return None
+    last = max(x for x, _ in points)
+    return label, [(x / last, y) for x, y in points]
+
+
+def plot_curves(out: Path, budget: str, path: Path) -> bool:
+    groups: dict[tuple[str, str, str], list[list[tuple[float, float]]]] = {}
+    for train in sorted((out / budget).glob("*/*/seed*/train")):
+        curve = _curve(train)
+        if curve:
+            game, algorithm = train.parts[-4], train.parts[-3]
+            groups.setdefault((game, algorithm, curve[0]), []).append(curve[1])
+    if not groups:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    games = sorted({g for g, _, _ in groups})
+    fig, axes = plt.subplots(1, len(games), figsize=(5 * len(games), 3.6), squeeze=False)
+    rng = np.random.default_rng(0)
+    for ax, game in zip(axes[0], games):
+        for (g, algorithm, label), curves in sorted(groups.items()):
+            if g != game:
+                continue
+            xs = sorted({round(x, 3) for curve in curves for x, _ in curve})
+            matrix = np.array([[dict((round(x, 3), y) for x, y in curve).get(x, np.nan) for x in xs] for curve in curves])
+            mean = np.nanmean(matrix, axis=0)
+            boots = np.array([np.nanmean(matrix[rng.integers(0, len(matrix), len(matrix))], axis=0) for _ in range(1000)])
+            low, high = np.nanpercentile(boots, [2.5, 97.5], axis=0)
+            line, = ax.plot(xs, mean, marker="o", label=f"{algorithm}: {label} ({len(curves)} seeds)")
+            ax.fill_between(xs, low, high, alpha=0.2, color=line.get_color())
+        ax.set_title(game)
+        ax.set_xlabel("fraction of the training budget")
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
+def aggregate(out: Path, budget: str) -> list[Path]:
+    """Write ``aggregate.json``, ``aggregate.md``, ``profiles.png`` and ``curves.png`` into
+    ``out/budget``; returns the paths written."""
+    with warnings.catch_warnings():
+        # rliable hands arch a RandomState (our fixed seed); arch announces a future change of API
+        warnings.filterwarnings("ignore", message="random_state is deprecated", category=FutureWarning)
+        return _aggregate(out, budget)
+
+
+def _aggregate(out: Path, budget: str) -> list[Path]:
+    results = load_results(out, budget)
+    folder = out / budget
+    if not results:
+        return []
+    summary = summarize(results)
+    atomic_write(folder / "aggregate.json", json.dumps(summary, indent=2) + "\n")
+    atomic_write(folder / "aggregate.md", markdown(summary) + "\n")
+    written = [folder / "aggregate.json", folder / "aggregate.md"]
+    if plot_profiles(results, folder / "profiles.png"):
+        written.append(folder / "profiles.png")
+    if plot_curves(out, budget, folder / "curves.png"):
+        written.append(folder / "curves.png")
+    return written

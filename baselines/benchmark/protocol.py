@@ -1,0 +1,81 @@
+"""The benchmark protocol: games, algorithms, training budgets, seeds and the evaluation of a run.
+
+Written once here; ``docs/benchmark.md`` explains it and the runner (:mod:`.runner`) follows it.
+A result is comparable with ours when it uses the same budget, at least 5 seeds, this
+evaluation, and the aggregate of :mod:`.aggregate` (IQM with stratified bootstrap intervals).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+GAMES = ("fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0")
+#: The two-player board games with a JAX twin (AlphaZero runs on them only).
+TWIN_GAMES = {"fire_and_ice_v0": "fire_and_ice", "go_with_the_floe_v0": "go_with_the_floe"}
+DEFAULT_SEEDS = (0, 1, 2, 3, 4)
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    name: str
+    trainer: str  # "ppo" (training/ppo.py) or "alphazero_jax" (training/alphazero_jax.py)
+    overrides: dict[str, Any] = field(default_factory=dict)  # on top of the game's hyperparams.yaml section
+    description: str = ""
+
+
+ALGORITHMS: dict[str, Algorithm] = {
+    "ppo-mlp": Algorithm("ppo-mlp", "ppo", {"policy": "mlp"}, "MaskablePPO, SB3's MLP on the flat observation"),
+    "ppo-board": Algorithm("ppo-board", "ppo", {"policy": "board"},
+                           "MaskablePPO, the board / pile policy (baselines/policies/networks.py)"),
+    "az-jax": Algorithm("az-jax", "alphazero_jax", {}, "AlphaZero (Gumbel MuZero, mctx) on the JAX twin"),
+}
+
+#: budget -> game -> trainer -> settings.  "short" fits the 2-core machine (all of it in about
+#: 6 hours, two runs at a time); "long" is for a GPU or a cluster; "tiny" is the test suite's.
+BUDGETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
+    "short": {
+        "fire_and_ice_v0": {"ppo": {"total_timesteps": 150_000}, "alphazero_jax": {"iterations": 8}},
+        "go_with_the_floe_v0": {"ppo": {"total_timesteps": 200_000}, "alphazero_jax": {"iterations": 6}},
+        "thin_ice_v0": {"ppo": {"total_timesteps": 24_000}},
+    },
+    "long": {
+        "fire_and_ice_v0": {"ppo": {"total_timesteps": 2_000_000}, "alphazero_jax": {"iterations": 100}},
+        "go_with_the_floe_v0": {"ppo": {"total_timesteps": 4_000_000}, "alphazero_jax": {"iterations": 100}},
+        "thin_ice_v0": {"ppo": {"total_timesteps": 1_000_000}},
+    },
+    "tiny": {
+        "fire_and_ice_v0": {"ppo": {"total_timesteps": 512, "n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1,
+                                    "eval_every": 256, "eval_games": 1, "snapshot_every": 256, "checkpoint_every": 256},
+                            "alphazero_jax": {"iterations": 1, "games": 8, "plies": 48, "simulations": 2, "minibatch": 64,
+                                              "epochs": 1, "dim": 8, "blocks": 1, "eval_every": 1, "eval_games": 4}},
+        "go_with_the_floe_v0": {"ppo": {"total_timesteps": 512, "n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1,
+                                        "eval_every": 256, "eval_games": 1}},
+        "thin_ice_v0": {"ppo": {"total_timesteps": 256, "n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1,
+                                "eval_every": 128, "eval_games": 1}},
+    },
+}
+
+#: Every run's trainer settings that keep runs comparable and two of them side by side on two
+#: cores: one torch thread, the envs in the learner's process.
+PPO_FIXED: dict[str, Any] = {"torch_threads": 1, "vec_env": "dummy"}
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """How a finished run is scored."""
+
+    opponents: tuple[str, ...] = ("random", "heuristic")
+    games_per_seat: int = 50  # against each named opponent
+    league_width: float = 120.0  # rate until the 95% interval is at most this wide...
+    league_max_games: int = 600  # ...or this many games are played
+    seed: int = 20_000  # the evaluation's first seed (the run's seed is added)
+
+
+EVALUATIONS = {"short": Evaluation(), "long": Evaluation(games_per_seat=100, league_width=80.0, league_max_games=1500),
+               "tiny": Evaluation(games_per_seat=1, league_width=10_000.0, league_max_games=12)}
+
+
+def applicable(algorithm: str, game: str) -> bool:
+    """Whether the protocol runs ``algorithm`` on ``game`` (AlphaZero needs a JAX twin)."""
+    return ALGORITHMS[algorithm].trainer != "alphazero_jax" or game in TWIN_GAMES

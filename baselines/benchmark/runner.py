@@ -1,0 +1,255 @@
+"""``polarzoo-benchmark``: seeds x algorithms x games under the protocol, then the aggregate.
+
+    python -m polarzoo.baselines.benchmark run --games fire_and_ice_v0 --out runs/benchmark   # short budget, 5 seeds
+    python -m polarzoo.baselines.benchmark run --games thin_ice_v0 --algorithms ppo-mlp ppo-board --workers 2
+    python -m polarzoo.baselines.benchmark run --address auto ...     # tasks on a running Ray cluster
+    python -m polarzoo.baselines.benchmark aggregate --out runs/benchmark
+
+Every run (game, algorithm, seed) has its own folder ``OUT/<budget>/<game>/<algorithm>/seed<k>/``:
+``train/`` (the trainer's run folder: checkpoints, ``evaluations.csv``), ``rating/`` (its league
+rating, :mod:`polarzoo.baselines.evaluation.league`), ``eval/`` (games against the named
+opponents), ``log.txt`` and, last, ``result.json``.  A run with a ``result.json`` is never
+redone; any other run continues where it stopped (training resumes exactly from its last
+checkpoint, the evaluations keep their finished games), so after Ctrl-C or ``kill -9`` the same
+command continues.  ``--workers N`` runs N at once in local processes; ``--address`` sends each
+run to a Ray cluster as a task (``--address local`` starts a Ray instance on this machine; on a
+cluster, ``OUT`` must be a folder every node sees).  The aggregate (``aggregate.md``,
+``aggregate.json``, ``profiles.png``, ``curves.png``) is written after the runs, or on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import pickle
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from polarzoo.baselines.benchmark import protocol
+from polarzoo.baselines.benchmark.aggregate import aggregate
+from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, writable_folder_or_exit
+from polarzoo.baselines.evaluation.evaluate import finished_games
+from polarzoo.baselines.evaluation.league import load_league, rate
+from polarzoo.baselines.evaluation.tournament import head_to_head, wilson_interval
+from polarzoo.baselines.agents import make_agent
+from polarzoo.baselines.agents.alphazero_jax import AlphaZeroJaxAgent
+from polarzoo.baselines.agents.policy import PolicyAgent
+from polarzoo.baselines.training import ppo
+from polarzoo.baselines.training import alphazero_jax
+
+MODULE = "polarzoo.baselines.benchmark"
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    game: str
+    algorithm: str
+    seed: int
+    budget: str
+
+    def folder(self, out: Path) -> Path:
+        return out / self.budget / self.game / self.algorithm / f"seed{self.seed}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.game} {self.algorithm} seed {self.seed}"
+
+
+def schedule(games: Sequence[str], algorithms: Sequence[str], seeds: Sequence[int], budget: str) -> list[RunSpec]:
+    """The runs of the protocol, seed-major (every algorithm and game gets its first seeds first)."""
+    return [RunSpec(game, algorithm, seed, budget) for seed in seeds for game in games for algorithm in algorithms
+            if protocol.applicable(algorithm, game)]
+
+
+# ------------------------------------------------------------------------------ one run
+def execute(spec: RunSpec, out: str, leagues: str | None = None) -> dict[str, Any]:
+    """Train, rate and evaluate one run in its folder (continuing whatever is there); returns
+    its ``result.json``.  A top-level function: local worker processes and Ray tasks call it."""
+    folder = spec.folder(Path(out))
+    done = folder / "result.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+    with (folder / "log.txt").open("a") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        print(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: {spec.label}, budget {spec.budget}", flush=True)
+        started = time.perf_counter()
+        agent, trained = _train(spec, folder / "train")
+        train_seconds = time.perf_counter() - started
+        result = {**asdict(spec), **trained, "train_seconds_this_session": round(train_seconds, 1)}
+        result.update(_evaluate(spec, agent, folder, leagues))
+        print(f"done: rating {result['rating']:.0f} {result['rating_ci95']}, win rates {result['win_rate']}", flush=True)
+    atomic_write(done, json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
+    algorithm = protocol.ALGORITHMS[spec.algorithm]
+    settings = protocol.BUDGETS[spec.budget][spec.game][algorithm.trainer]
+    name = f"{spec.algorithm}-seed{spec.seed}"
+    if algorithm.trainer == "ppo":
+        config = ppo.load_config(spec.game, {**algorithm.overrides, **settings, **protocol.PPO_FIXED})
+        ppo.check_config(config)
+        model = run_dir / "model.zip"
+        if not model.exists():
+            resume = (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
+            run_dir.mkdir(parents=True, exist_ok=True)
+            atomic_write(run_dir / "config.json", json.dumps(config, indent=2))
+            ppo.train(config, run_dir, resume=resume, seed=spec.seed, progress_bar=False, final_eval=False, log_every=60)
+        stats = json.loads((run_dir / "training.json").read_text()) if (run_dir / "training.json").exists() else {}
+        return PolicyAgent(model, name=name), {"timesteps": config["total_timesteps"], "train_seconds": stats.get("seconds")}
+    config = alphazero_jax.TrainConfig(env=protocol.TWIN_GAMES[spec.game], seed=spec.seed, final_eval_games=0, **settings)
+    model = run_dir / "model.npz"
+    if not model.exists():
+        run_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(run_dir / "config.json", json.dumps(asdict(config), indent=2))
+        resume = pickle.loads((run_dir / "checkpoint.pkl").read_bytes()) if (run_dir / "checkpoint.pkl").exists() else None
+        alphazero_jax.train(config, run_dir, resume, log=lambda line: print(line, flush=True))
+    checkpoint = pickle.loads((run_dir / "checkpoint.pkl").read_bytes())
+    agent = AlphaZeroJaxAgent(model, spec.game)
+    agent.name = name
+    return agent, {"iterations": config.iterations, "train_seconds": checkpoint["progress"]["seconds"]}
+
+
+def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> dict[str, Any]:
+    evaluation = protocol.EVALUATIONS[spec.budget]
+    league = load_league(Path(leagues) / f"{spec.game}.json" if leagues else spec.game)
+    rating = rate(spec.game, agent, league, folder / "rating", width=evaluation.league_width, max_games=evaluation.league_max_games,
+                  seed=evaluation.seed + spec.seed, log=lambda line: print(line, flush=True))
+    atomic_write(folder / "rating" / "rating.json", json.dumps(asdict(rating), indent=2) + "\n")
+    out = folder / "eval"
+    out.mkdir(parents=True, exist_ok=True)
+    finished = finished_games(out)
+    win_rate, intervals = {}, {}
+    with (out / "games.jsonl").open("w") as games:  # head_to_head hands back the finished games too
+        for name in evaluation.opponents:
+            opponent = make_agent(name, spec.game)
+            result = head_to_head(spec.game, agent, opponent, evaluation.games_per_seat, seed=evaluation.seed + 1000 * spec.seed,
+                                  finished={k: v for k, v in finished.items() if k[1] == opponent.name},
+                                  on_game=lambda record: (games.write(json.dumps(record) + "\n"), games.flush()))
+            win_rate[name] = result.wins / result.games
+            intervals[name] = list(wilson_interval(result.wins, result.games))
+    return {"rating": rating.rating, "rating_ci95": list(rating.ci95), "rating_games": rating.games,
+            "league_version": league.version, "win_rate": win_rate, "win_rate_ci95": intervals,
+            "games_per_seat": evaluation.games_per_seat}
+
+
+# ------------------------------------------------------------------------------ many runs
+def run_all(specs: Sequence[RunSpec], out: Path, workers: int = 1, address: str | None = None, leagues: str | None = None,
+            log: Callable[[str], None] = print) -> list[dict[str, Any]]:
+    """Every run of ``specs`` not finished yet, ``workers`` at a time (or as Ray tasks)."""
+    pending = [s for s in specs if not (s.folder(out) / "result.json").exists()]
+    log(f"{len(specs)} runs, {len(specs) - len(pending)} finished before, {len(pending)} to run "
+        f"({'Ray at ' + address if address else f'{workers} local worker(s)'})")
+    started = time.perf_counter()
+    results = []
+
+    def report(index: int, spec: RunSpec, result: dict[str, Any]) -> None:
+        rates = ", ".join(f"{rate:.0%} vs {name}" for name, rate in result["win_rate"].items())
+        low, high = result["rating_ci95"]
+        log(f"[{index}/{len(pending)}] {spec.label}: rating {result['rating']:.0f} [{low:.0f}, {high:.0f}], {rates} "
+            f"({(time.perf_counter() - started) / 60:.1f} min so far)")
+
+    if address:
+        ray = _ray(address)
+        task = ray.remote(num_cpus=1)(execute)
+        futures = {task.remote(spec, str(out.resolve()), leagues): spec for spec in pending}
+        remaining = list(futures)
+        while remaining:
+            ready, remaining = ray.wait(remaining, num_returns=1)
+            result = ray.get(ready[0])
+            results.append(result)
+            report(len(results), futures[ready[0]], result)
+    elif workers > 1 and len(pending) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(execute, spec, str(out), leagues): spec for spec in pending}
+            try:
+                for future in as_completed(futures):
+                    results.append(future.result())
+                    report(len(results), futures[future], results[-1])
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+    else:
+        for spec in pending:
+            results.append(execute(spec, str(out), leagues))
+            report(len(results), spec, results[-1])
+    return results
+
+
+def _ray(address: str) -> Any:
+    from polarzoo.envs._common.extras import require
+
+    ray = require("ray", "the benchmark on a Ray cluster (--address)")
+    if not ray.is_initialized():
+        if address == "local":
+            ray.init(include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=address, log_to_driver=False)
+    return ray
+
+
+# ------------------------------------------------------------------------------ CLI
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog_name(MODULE), description=__doc__, formatter_class=HelpFormatter)
+    commands = parser.add_subparsers(dest="command", metavar="{run,aggregate}")
+    commands.required = True
+    run = commands.add_parser("run", help="train, rate and evaluate the runs, then aggregate", formatter_class=HelpFormatter)
+    run.add_argument("--games", nargs="+", choices=protocol.GAMES, default=list(protocol.GAMES), help="the games")
+    run.add_argument("--algorithms", nargs="+", choices=sorted(protocol.ALGORITHMS), default=sorted(protocol.ALGORITHMS),
+                     help="the algorithms (az-jax runs on the board games only)")
+    run.add_argument("--seeds", nargs="+", type=int, default=list(protocol.DEFAULT_SEEDS), help="training seeds (at least 5 to publish)")
+    run.add_argument("--budget", choices=sorted(protocol.BUDGETS), default="short", help="the protocol's training budget")
+    run.add_argument("--out", type=Path, default=Path("runs/benchmark"), help="the benchmark's folder (finished runs in it are kept)")
+    run.add_argument("--workers", type=int, default=1, help="runs at once in local processes (each on one core)")
+    run.add_argument("--address", default=None, help="a Ray cluster's address (auto, HOST:PORT), or local to start one here")
+    run.add_argument("--leagues", default=None, help="a folder of <env>.json leagues to rate against (default: the shipped ones)")
+    agg = commands.add_parser("aggregate", help="the aggregate of the finished runs", formatter_class=HelpFormatter)
+    agg.add_argument("--out", type=Path, default=Path("runs/benchmark"), help="the benchmark's folder")
+    agg.add_argument("--budget", choices=sorted(protocol.BUDGETS), default="short", help="which budget's runs")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.command == "aggregate":
+        if not (args.out / args.budget).is_dir():
+            parser.error(f"--out {args.out}: no {args.budget} runs there")
+        for path in aggregate(args.out, args.budget):
+            print(f"written: {path}")
+        return
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
+    if len(set(args.seeds)) != len(args.seeds) or any(s < 0 for s in args.seeds):
+        parser.error("--seeds must be distinct whole numbers >= 0")
+    for game in args.games:
+        try:
+            load_league(Path(args.leagues) / f"{game}.json" if args.leagues else game)
+        except ValueError as error:
+            parser.error(f"{game}: {error}")
+    writable_folder_or_exit(parser, "--out", args.out)
+    specs = schedule(args.games, args.algorithms, args.seeds, args.budget)
+    if not specs:
+        parser.error("no run: az-jax runs on the board games only")
+    print(f"benchmark folder: {args.out} (budget {args.budget})", flush=True)
+    try:
+        run_all(specs, args.out, args.workers, args.address, args.leagues, log=lambda line: print(line, flush=True))
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: finished runs are kept in {args.out}; runs under way keep their last checkpoint; "
+              "the same command continues", file=sys.stderr)
+        sys.exit(130)
+    for path in aggregate(args.out, args.budget):
+        print(f"written: {path}")
+
+
+if __name__ == "__main__":
+    main()
