@@ -299,3 +299,29 @@ def test_head_to_head_labels_its_seats() -> None:
     assert wins + draws + losses == 2
     assert set(result.as_dict()["by_seat"]) == {"fire", "ice"}
     assert result.as_dict()["by_seat"]["fire"] == {"wins": wins, "draws": draws, "losses": losses}
+
+
+def test_a_run_with_snapshot_opponents_resumes_to_the_same_weights(tmp_path) -> None:
+    """Training to 256 timesteps and resuming to 512 gives the weights and Adam moments of one
+    straight 512-step run, with snapshot opponents in the pool (putting the envs back loads their
+    models, and SB3's load reseeds the global generators: they are restored after it)."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from polarzoo.baselines.training import ppo
+
+    settings = {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "eval_every": 0, "snapshot_every": 256,
+                "checkpoint_every": 256, "torch_threads": 1, "vec_env": "dummy"}
+
+    def config(total: int) -> dict:
+        return ppo.load_config("fire_and_ice_v0", {**settings, "total_timesteps": total})
+
+    ppo.train(config(512), tmp_path / "straight", seed=3, progress_bar=False, final_eval=False)
+    ppo.train(config(256), tmp_path / "resumed", seed=3, progress_bar=False, final_eval=False)
+    ppo.train(config(512), tmp_path / "resumed", resume=True, seed=3, progress_bar=False, final_eval=False)
+    straight, resumed = (MaskablePPO.load(tmp_path / name / "model.zip").policy for name in ("straight", "resumed"))
+    for key, value in straight.state_dict().items():
+        assert torch.equal(value, resumed.state_dict()[key]), key
+    moments = [(s, r) for s, r in zip(straight.optimizer.state_dict()["state"].values(),
+                                       resumed.optimizer.state_dict()["state"].values())]
+    assert moments and all(torch.equal(s["exp_avg"], r["exp_avg"]) for s, r in moments)

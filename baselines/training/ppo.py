@@ -173,15 +173,17 @@ def restore_update_boundary(model: Any, boundary: dict[str, Any]) -> None:
     import torch
 
     model.num_timesteps, model._n_updates = boundary["timesteps"], boundary["n_updates"]
-    torch.set_rng_state(boundary["torch_rng"])
-    np.random.set_state(boundary["numpy_rng"])
-    random.setstate(boundary["python_rng"])
     model._last_obs, model._last_episode_starts = boundary["last_obs"], boundary["last_episode_starts"]
     model.ep_info_buffer = deque(boundary["ep_info_buffer"], maxlen=model._stats_window_size)
     model.ep_success_buffer = deque(boundary["ep_success_buffer"], maxlen=model._stats_window_size)
     env = model.get_env()
     for index, blob in enumerate(boundary["envs"]):
         env.env_method("set_state", blob, indices=[index])
+    # The generators last: putting the envs back loads the snapshot opponents' models, and SB3's
+    # load reseeds torch, NumPy and Python's generators (set_random_seed in _setup_model).
+    torch.set_rng_state(boundary["torch_rng"])
+    np.random.set_state(boundary["numpy_rng"])
+    random.setstate(boundary["python_rng"])
 
 
 def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, Any], log_every: float = 0.0,
