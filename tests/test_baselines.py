@@ -325,3 +325,16 @@ def test_a_run_with_snapshot_opponents_resumes_to_the_same_weights(tmp_path) -> 
     moments = [(s, r) for s, r in zip(straight.optimizer.state_dict()["state"].values(),
                                        resumed.optimizer.state_dict()["state"].values())]
     assert moments and all(torch.equal(s["exp_avg"], r["exp_avg"]) for s, r in moments)
+
+
+def test_the_auto_thread_count_does_not_depend_on_the_load(monkeypatch) -> None:
+    import os
+
+    from polarzoo.baselines.training.ppo import choose_torch_threads
+
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    idle, _ = choose_torch_threads({"torch_threads": 0, "vec_env": "dummy"})
+    monkeypatch.setattr(os, "getloadavg", lambda: (50.0, 50.0, 50.0))
+    busy, why = choose_torch_threads({"torch_threads": 0, "vec_env": "dummy"})
+    assert busy == idle >= 1 and "busy" in why
+    assert choose_torch_threads({"torch_threads": 3, "vec_env": "dummy"})[0] == 3

@@ -1,5 +1,5 @@
 """Imports only point down: rules -> adapters (envs) -> wrappers -> baselines, and inside
-baselines/ cli -> policies -> agents -> evaluation | play -> training; never back up, no circle.
+baselines/ cli -> policies -> agents -> evaluation | play -> training -> benchmark; never back up, no circle.
 
 The checks read the sources (``ast``), so they see function-level imports too; each one is a
 function of ``{relative path: source}`` so a test can plant an upward import and watch it fail.

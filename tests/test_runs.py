@@ -43,7 +43,7 @@ def test_train_quick_is_a_tiny_config_that_explicit_flags_override(tmp_path: Pat
 
 
 CLIS = ["train", "evaluate", "play", "export", "solitaire_solver", "solitaire_train", "solitaire_eval", "rllib_train",
-        "alphazero_jax"]
+        "alphazero_jax", "league", "benchmark"]
 
 
 @pytest.mark.parametrize("name", CLIS)
@@ -64,7 +64,9 @@ def test_every_option_of_every_cli_has_help_and_a_real_default(name: str, monkey
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
     assert "(default: None)" not in text and "(default: %(default)s)" not in text
-    missing = [action.option_strings or action.dest for action in seen["parser"]._actions
+    parsers = [seen["parser"]] + [sub for action in seen["parser"]._actions if isinstance(action, argparse._SubParsersAction)
+                                  for sub in action.choices.values()]  # league, benchmark: their subcommands too
+    missing = [action.option_strings or action.dest for parser in parsers for action in parser._actions
                if action.dest != "help" and not action.help]
     assert not missing, f"{name}: options without help text: {missing}"
     for block in text.split("\n  -")[1:]:

@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from polarzoo.baselines.benchmark import protocol
+import polarzoo.baselines.benchmark.protocol as protocol
 from polarzoo.baselines.benchmark.aggregate import aggregate
 from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, writable_folder_or_exit
 from polarzoo.baselines.evaluation.evaluate import finished_games
@@ -200,7 +200,7 @@ def _ray(address: str) -> Any:
 # ------------------------------------------------------------------------------ CLI
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog_name(MODULE), description=__doc__, formatter_class=HelpFormatter)
-    commands = parser.add_subparsers(dest="command", metavar="{run,aggregate}")
+    commands = parser.add_subparsers(dest="command", metavar="{run,aggregate}", help="what to do (each has its own --help)")
     commands.required = True
     run = commands.add_parser("run", help="train, rate and evaluate the runs, then aggregate", formatter_class=HelpFormatter)
     run.add_argument("--games", nargs="+", choices=protocol.GAMES, default=list(protocol.GAMES), help="the games")

@@ -431,7 +431,7 @@ def _parser() -> argparse.ArgumentParser:
     from polarzoo.envs import ENVIRONMENTS
 
     parser = argparse.ArgumentParser(prog=prog_name(MODULE), description=__doc__, formatter_class=HelpFormatter)
-    commands = parser.add_subparsers(dest="command", metavar="{show,rate,build}")
+    commands = parser.add_subparsers(dest="command", metavar="{show,rate,build}", help="what to do (each has its own --help)")
     commands.required = True
     envs = sorted(e for e in ENVIRONMENTS)
     show = commands.add_parser("show", help="print a league's ladder", formatter_class=HelpFormatter)

@@ -455,21 +455,25 @@ def drop_later_evaluations(run_dir: Path, timesteps: int) -> None:
 
 def choose_torch_threads(config: dict[str, Any]) -> tuple[int, str]:
     """The learner's torch threads and why: ``torch_threads`` when set (> 0); otherwise (0 =
-    auto) one per core that is free now (cores minus the 1-minute load average, at least one),
-    and one when the envs run in subprocesses (they take the cores).  Every core on a busy
-    2-core machine collapsed training to about 1 fps (README, "Training on a busy machine")."""
+    auto) one per core this process may run on, and one when the envs run in subprocesses (they
+    take the cores).  Never the machine's load: the thread count changes the floating-point sums,
+    so a run's model would depend on what else was running (on a busy machine, set
+    ``torch_threads: 1``; the reason says so when the load is high)."""
     requested = int(config.get("torch_threads") or 0)
     if requested > 0:
         return requested, "torch_threads in the config"
-    cores = os.cpu_count() or 1
     if config.get("vec_env") == "subproc":
         return 1, "auto: the envs run in subprocesses on the other cores"
     try:
-        load = os.getloadavg()[0]
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not on this platform
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
         load = 0.0
-    free = max(1, int(cores - load + 0.5))
-    return min(free, cores), f"auto: {cores} cores, 1-minute load {load:.1f}"
+    busy = f"; the machine is busy (1-minute load {load:.1f}): torch_threads: 1 may train faster" if load > cores / 2 else ""
+    return cores, f"auto: the {cores} cores this process may use, whatever the load{busy}"
 
 
 def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int = 0, progress_bar: bool = True,

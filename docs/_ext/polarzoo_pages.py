@@ -42,7 +42,36 @@ CLI_PAGES: dict[str, str] = {
     "solitaire_eval": "polarzoo.baselines.solitaire_eval",
     "rllib_train": "polarzoo.baselines.rllib_train",
     "alphazero_jax": "polarzoo.baselines.alphazero_jax",
+    "league": "polarzoo.baselines.league",
+    "benchmark": "polarzoo.baselines.benchmark",
 }
+
+#: the games whose shipped league (baselines/leagues/<env>.json) the ladder page shows
+LEAGUE_GAMES = ("fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0")
+
+
+def league_page(source_dir: Path) -> str:
+    """The ladder page: each shipped league's table (from its file) and plot (committed beside
+    its games in docs/results/league/<env>/)."""
+    from polarzoo.baselines.evaluation.league import ladder_markdown, league_path, load_league
+
+    parts = ["# The league", "",
+             "A frozen, versioned set of reference agents per game, rated on one Elo-like scale (members' mean 1500; "
+             "400 points = 10:1 odds) by a round robin of seeded games: a Bradley-Terry / Plackett-Luce model fitted "
+             "with [choix](https://github.com/lucasmaystre/choix), 95% intervals by a stratified bootstrap over the "
+             "games.  Rate your own agent against it with `python -m polarzoo.baselines.league rate --env ENV --agent "
+             "SPEC` ([benchmark.md](benchmark.md) says how, and how long).", ""]
+    for env_id in LEAGUE_GAMES:
+        parts += [f"## `{env_id}`", ""]
+        if not league_path(env_id).exists():
+            parts += ["No league is shipped for this game yet.", ""]
+            continue
+        league = load_league(env_id, check=False)
+        parts += [ladder_markdown(league), "", f"Built with `{league.protocol.get('command', '?')}`; its games are in "
+                  f"`docs/results/league/{env_id}/games.jsonl`.", ""]
+        if (source_dir / "results" / "league" / env_id / "ladder.png").exists():
+            parts += [f"```{{image}} results/league/{env_id}/ladder.png", f":alt: the {env_id} ladder", ":width: 80%", "```", ""]
+    return "\n".join(parts)
 
 
 def _fence_doctests(text: str) -> str:
@@ -107,6 +136,7 @@ def generate(source_dir: Path) -> None:
         _write(envs / f"{name}.md", env_page(module_name, picture, caption))
     for name, module_name in CLI_PAGES.items():
         _write(cli / f"{name}.md", cli_page(name, module_name))
+    _write(source_dir / "league.md", league_page(source_dir))
     _write(cli / "index.md", "# Command-line tools\n\nEvery page is the tool's own `--help`.  Each is also an entry point "
            "(`polarzoo-train`, `polarzoo-evaluate`, ...; see `pyproject.toml`).\n\n"
            "```{toctree}\n:maxdepth: 1\n\n" + "\n".join(CLI_PAGES) + "\n```\n")
