@@ -44,6 +44,7 @@ from polarzoo.envs.fire_and_ice import kernels as fire_kernels
 from polarzoo.envs.fire_and_ice import render as fire_render
 from polarzoo.envs.fire_and_ice import rules as fire_rules
 from polarzoo.envs.fire_and_ice import solitaire_rules
+from polarzoo.envs.fire_and_ice.encoding import OBSERVATION_SHAPE as FIRE_OBSERVATION_SHAPE
 from polarzoo.envs.fire_and_ice.encoding import observation_tensor as fire_observation
 from polarzoo.envs.fire_and_ice.env import raw_env as fire_env
 from polarzoo.envs.fire_and_ice.solitaire_env import deal_from
@@ -51,6 +52,7 @@ from polarzoo.envs.fire_and_ice.solitaire_env import observation_tensor as solit
 from polarzoo.envs.go_with_the_floe import kernels as floe_kernels
 from polarzoo.envs.go_with_the_floe import render as floe_render
 from polarzoo.envs.go_with_the_floe import rules as floe_rules
+from polarzoo.envs.go_with_the_floe.encoding import OBSERVATION_SHAPE as FLOE_OBSERVATION_SHAPE
 from polarzoo.envs.go_with_the_floe.encoding import observation_tensor as floe_observation
 from polarzoo.envs.go_with_the_floe.env import raw_env as floe_env
 
@@ -132,6 +134,19 @@ class _TwoPlayerState(pyspiel.State):
         return [float(r) for r in self.rules.returns(self.rules_state)]
 
 
+def require_legal(state: Any, action: Any) -> int:
+    """``action`` as an int if it is legal in ``state``; otherwise ``ValueError`` (``TypeError``
+    for a non-integer) naming it, before anything changes: pyspiel applies whatever it is given."""
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise TypeError(f"{state.get_game().get_type().short_name}: an action is an int, got {action!r}")
+    legal = state.legal_actions()
+    if int(action) not in legal:
+        where = "the game is over" if state.is_terminal() else f"{len(legal)} legal actions here"
+        raise ValueError(f"{state.get_game().get_type().short_name}: action {action} is not legal ({where}); "
+                         "state.legal_actions() lists them")
+    return int(action)
+
+
 def _parameter_error(game: str, message: str) -> ValueError:
     return ValueError(f"{game}: {message}")
 
@@ -145,7 +160,7 @@ _FIRE_INFO = pyspiel.GameInfo(num_distinct_actions=fire_rules.NUM_ACTIONS, max_c
 class FireAndIceGame(_Game):
     """Fire & Ice (``fire_and_ice_v0``) in OpenSpiel; see the module docstring."""
 
-    observation_shape = (fire_rules.NUM_ISLANDS, fire_rules.NUM_POSITIONS, 9)
+    observation_shape = FIRE_OBSERVATION_SHAPE
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         super().__init__(_FIRE_TYPE, _FIRE_INFO, params or {})
@@ -180,7 +195,7 @@ class FireAndIceState(_TwoPlayerState):
         return np.flatnonzero(mask).tolist()
 
     def _apply_action(self, action: int) -> None:
-        fire_rules.apply_inplace(self.rules_state, int(action))
+        fire_rules.apply_inplace(self.rules_state, require_legal(self, action))
 
     def _action_to_string(self, player: int, action: int) -> str:
         return fire_rules.action_to_notation(int(action))
@@ -203,7 +218,7 @@ _FLOE_INFO = pyspiel.GameInfo(num_distinct_actions=floe_rules.NUM_ACTIONS, max_c
 class GoWithTheFloeGame(_Game):
     """Go with the Floe (``go_with_the_floe_v0``, one game) in OpenSpiel; player 0 is Black."""
 
-    observation_shape = (floe_rules.SIZE, floe_rules.SIZE, 11)
+    observation_shape = FLOE_OBSERVATION_SHAPE
 
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         super().__init__(_FLOE_TYPE, _FLOE_INFO, params or {})
@@ -225,7 +240,7 @@ class GoWithTheFloeState(_TwoPlayerState):
         return floe_rules.legal_actions(self.rules_state).tolist()
 
     def _apply_action(self, action: int) -> None:
-        floe_rules.apply_inplace(self.rules_state, int(action), decide=floe_kernels.decide)
+        floe_rules.apply_inplace(self.rules_state, require_legal(self, action), decide=floe_kernels.decide)
 
     def _action_to_string(self, player: int, action: int) -> str:
         return floe_rules.action_to_notation(int(action), self.rules_state)
@@ -278,7 +293,7 @@ class SolitaireState(pyspiel.State):
         return np.flatnonzero(solitaire_rules.legal_action_mask(self.rules_state)).tolist()
 
     def _apply_action(self, action: int) -> None:
-        solitaire_rules.apply_inplace(self.rules_state, int(action))
+        solitaire_rules.apply_inplace(self.rules_state, require_legal(self, action))
 
     def _action_to_string(self, player: int, action: int) -> str:
         return solitaire_rules.action_to_notation(int(action))

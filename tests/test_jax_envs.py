@@ -277,3 +277,18 @@ def test_from_rules_is_the_twin_state(name: str, rules_module) -> None:  # type:
         assert int(converted.current_player) == int(state.current_player)
         if reference.winner >= 0:
             break
+
+
+@pytest.mark.parametrize("game", ["fire_and_ice", "go_with_the_floe"])
+def test_bad_actions_and_players_are_refused(game: str) -> None:
+    env = jax_envs.make(game)
+    state = env.init(jax.random.PRNGKey(0))
+    for action in (3.7, True, jnp.float32(3)):
+        with pytest.raises(TypeError, match="an action is an integer"):
+            env.step(state, action)
+    for player, error in ((2, ValueError), (-1, ValueError), (1.0, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="player_id"):
+            env.observe(state, player)
+    legal = int(jnp.flatnonzero(state.legal_action_mask)[0])
+    assert int(jax.jit(env.step)(state, legal)._step_count) == 1
+    assert env.observe(state, 1).shape == jax.jit(env.observe)(state, 1).shape

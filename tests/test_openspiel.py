@@ -177,3 +177,18 @@ def test_the_docs_page_snippet_runs(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=scaled(600))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "openspiel: MCTS (100 simulations) as fire against random:" in result.stdout
+
+
+@pytest.mark.parametrize("name", ["polarzoo_fire_and_ice", "polarzoo_go_with_the_floe", "polarzoo_fire_and_ice_solitaire"])
+def test_an_illegal_or_out_of_range_action_is_refused_and_changes_nothing(name: str) -> None:
+    game = pyspiel.load_game(name)
+    state = game.new_initial_state()
+    legal = state.legal_actions()
+    illegal = next(a for a in range(game.num_distinct_actions()) if a not in legal)
+    before, history = str(state), list(state.history())
+    for action in (illegal, game.num_distinct_actions() + 5):
+        with pytest.raises(ValueError, match="is not legal"):
+            state.apply_action(action)
+        assert str(state) == before and state.history() == history
+    state.apply_action(legal[0])
+    assert state.history() == [legal[0]]

@@ -59,8 +59,12 @@ class TwinEnv(pgx_core.Env):
         return type(self).game_observation(state._x, state._first_player ^ player_id)  # type: ignore[attr-defined]
 
     def step(self, state: pgx_core.State, action: jax.Array, key: jax.Array | None = None) -> pgx_core.State:
-        """pgx's ``Env.step`` (same results, one select per field)."""
-        action = jnp.asarray(action, dtype=jnp.int32)
+        """pgx's ``Env.step`` (same results, one select per field).  ``action`` must be of an integer
+        dtype (``TypeError`` for a float or a bool: ``3.7`` is not move 3)."""
+        action = jnp.asarray(action)
+        if action.dtype == jnp.bool_ or not jnp.issubdtype(action.dtype, jnp.integer):
+            raise TypeError(f"{self.id}: an action is an integer, got dtype {action.dtype}")
+        action = action.astype(jnp.int32)
         over = state.terminated | state.truncated
         illegal = ~state.legal_action_mask[action]
         mover = state.current_player
@@ -75,9 +79,12 @@ class TwinEnv(pgx_core.Env):
         return out.replace(observation=self.observe(out))  # type: ignore[attr-defined]
 
     def observe(self, state: pgx_core.State, player_id: jax.Array | None = None) -> jax.Array:
-        """The observation of ``player_id`` (default: the player to move)."""
+        """The observation of ``player_id`` (default: the player to move): 0 or 1, an integer
+        (``ValueError`` / ``TypeError`` otherwise, where the value is known at trace time)."""
         if player_id is None:
             player_id = state.current_player
+        else:
+            _check_player(self.id, player_id)
         return jax.lax.stop_gradient(self._observe(state, player_id))
 
     def random_action(self, state: pgx_core.State, key: jax.Array) -> jax.Array:
@@ -92,6 +99,14 @@ class TwinEnv(pgx_core.Env):
     @property
     def num_players(self) -> int:
         return 2
+
+
+def _check_player(env_id: str, player_id: Any) -> None:
+    value = player_id if isinstance(player_id, jax.core.Tracer) else np.asarray(player_id)
+    if value.dtype == np.bool_ or not np.issubdtype(value.dtype, np.integer):
+        raise TypeError(f"{env_id}: player_id is an integer (0 or 1), got {player_id!r}")
+    if not isinstance(value, jax.core.Tracer) and not np.all((value >= 0) & (value < 2)):
+        raise ValueError(f"{env_id}: player_id must be 0 or 1 (two players), got {player_id!r}")
 
 
 _BLOCK = 64
