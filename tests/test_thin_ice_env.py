@@ -289,3 +289,22 @@ def test_picture_shows_the_table_the_lattice_and_who_is_who() -> None:
     draw_text(blank, "PLAYER_0 OUT (T)", left=2, bottom=20)
     assert set("PLAYER_0 OUT(T)") <= set(_GLYPHS) and (blank == 255).any()
     env.close()
+
+
+def test_a_snapshot_restores_only_into_an_env_of_its_configuration() -> None:
+    env = thin_ice_v0.raw_env(settle_steps=np.int64(10))  # a NumPy integer is a whole number too
+    env.reset(seed=0)
+    snapshot = env.snapshot()
+    for kwargs, named in (({"num_players": 3}, "num_players=2"), ({"grid": 5}, "grid=7"),
+                          ({"idle_pieces": "parked"}, "physics=")):
+        other = thin_ice_v0.raw_env(**kwargs)
+        other.reset(seed=0)
+        before = other.observe(other.agent_selection)["observation"].copy()
+        with pytest.raises(ValueError, match=named):
+            other.restore(snapshot)
+        assert (other.observe(other.agent_selection)["observation"] == before).all()
+    with pytest.raises(ValueError, match="snapshot"):
+        env.restore({"piles": []})
+    env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
+    env.restore(snapshot)
+    assert env.game.state.phase == snapshot["game"].phase

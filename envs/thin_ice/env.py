@@ -137,7 +137,8 @@ class raw_env(TurnBasedAECEnv):
             piece_friction=check_number("piece_friction", piece_friction, 0.05, 3.0), tremor_position=tremor_mm / 1000,
             tremor_tilt_degrees=check_number("tremor_degrees", tremor_degrees, 0.0, 10.0, "degrees"),
             settle_cap_seconds=check_number("settle_cap_seconds", settle_cap_seconds, 0.1, 30.0, "seconds"),
-            settle_steps=settle_steps, idle_pieces=check_choice("idle_pieces", idle_pieces, IDLE_PIECES),
+            settle_steps=int(settle_steps) if isinstance(settle_steps, np.integer) else settle_steps,
+            idle_pieces=check_choice("idle_pieces", idle_pieces, IDLE_PIECES),
         )
         self.physics_config.validate()
         self.num_players = num_players
@@ -300,13 +301,29 @@ class raw_env(TurnBasedAECEnv):
         AEC bookkeeping)."""
         import copy
 
-        return {**self._move_snapshot(),
+        return {**self._move_snapshot(), "config": self._configuration(),
                 "env": copy.deepcopy((self.rewards, self._cumulative_rewards, self.terminations, self.truncations, self.infos,
                                       self.agents, self.agent_selection, self._plies_taken, self.physics_error))}
 
+    def _configuration(self) -> dict[str, Any]:
+        """What a snapshot must match to be restored here (the piles' scenes and the game's sizes)."""
+        return {"num_players": self.num_players, "grid": self.grid, "pitch": self.pitch,
+                "max_rearrangements": self.max_rearrangements, "physics": self.physics_config}
+
     def restore(self, snapshot: dict[str, Any]) -> None:
+        """Put back a :meth:`snapshot` of this env (or of an env of the same configuration);
+        ``ValueError`` naming the difference otherwise, with nothing changed."""
         import copy
 
+        if not isinstance(snapshot, dict) or "env" not in snapshot or "piles" not in snapshot:
+            raise ValueError("restore() takes a dict from this env's snapshot()")
+        saved = snapshot.get("config")
+        if saved is None:
+            raise ValueError("this snapshot has no configuration (it was not made by this version's snapshot())")
+        mine = self._configuration()
+        if saved != mine:
+            differ = [f"{key}={saved[key]!r} (this env: {mine[key]!r})" for key in mine if saved.get(key) != mine[key]]
+            raise ValueError("the snapshot is of a Thin Ice env of another configuration: " + "; ".join(differ))
         self._restore_move(snapshot)
         (self.rewards, self._cumulative_rewards, self.terminations, self.truncations, self.infos, self.agents,
          self.agent_selection, self._plies_taken, self.physics_error) = copy.deepcopy(snapshot["env"])

@@ -103,7 +103,7 @@ class PhysicsConfig:
             raise TypeError(f"settle_steps must be a whole number of physics steps; got {self.settle_steps!r}")
         for name, (low, high) in checks.items():
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) or not low <= value <= high:
                 raise ValueError(f"{name} must be a number in [{low}, {high}]; got {value!r}")
 
 
