@@ -411,6 +411,26 @@ def test_an_interrupted_evaluation_resumes_to_the_same_table(args: list[str], tm
                           "not an evaluation folder")
 
 
+def test_evaluate_resume_keeps_only_its_own_well_formed_games(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A record of another game or seed, or a damaged one, is played again, not counted; other
+    options beside --resume are refused (the saved command is replayed)."""
+    args = ["--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--games", "2", "--no-progress"]
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    assert run_main(capsys, "polarzoo.baselines.evaluate", *args, "--out", str(whole)).returncode == 0
+    lines = [json.loads(line) for line in (whole / "games.jsonl").read_text().splitlines()]
+    cut.mkdir()
+    (cut / "command.json").write_text((whole / "command.json").read_text())
+    foreign = {**lines[1], "seed": 99}
+    damaged = {**lines[2], "result": "won?"}
+    (cut / "games.jsonl").write_text("\n".join(json.dumps(r) for r in (lines[0], foreign, damaged)) + "\n")
+    resumed = run_main(capsys, "polarzoo.baselines.evaluate", "--resume", str(cut), "--no-progress")
+    assert resumed.returncode == 0 and "1 finished game(s) kept" in resumed.stdout
+    assert "1 damaged or cut-off record(s) and 1 of another command" in resumed.stderr
+    assert json.loads((cut / "eval.json").read_text()) == json.loads((whole / "eval.json").read_text())
+    assert_one_line_error(run_main(capsys, "polarzoo.baselines.evaluate", "--resume", str(cut), "--games", "5"),
+                          "it takes no other options (--games)")
+
+
 @pytest.mark.parametrize("interrupt_at_step", [45, 64])  # inside a rollout / during the update after one
 def test_an_interrupted_run_resumes_to_the_same_weights_and_evaluations(interrupt_at_step: int, tmp_path: Path,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -495,3 +515,24 @@ def test_a_full_disk_during_training_is_one_line_and_the_last_checkpoint_resumes
     assert json.loads((folder / "state.json").read_text())["timesteps"] == 512
     resumed = run_main(capsys, TRAIN, "--resume", str(runs / "full"), "--no-final-eval")
     assert resumed.returncode == 0 and "exactly where it stopped" in resumed.stdout and "1024 timesteps" in resumed.stdout
+
+
+def test_ctrl_c_stops_an_evaluation_with_workers_at_once_and_exits_130(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    process = subprocess.Popen([sys.executable, "-m", "polarzoo.baselines.evaluate", "--env", "fire_and_ice_v0", "--agents",
+                                "random", "mcts:30", "--games", "400", "--workers", "2", "--no-progress", "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    games = out / "games.jsonl"
+    deadline = time.monotonic() + scaled(120)
+    while (not games.exists() or games.stat().st_size == 0) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=scaled(60))
+    assert process.returncode == 130, stderr[-2000:]
+    assert "Traceback" not in stderr and "continue with --resume" in stderr
+    kept = len(games.read_text().splitlines())
+    time.sleep(1.0)
+    assert len(games.read_text().splitlines()) == kept < 1600  # nothing plays on after the exit

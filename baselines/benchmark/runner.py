@@ -124,12 +124,13 @@ def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> d
     atomic_write(folder / "rating" / "rating.json", json.dumps(asdict(rating), indent=2) + "\n")
     out = folder / "eval"
     out.mkdir(parents=True, exist_ok=True)
-    finished = finished_games(out)
+    seed = evaluation.seed + 1000 * spec.seed
+    finished = finished_games(out, spec.game, seed)
     win_rate, intervals = {}, {}
     with (out / "games.jsonl").open("w") as games:  # head_to_head hands back the finished games too
         for name in evaluation.opponents:
             opponent = make_agent(name, spec.game)
-            result = head_to_head(spec.game, agent, opponent, evaluation.games_per_seat, seed=evaluation.seed + 1000 * spec.seed,
+            result = head_to_head(spec.game, agent, opponent, evaluation.games_per_seat, seed=seed,
                                   finished={k: v for k, v in finished.items() if k[1] == opponent.name},
                                   on_game=lambda record: (games.write(json.dumps(record) + "\n"), games.flush()))
             win_rate[name] = result.wins / result.games

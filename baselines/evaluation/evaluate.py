@@ -146,20 +146,45 @@ def plot_learning_curve(run_dir: Path, path: Path) -> bool:
     return True
 
 
-def finished_games(out: Path) -> dict[tuple, dict[str, Any]]:
+def finished_games(out: Path, env_id: str | None = None, seed: int | None = None) -> dict[tuple, dict[str, Any]]:
     """The games an interrupted evaluation left in ``out/games.jsonl``, by
-    :func:`~polarzoo.baselines.evaluation.tournament.game_key` (a line cut off by the interruption is skipped)."""
+    :func:`~polarzoo.baselines.evaluation.tournament.game_key`: only well-formed records of ``env_id``
+    and ``seed`` (when given) are kept; a line cut off by the interruption, a damaged record or a
+    record of another command is played again (said once, with how many)."""
     found: dict[tuple, dict[str, Any]] = {}
     path = out / "games.jsonl"
     if not path.exists():
         return found
+    skipped, foreign = 0, 0
     for line in path.read_text().splitlines():
         try:
             record = json.loads(line)
-            found[game_key(record)] = record
-        except (json.JSONDecodeError, KeyError, TypeError):
+            key = game_key(record)
+            _check_record(record)
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+            skipped += 1
             continue
+        if (env_id is not None and record.get("env") != env_id) or (seed is not None and record.get("seed") != seed):
+            foreign += 1
+            continue
+        found[key] = record
+    if skipped or foreign:
+        print(f"note: {path}: {skipped} damaged or cut-off record(s) and {foreign} of another command (another game "
+              "or seed) are not kept; those games are played again", file=sys.stderr)
     return found
+
+
+def _check_record(record: dict[str, Any]) -> None:
+    """``ValueError`` for a record whose fields are not what the evaluation wrote."""
+    if not isinstance(record.get("length"), int) or not isinstance(record.get("game"), int):
+        raise ValueError("length and game must be whole numbers")
+    if "rotation" in record:
+        seats = len(record["seats"])
+        if not all(len(record[k]) == seats for k in ("points", "rewards", "went_out", "illegal")):
+            raise ValueError("a field per seat is missing")
+        [float(x) for x in (*record["points"], *record["rewards"])]
+    elif record.get("result") not in ("win", "draw", "loss") or not isinstance(record.get("illegal"), int):
+        raise ValueError("result must be win, draw or loss")
 
 
 class _Writer:
@@ -331,8 +356,13 @@ def main(argv: list[str] | None = None) -> None:
         except (OSError, ValueError, KeyError, TypeError) as error:
             parser.error(f"--resume {args.resume}: not an evaluation folder (no readable command.json: {error})")
         folder = args.resume
+        given = [a for a in (sys.argv[1:] if argv is None else list(argv)) if a not in ("--no-progress",)]
+        extra = [a for a in given if a.startswith("--") and a not in ("--resume",) and not a.startswith("--resume=")]
+        if extra:
+            parser.error(f"--resume replays the saved command of {folder}; it takes no other options ({', '.join(extra)}): "
+                         "start a new evaluation to change them")
         args = parser.parse_args([*saved, "--out", str(folder)] + (["--no-progress"] if args.no_progress else []))
-        finished = finished_games(folder)
+        finished = finished_games(folder, args.env, args.seed)
         print(f"resuming {folder}: {len(finished)} finished game(s) kept", flush=True)
     if args.env is None:
         parser.error("the following arguments are required: --env (or --resume OUT to continue an evaluation)")

@@ -75,7 +75,11 @@ def _play_task(task: tuple[str, list[Any], int, dict[str, Any] | None]) -> GameR
 def _quiet_worker() -> None:
     # One thread per worker: the workers already use every core between them.
     import os
+    import signal
 
+    # Ctrl-C is the parent's to handle (it cancels the games not started and exits 130); a worker
+    # finishes its game instead of printing a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ["OMP_NUM_THREADS"] = "1"
     try:
         import torch
@@ -217,8 +221,8 @@ def head_to_head(
             result.lengths.append(length)
             result.illegal += illegal
             if on_game is not None:
-                on_game({"agent": first.name, "opponent": second.name, "agent_seat": seat, "game": game,
-                         "result": ("win", "draw", "loss")[outcome], "length": length, "illegal": illegal})
+                on_game({"env": env_id, "seed": seed, "agent": first.name, "opponent": second.name, "agent_seat": seat,
+                         "game": game, "result": ("win", "draw", "loss")[outcome], "length": length, "illegal": illegal})
             if progress:
                 progress()
         result.by_seat[seat] = SeatTally(*tally)
@@ -373,7 +377,8 @@ def multiplayer_table(
                 entry.lengths.append(length)
                 entry.illegal += illegal[seat]
             if on_game is not None:
-                on_game({"seats": [a.name for a in lineup], "rotation": rotation, "game": game, "points": points,
+                on_game({"env": env_id, "seed": seed, "seats": [a.name for a in lineup], "rotation": rotation, "game": game,
+                         "points": points,
                          "rewards": rewards, "ranks": ranks, "went_out": went, "length": length, "illegal": illegal})
             if progress:
                 progress()
