@@ -99,6 +99,8 @@ def test_bad_models_and_specs(tiny_runs: dict[str, Path], tmp_path: Path) -> Non
     (["--env", "thin_ice"], "invalid choice"),
     (["--seed", "-1"], "must be a whole number >= 0"),
     (["--minibatch", "100000"], "more than an iteration's positions"),
+    (["--learning-rate", "nan"], "--learning-rate must be a number in (0, 1]"),
+    (["--learning-rate", "-1"], "--learning-rate must be a number in (0, 1]"),
 ])
 def test_cli_errors(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
@@ -111,6 +113,31 @@ def test_resume_of_a_folder_that_is_not_a_run(tmp_path: Path, capsys: pytest.Cap
     with pytest.raises(SystemExit):
         az.main(["--resume", str(tmp_path)])
     assert "not a readable alphazero_jax run folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("config, checkpoint", [
+    ('{"env": "fire_and_ice", "learning_rate": "x"}', b""),
+    ('{"env": "fire_and_ice", "dim": 0}', b""),
+    ('{"env": "fire_and_ice"}', b"garbage"),
+    ('{"env": "fire_and_ice"}', b"\x80\x04K\x01."),  # a pickle of the number 1
+])
+def test_a_damaged_run_folder_is_one_line(config: str, checkpoint: bytes, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "config.json").write_text(config)
+    (tmp_path / "checkpoint.pkl").write_bytes(checkpoint)
+    with pytest.raises(SystemExit) as exit_info:
+        az.main(["--resume", str(tmp_path)])
+    assert exit_info.value.code == 2 and "not a readable alphazero_jax run folder" in capsys.readouterr().err
+
+
+def test_a_truncated_model_file_is_refused_by_name(tmp_path: Path) -> None:
+    from polarzoo.baselines.agents.pretrained import PRETRAINED_DIR
+
+    source = PRETRAINED_DIR / "fire_and_ice_v0_az_jax.npz"
+    (tmp_path / "model.npz").write_bytes(source.read_bytes()[:5000])
+    (tmp_path / "model.json").write_text(source.with_suffix(".json").read_text())
+    with pytest.raises(ValueError, match="is not a readable az-jax model"):
+        make_agent(f"az-jax:{tmp_path / 'model.npz'}", "fire_and_ice_v0")
 
 
 def test_the_pretrained_az_jax_model_loads_from_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

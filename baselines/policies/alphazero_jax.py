@@ -8,6 +8,7 @@ Trained by :mod:`polarzoo.baselines.training.alphazero_jax`; played by
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -144,7 +145,7 @@ def load_model(path: str | Path) -> tuple[NetworkConfig, dict[str, Any], dict[st
     try:
         meta = json.loads(meta_path.read_text())
         arrays = dict(np.load(path))
-    except (ValueError, OSError, json.JSONDecodeError) as error:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:  # JSONDecodeError is a ValueError
         raise ValueError(f"{path} is not a readable az-jax model ({error})") from None
     if meta.get("format") != MODEL_FORMAT or meta.get("env") not in GAMES:
         raise ValueError(f"{meta_path} does not describe an az-jax model")

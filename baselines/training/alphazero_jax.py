@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 import pickle
 import signal
@@ -193,6 +194,29 @@ class Progress:
     positions: int = 0
     seconds: float = 0.0
     evaluations: list[dict[str, float]] = field(default_factory=list)
+
+
+def check_config(config: TrainConfig) -> None:
+    """``ValueError`` for a config.json whose values no run could have written."""
+    if config.env not in GAMES:
+        raise ValueError(f"env must be one of {sorted(GAMES)}, got {config.env!r}")
+    for name in ("iterations", "games", "plies", "simulations", "minibatch", "epochs", "dim", "blocks", "eval_games"):
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
+    if not isinstance(config.learning_rate, (int, float)) or not math.isfinite(config.learning_rate) or not 0 < config.learning_rate <= 1:
+        raise ValueError(f"learning_rate must be in (0, 1], got {config.learning_rate!r}")
+
+
+def check_checkpoint(blob: Any, config: TrainConfig) -> None:
+    """``ValueError`` for a checkpoint.pkl that is not one :func:`save_checkpoint` wrote for ``config``."""
+    if not isinstance(blob, dict) or not {"params", "opt_state", "key", "progress"} <= set(blob):
+        raise ValueError("checkpoint.pkl lacks the network, the optimiser, the key or the progress")
+    Progress(**blob["progress"])
+    embed = np.asarray(blob["params"]["embed"])
+    if embed.shape[1] != config.dim or not np.all(np.isfinite(embed)):
+        raise ValueError(f"checkpoint.pkl's network does not match config.json (width {embed.shape[1]}, config {config.dim}) "
+                         "or holds non-finite weights")
 
 
 def save_checkpoint(run_dir: Path, params: Any, opt_state: Any, key: Any, progress: Progress) -> None:
@@ -364,6 +388,8 @@ def _main(argv: list[str] | None) -> None:
     apply_quick(parser, args, sys.argv[1:] if argv is None else argv)
     require_at_least(parser, args, 1, "iterations", "games", "plies", "simulations", "minibatch", "epochs", "dim", "blocks", "eval_games")
     require_at_least(parser, args, 0, "eval_every", "final_eval_games")
+    if not math.isfinite(args.learning_rate) or not 0 < args.learning_rate <= 1:
+        parser.error(f"--learning-rate must be a number in (0, 1], got {args.learning_rate}")
     try:
         require_jax()
     except ImportError as error:
@@ -374,9 +400,11 @@ def _main(argv: list[str] | None) -> None:
         run_dir = args.resume
         try:
             config = TrainConfig(**json.loads((run_dir / "config.json").read_text()))
+            check_config(config)
             resume_blob = pickle.loads((run_dir / "checkpoint.pkl").read_bytes())
-        except (OSError, ValueError, TypeError, pickle.UnpicklingError, EOFError) as error:
-            parser.error(f"--resume {run_dir}: not a readable alphazero_jax run folder ({error})")
+            check_checkpoint(resume_blob, config)
+        except Exception as error:  # any damage: name the folder, not the unpickler's internals
+            parser.error(f"--resume {run_dir}: not a readable alphazero_jax run folder ({type(error).__name__}: {error})")
         if any(a == "--iterations" or a.startswith("--iterations=") for a in raw):
             config.iterations = args.iterations
     else:
