@@ -210,9 +210,10 @@ def league_lineups(members: Sequence[Any], players: int) -> list[list[Any]]:
 # ------------------------------------------------------------------------------ build
 def build(env_id: str, specs: Sequence[str], games: int, out: Path, seed: int = 0, players: Sequence[int] = (2,),
           version: int = 1, workers: int = 1, bootstrap: int = 500, show_progress: bool = True,
-          command: str = "") -> League:
+          command: str = "", multi_games: int | None = None) -> League:
     """Play the league's round robin into ``out/games.jsonl`` (games already there are kept) and
-    fit its ratings; writes ``league.json``, ``ladder.md`` and ``ladder.png`` into ``out``."""
+    fit its ratings; writes ``league.json``, ``ladder.md`` and ``ladder.png`` into ``out``.
+    ``games`` per 2-player lineup, ``multi_games`` (default ``games``) per lineup of 3+ players."""
     members = [make_agent(spec, env_id) for spec in specs]
     names = [m.name for m in members]
     if len(set(names)) != len(names):
@@ -222,7 +223,8 @@ def build(env_id: str, specs: Sequence[str], games: int, out: Path, seed: int = 
         kwargs = None if n == 2 and env_id != "thin_ice_v0" else {"num_players": n}
         if len(members) < n:
             raise ValueError(f"{n}-player games need at least {n} members, got {len(members)}")
-        schedule += [(lineup, game, kwargs) for lineup in league_lineups(members, n) for game in range(games)]
+        per_lineup = games if n == 2 or multi_games is None else multi_games
+        schedule += [(lineup, game, kwargs) for lineup in league_lineups(members, n) for game in range(per_lineup)]
     log = GameLog(out / "games.jsonl", read_games(out / "games.jsonl"))
     bar = progress(len(schedule), "games", "game", show_progress)
     try:
@@ -237,7 +239,7 @@ def build(env_id: str, specs: Sequence[str], games: int, out: Path, seed: int = 
     wanted = {(tuple(a.name for a in lineup), game) for lineup, game, _ in schedule}
     lines = [line for key, line in log.games.items() if key in wanted]
     league = fit_league(env_id, version, specs, names, lines, bootstrap, seed)
-    league.protocol = {"games_per_lineup": games, "seed": seed, "players": list(players), "command": command,
+    league.protocol = {"games_per_lineup": games, "games_per_multiplayer_lineup": multi_games or games, "seed": seed, "players": list(players), "command": command,
                        "games": len(lines), "prior_draws": ratings.PRIOR_DRAWS, "bootstrap_samples": bootstrap,
                        "rating_library": "choix (Bradley-Terry, ilsr_pairwise_dense)"}
     atomic_write(out / "league.json", json.dumps(league.as_dict(), indent=2) + "\n")
@@ -455,6 +457,8 @@ def _parser() -> argparse.ArgumentParser:
     build_parser.add_argument("--members", nargs="+", required=True, help="the members' agent specs, weakest to strongest")
     build_parser.add_argument("--games", type=int, default=100, help="seeded games per lineup (a pair in one seat order)")
     build_parser.add_argument("--players", type=int, nargs="+", default=[2], help="player counts to play (Thin Ice: 2-6)")
+    build_parser.add_argument("--multi-games", type=int, default=None,
+                              help="seeded games per lineup of 3+ players (default: --games)")
     build_parser.add_argument("--seed", type=seed_type, default=0, help="first seed")
     build_parser.add_argument("--version", type=int, default=1, help="the league's version (raise it when its members change)")
     build_parser.add_argument("--bootstrap", type=int, default=500, help="bootstrap resamples for the intervals")
@@ -501,8 +505,10 @@ def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[
     writable_folder_or_exit(parser, "--out", args.out)
     print(f"league folder: {args.out}", flush=True)
     command = " ".join([prog_name(MODULE), *raw])
+    if args.multi_games is not None and args.multi_games < 1:
+        parser.error("--multi-games must be at least 1")
     league = build(args.env, args.members, args.games, args.out, args.seed, args.players, args.version, args.workers,
-                   args.bootstrap, not args.no_progress, command)
+                   args.bootstrap, not args.no_progress, command, args.multi_games)
     print(ladder_markdown(league))
     if args.publish:
         LEAGUES_DIR.mkdir(exist_ok=True)
