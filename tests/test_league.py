@@ -133,3 +133,17 @@ def test_cli_errors_are_one_line(small_league: Path, tmp_path: Path) -> None:
     assert bad.returncode == 2 and "not a readable league file" in bad.stderr and "Traceback" not in bad.stderr
     shown = _cli("show", "--env", ENV, "--league", str(small_league))
     assert shown.returncode == 0 and "heuristic" in shown.stdout
+
+
+@pytest.mark.slow
+def test_a_thin_ice_league_of_2_and_3_players_on_one_scale(tmp_path: Path) -> None:
+    pytest.importorskip("mujoco")
+    members = ["random", "heuristic:1", "heuristic:2"]
+    league = build("thin_ice_v0", members, games=2, out=tmp_path / "league", players=(2, 3), multi_games=1, bootstrap=20,
+                   show_progress=False)
+    assert league.protocol["games"] == 3 * 2 * 2 + 3  # pairs in both seats, twice; one lineup of 3 in its 3 rotations
+    assert set(league.by_players) == {"2", "3"} and set(league.by_players["3"]) == {"random", "heuristic:1", "heuristic:2"}
+    rated = rate("thin_ice_v0", make_agent("heuristic:3", "thin_ice_v0"), league, tmp_path / "rate", width=10_000,
+                 min_rounds=1, players=3, log=lambda _: None)
+    assert rated.games == 3 * 3  # each pair of members with it, in the 3 rotations
+    assert {e["opponent"] for e in rated.per_opponent} == set(members)
