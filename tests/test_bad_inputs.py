@@ -143,3 +143,12 @@ def test_fuzz_keeps_the_invariants(module: Any, steps: int, kind: str) -> None:
             while env.agents:
                 env.step(None)
     assert ends >= starts - 1 and (ends >= 5 or module is thin_ice_v0)
+
+
+def test_a_board_game_model_given_to_thin_ice_is_refused_at_load() -> None:
+    pytest.importorskip("sb3_contrib")
+    from polarzoo.baselines.agents import make_agent, pretrained_path
+
+    for spec in (f"model:{pretrained_path('fire_and_ice_v0')}", f"search:2:{pretrained_path('go_with_the_floe_v0')}"):
+        with pytest.raises(ValueError, match="model .* actions.*not a thin_ice_v0 one"):
+            make_agent(spec, "thin_ice_v0")

@@ -31,16 +31,19 @@ class PolicyAgent:
         size differs from ``env_id``'s default env): said at load time, not at the first move."""
         from polarzoo.envs import ENVIRONMENTS
 
-        if env_id not in ENVIRONMENTS or env_id == "thin_ice_v0":  # Thin Ice: sizes vary with its arguments
+        games = {2402: "fire_and_ice_v0", 1025: "go_with_the_floe_v0"}
+        model_actions = getattr(self.model.action_space, "n", None)
+        if env_id == "thin_ice_v0" and model_actions in games:  # Thin Ice's sizes vary with its arguments; a board game's do not
+            raise ValueError(f"{self.path or 'the model'} is a {games[model_actions]} model ({model_actions} actions), "
+                             "not a thin_ice_v0 one")
+        if env_id not in ENVIRONMENTS or env_id == "thin_ice_v0":
             return self
         probe = ENVIRONMENTS[env_id].raw_env()
         agent = probe.possible_agents[0]
         actions = probe.action_space(agent).n
         size = int(np.prod(probe.observation_space(agent)["observation"].shape))
-        model_actions = getattr(self.model.action_space, "n", None)
         model_size = int(np.prod(self.model.observation_space.shape))
         if model_actions != actions or model_size != size:
-            games = {2402: "fire_and_ice_v0", 1025: "go_with_the_floe_v0"}
             hint = f" (it looks like a {games[model_actions]} model)" if model_actions in games else ""
             raise ValueError(f"{self.path or 'the model'} does not fit {env_id}: it takes {model_size} observation values "
                              f"and {model_actions} actions, {env_id} has {size} and {actions}{hint}")

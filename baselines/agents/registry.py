@@ -73,7 +73,7 @@ def make_agent(spec: str, env_id: str) -> Any:
             raise ValueError(f"search:K is the Thin Ice policy look-ahead; for {env_id} use az:N or mcts:N")
         count, _, path = argument.partition(":")
         k = _count(count, "search", 4)
-        policy = PolicyAgent(model_path(path)) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
+        policy = PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
         return ThinIceSearch(policy, k, name=f"search:{k}" + (f":{Path(path).parent.name}" if path else ""))
     if kind == "az-jax":
         count, _, path = argument.partition(":")

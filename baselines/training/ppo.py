@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents import PolicyAgent, make_agent, pretrained_path
-from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, run_dir_or_exit, seed as seed_type
+from polarzoo.baselines.cli.runs import (HelpFormatter, atomic_write, prog_name, run_dir_or_exit, seed as seed_type,
+                                         writable_folder_or_exit)
 from polarzoo.baselines.evaluation.evaluate import evaluate
 from polarzoo.baselines.evaluation.tournament import head_to_head, seat_names, wilson_interval
 from polarzoo.baselines.training.imitation import clone, collect_demonstrations
@@ -723,6 +724,7 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--resume {run_dir}: no such folder")
         if not (run_dir / "config.yaml").exists():
             parser.error(f"--resume {run_dir}: not a training run folder (no config.yaml); start a new run with --env")
+        writable_folder_or_exit(parser, "--resume", run_dir)  # checkpoints are written into it
         try:
             saved = yaml.safe_load((run_dir / "config.yaml").read_text())
             # Keys added to the packaged defaults after the run started take their defaults.
