@@ -536,3 +536,23 @@ def test_ctrl_c_stops_an_evaluation_with_workers_at_once_and_exits_130(tmp_path:
     kept = len(games.read_text().splitlines())
     time.sleep(1.0)
     assert len(games.read_text().splitlines()) == kept < 1600  # nothing plays on after the exit
+
+
+def test_a_checkpoint_cut_inside_its_nested_archive_falls_back_to_the_previous_one(tmp_path: Path) -> None:
+    """A latest.zip whose outer CRCs hold but whose policy.pth (itself an archive) is cut: the
+    resume takes previous.zip instead of a traceback."""
+    import zipfile
+
+    from polarzoo.baselines.agents import pretrained_path
+    from polarzoo.baselines.training.ppo import read_checkpoint_state
+
+    folder = tmp_path / "checkpoints"
+    folder.mkdir()
+    with zipfile.ZipFile(pretrained_path("fire_and_ice_v0")) as source, zipfile.ZipFile(folder / "latest.zip", "w") as cut:
+        for name in source.namelist():
+            data = source.read(name)
+            cut.writestr(name, data[: len(data) // 2] if name == "policy.pth" else data)
+    (folder / "previous.zip").write_bytes(pretrained_path("fire_and_ice_v0").read_bytes())
+    for name, steps in (("state.json", 10), ("previous_state.json", 5)):
+        (folder / name).write_text(json.dumps({"timesteps": steps}))
+    assert read_checkpoint_state(tmp_path) == ({"timesteps": 5}, "previous.zip")

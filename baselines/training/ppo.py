@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import os
 import shlex
@@ -412,6 +413,10 @@ def read_checkpoint_state(run_dir: Path) -> tuple[dict[str, Any], str]:
                 raise ValueError("no timesteps")
             with zipfile.ZipFile(model_path) as archive:
                 damaged = archive.testzip()  # the first member whose CRC fails, or None
+                # torch's .pth members are archives themselves: a cut inside one can pass the outer CRCs
+                for member in (name for name in archive.namelist() if name.endswith(".pth") and damaged is None):
+                    with zipfile.ZipFile(io.BytesIO(archive.read(member))) as nested:
+                        damaged = nested.testzip() and f"{member}/{nested.testzip()}"
             if damaged is not None:
                 raise ValueError(f"{damaged} is damaged")
             return state, model_name
