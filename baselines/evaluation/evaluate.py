@@ -380,6 +380,9 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--env-kwargs is not JSON ({error.msg}): {args.env_kwargs}")
         if not isinstance(env_kwargs, dict):
             parser.error("--env-kwargs must be a JSON object, e.g. '{\"num_players\": 3}'")
+        if "render_mode" in env_kwargs:
+            parser.error("--env-kwargs: render_mode is not for evaluations (they draw nothing; games.jsonl records every "
+                         "game); watch a game with python -m polarzoo.baselines.play")
         try:
             ENVIRONMENTS[args.env].raw_env(**env_kwargs)
         except (TypeError, ValueError) as error:
