@@ -120,9 +120,11 @@ def main(argv: list[str] | None = None) -> None:
         "solver": play(SolverPolicy(), args.deals, first),
         "training": {"timesteps": args.timesteps, "seconds": None if args.model else seconds},
     }
+    written = True
     try:
         atomic_write(args.out / "solitaire.json", json.dumps(results, indent=2))
     except OSError as error:
+        written = False
         print(f"warning: cannot write {args.out / 'solitaire.json'} ({error.strerror or error}); the table below is the result",
               file=sys.stderr)
     print("| policy | deals | solved | success rate [95% CI] | mean pegs left |")
@@ -132,7 +134,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"| {name} | {r['deals']} | {r['solved']} | {r['success_rate']:.1%} [{r['ci95'][0]:.1%}, {r['ci95'][1]:.1%}] | "
               f"{r['mean_pegs_left']:.1f} |")
     how = f"loaded {args.model} ({args.timesteps} timesteps)" if args.model else f"trained for {args.timesteps} timesteps in {seconds:.0f} s"
-    print(f"\n{how}; results in {args.out / 'solitaire.json'}")
+    print(f"\n{how}; " + (f"results in {args.out / 'solitaire.json'}" if written else "nothing was written (see the warning above)"))
+    if not written:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
