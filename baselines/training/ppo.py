@@ -414,9 +414,12 @@ def read_checkpoint_state(run_dir: Path) -> tuple[dict[str, Any], str]:
             with zipfile.ZipFile(model_path) as archive:
                 damaged = archive.testzip()  # the first member whose CRC fails, or None
                 # torch's .pth members are archives themselves: a cut inside one can pass the outer CRCs
-                for member in (name for name in archive.namelist() if name.endswith(".pth") and damaged is None):
-                    with zipfile.ZipFile(io.BytesIO(archive.read(member))) as nested:
-                        damaged = nested.testzip() and f"{member}/{nested.testzip()}"
+                for member in (name for name in archive.namelist() if name.endswith(".pth")):
+                    data = archive.read(member)
+                    if damaged is None and data.startswith(b"PK\x03\x04"):  # torch's zip format (not the legacy pickle)
+                        with zipfile.ZipFile(io.BytesIO(data)) as nested:
+                            inner = nested.testzip()
+                        damaged = None if inner is None else f"{member}/{inner}"
             if damaged is not None:
                 raise ValueError(f"{damaged} is damaged")
             return state, model_name
