@@ -338,3 +338,22 @@ def test_the_auto_thread_count_does_not_depend_on_the_load(monkeypatch) -> None:
     busy, why = choose_torch_threads({"torch_threads": 0, "vec_env": "dummy"})
     assert busy == idle >= 1 and "busy" in why
     assert choose_torch_threads({"torch_threads": 3, "vec_env": "dummy"})[0] == 3
+
+
+def test_a_random_opening_makes_deterministic_agents_play_different_games() -> None:
+    """Fire & Ice has no chance: two greedy policies play one game over and over, unless the first
+    plies are a random opening (drawn from its own seed: the same opening with the seats swapped)."""
+    from polarzoo.baselines.agents import make_agent
+    from polarzoo.baselines.evaluation.tournament import play_game
+
+    first, second = make_agent("pretrained", "fire_and_ice_v0"), make_agent("heuristic", "fire_and_ice_v0")
+    plain = {tuple(play_game("fire_and_ice_v0", [first, first], seed).scores) + (play_game(
+        "fire_and_ice_v0", [first, first], seed).length,) for seed in range(4)}
+    assert len(plain) == 1  # the same game every time
+    lengths = {play_game("fire_and_ice_v0", [first, first], 0, opening=(seed, 2)).length for seed in range(6)}
+    assert len(lengths) > 1
+    from polarzoo.baselines.evaluation.league import lineup_seed, opening_seed
+
+    names = (first.name, second.name)
+    assert opening_seed(0, names, 3) == opening_seed(0, names[::-1], 3) != opening_seed(0, names, 4)  # paired
+    assert lineup_seed(0, names, 3) != lineup_seed(0, names[::-1], 3)

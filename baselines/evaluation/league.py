@@ -46,6 +46,10 @@ from polarzoo.envs._common.extras import MissingExtra
 from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord, seat_names, wilson_interval
 
 LEAGUE_FORMAT = "polarzoo league v1"
+#: Random opening moves per game before the agents play (paired: the same opening in every seat
+#: order of a lineup).  The board games have no chance, so two deterministic agents would play
+#: one game over and over; Thin Ice's physics has its own.
+OPENING_PLIES = {"fire_and_ice_v0": 2, "go_with_the_floe_v0": 2}
 LEAGUES_DIR = Path(__file__).resolve().parents[1] / "leagues"
 MODULE = "polarzoo.baselines.league"
 
@@ -129,6 +133,11 @@ def lineup_seed(seed: int, lineup: Sequence[str], game: int) -> int:
     return seed + 7919 * game + zlib.crc32("|".join(lineup).encode()) % 1_000_003
 
 
+def opening_seed(seed: int, lineup: Sequence[str], game: int) -> int:
+    """The seed of game ``game``'s opening: the same for every seat order of the lineup."""
+    return seed * 1_000_003 + 7919 * game + zlib.crc32("|".join(sorted(lineup)).encode()) % 1_000_003
+
+
 def game_record(lineup: Sequence[str], game: int, record: GameRecord) -> dict[str, Any]:
     """One line of ``games.jsonl``: the seats' agents, the game's index, each seat's points (the
     env's ``result()["points"]`` where it has them, else the rewards) and its length."""
@@ -182,13 +191,14 @@ class GameLog:
 
 
 def play_lineups(env_id: str, lineups: Sequence[tuple[list[Any], int]], seed: int, env_kwargs: dict[str, Any] | None,
-                 log: GameLog, pool: GamePool, tick: Callable[[], None] | None = None) -> None:
+                 log: GameLog, pool: GamePool, tick: Callable[[], None] | None = None, opening_plies: int = 0) -> None:
     """Every ``(agents in seat order, game index)`` not yet in ``log``, played and logged."""
     todo = []
     for agents, game in lineups:
         names = tuple(a.name for a in agents)
         if (names, game) not in log.games:
-            todo.append((names, game, (env_id, list(agents), lineup_seed(seed, names, game), env_kwargs)))
+            opening = (opening_seed(seed, names, game), opening_plies) if opening_plies else None
+            todo.append((names, game, (env_id, list(agents), lineup_seed(seed, names, game), env_kwargs, opening)))
         elif tick:
             tick()
     for (names, game, _), record in zip(todo, pool.play([task for *_, task in todo])):
@@ -231,7 +241,8 @@ def build(env_id: str, specs: Sequence[str], games: int, out: Path, seed: int = 
         with GamePool(workers) as pool:
             for kwargs in dict.fromkeys(json.dumps(k) for *_, k in schedule):
                 part = [(lineup, game) for lineup, game, k in schedule if json.dumps(k) == kwargs]
-                play_lineups(env_id, part, seed, json.loads(kwargs), log, pool, bar.update if bar else None)
+                play_lineups(env_id, part, seed, json.loads(kwargs), log, pool, bar.update if bar else None,
+                             OPENING_PLIES.get(env_id, 0))
     finally:
         log.close()
         if bar:
@@ -239,7 +250,8 @@ def build(env_id: str, specs: Sequence[str], games: int, out: Path, seed: int = 
     wanted = {(tuple(a.name for a in lineup), game) for lineup, game, _ in schedule}
     lines = [line for key, line in log.games.items() if key in wanted]
     league = fit_league(env_id, version, specs, names, lines, bootstrap, seed)
-    league.protocol = {"games_per_lineup": games, "games_per_multiplayer_lineup": multi_games or games, "seed": seed, "players": list(players), "command": command,
+    league.protocol = {"opening_plies": OPENING_PLIES.get(env_id, 0), "games_per_lineup": games,
+                       "games_per_multiplayer_lineup": multi_games or games, "seed": seed, "players": list(players), "command": command,
                        "games": len(lines), "prior_draws": ratings.PRIOR_DRAWS, "bootstrap_samples": bootstrap,
                        "rating_library": "choix (Bradley-Terry, ilsr_pairwise_dense)"}
     atomic_write(out / "league.json", json.dumps(league.as_dict(), indent=2) + "\n")
@@ -355,7 +367,8 @@ def rate(env_id: str, agent: Any, league: League, out: Path, width: float = 100.
                 played = len(_games_of(game_log, agent.name, rounds))
                 if played + len(lineups) > max_games and rounds > 0:
                     break
-                play_lineups(env_id, lineups, seed, kwargs, game_log, pool)
+                play_lineups(env_id, lineups, seed, kwargs, game_log, pool,
+                             opening_plies=int(league.protocol.get("opening_plies", 0)))
                 rounds += 1
                 # only the rounds played so far: a resumed log may hold later rounds' games already
                 games = [to_game(line) for line in _games_of(game_log, agent.name, rounds)]

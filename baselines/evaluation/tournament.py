@@ -23,13 +23,21 @@ class GameRecord:
     result: dict[str, Any] = field(default_factory=dict)  # the env's own ``result()`` (points, rules, ...)
 
 
-def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[str, Any] | None = None) -> GameRecord:
-    """One seeded game, ``agents[i]`` in seat ``i``.  An illegal action ends the game, lost."""
+def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[str, Any] | None = None,
+              opening: tuple[int, int] | None = None) -> GameRecord:
+    """One seeded game, ``agents[i]`` in seat ``i``.  An illegal action ends the game, lost.
+
+    ``opening = (opening_seed, plies)``: the first ``plies`` moves are uniformly random legal
+    moves drawn from ``opening_seed`` alone, so two deterministic agents do not play the same
+    game every time, and the same opening can be played with the seats swapped (a paired
+    opening, as engine matches in chess are played)."""
     from polarzoo.envs import ENVIRONMENTS
 
     env = ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {}))
     env.reset(seed=seed)
     rng = np.random.default_rng(seed + 1_000_003)
+    opening_rng = np.random.default_rng(opening[0]) if opening else None
+    opening_plies = opening[1] if opening else 0
     seat_of = {agent: i for i, agent in enumerate(env.possible_agents)}
     totals = [0.0] * len(agents)
     illegal = [0] * len(agents)
@@ -40,6 +48,10 @@ def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[st
         totals[seat] += reward
         if termination or truncation:
             env.step(None)
+            continue
+        if length < opening_plies:
+            env.step(int(opening_rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))))
+            length += 1
             continue
         action = agents[seat].act(env, agent, rng)
         if not env.observe(agent)["action_mask"][action]:
@@ -68,7 +80,7 @@ def seat_names(env_id: str, env_kwargs: dict[str, Any] | None = None) -> list[st
         env.close()
 
 
-def _play_task(task: tuple[str, list[Any], int, dict[str, Any] | None]) -> GameRecord:
+def _play_task(task: tuple) -> GameRecord:
     return play_game(*task)
 
 
