@@ -24,6 +24,7 @@ import contextlib
 import json
 import os
 import pickle
+import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -98,6 +99,8 @@ def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
         model = run_dir / "model.zip"
         if not model.exists():
             resume = (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
+            if not resume:
+                _start_afresh(run_dir)
             run_dir.mkdir(parents=True, exist_ok=True)
             atomic_write(run_dir / "config.json", json.dumps(config, indent=2))
             ppo.train(config, run_dir, resume=resume, seed=spec.seed, progress_bar=False, final_eval=False, log_every=60)
@@ -106,6 +109,8 @@ def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
     config = alphazero_jax.TrainConfig(env=protocol.TWIN_GAMES[spec.game], seed=spec.seed, final_eval_games=0, **settings)
     model = run_dir / "model.npz"
     if not model.exists():
+        if not (run_dir / "checkpoint.pkl").exists():
+            _start_afresh(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write(run_dir / "config.json", json.dumps(asdict(config), indent=2))
         resume = pickle.loads((run_dir / "checkpoint.pkl").read_bytes()) if (run_dir / "checkpoint.pkl").exists() else None
@@ -114,6 +119,16 @@ def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
     agent = AlphaZeroJaxAgent(model, spec.game)
     agent.name = name
     return agent, {"iterations": config.iterations, "train_seconds": checkpoint["progress"]["seconds"]}
+
+
+def _start_afresh(run_dir: Path) -> None:
+    """Training starts from scratch (no checkpoint here, e.g. a folder committed without its
+    checkpoints): what an earlier start left (its evaluations, the rating and games of its
+    model) must not be mixed with the new run's."""
+    for stale in (run_dir, run_dir.parent / "rating", run_dir.parent / "eval"):
+        if stale.exists():
+            print(f"starting afresh: removing {stale} (no checkpoint to continue from)", flush=True)
+            shutil.rmtree(stale)
 
 
 def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> dict[str, Any]:
