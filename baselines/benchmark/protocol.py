@@ -31,8 +31,9 @@ ALGORITHMS: dict[str, Algorithm] = {
     "az-jax": Algorithm("az-jax", "alphazero_jax", {}, "AlphaZero (Gumbel MuZero, mctx) on the JAX twin"),
 }
 
-#: budget -> game -> trainer -> settings.  "short" fits the 2-core machine (all of it in about
-#: 6 hours, two runs at a time); "long" is for a GPU or a cluster; "tiny" is the test suite's.
+#: budget -> game -> trainer -> settings.  "short" is sized for the 2-core machine (about 6 hours
+#: for all of it, two runs at a time, by the training speeds of docs/results.md; not yet measured
+#: whole); "long" is for a GPU or a cluster; "tiny" is the test suite's.
 BUDGETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
     "short": {
         "fire_and_ice_v0": {"ppo": {"total_timesteps": 150_000}, "alphazero_jax": {"iterations": 8}},
