@@ -525,7 +525,9 @@ def test_ctrl_c_stops_an_evaluation_with_workers_at_once_and_exits_130(tmp_path:
     out = tmp_path / "out"
     process = subprocess.Popen([sys.executable, "-m", "polarzoo.baselines.evaluate", "--env", "fire_and_ice_v0", "--agents",
                                 "random", "mcts:30", "--games", "400", "--workers", "2", "--no-progress", "--out", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               # Ctrl-C's own disposition, whatever this process inherited (an earlier test may ignore it)
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     games = out / "games.jsonl"
     deadline = time.monotonic() + scaled(120)
     while (not games.exists() or games.stat().st_size == 0) and time.monotonic() < deadline:

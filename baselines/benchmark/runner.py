@@ -77,6 +77,11 @@ def execute(spec: RunSpec, out: str, leagues: str | None = None) -> dict[str, An
         return json.loads(done.read_text())
     folder.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+    # One core per run, for the training (PPO_FIXED) and the games alike: a network's sums depend
+    # on the thread count, and a run resumed after its training must rate the model as one never stopped.
+    import torch
+
+    torch.set_num_threads(1)
     with (folder / "log.txt").open("a") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
         print(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: {spec.label}, budget {spec.budget}", flush=True)
         started = time.perf_counter()

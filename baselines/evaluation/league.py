@@ -486,6 +486,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = _parser()
     raw = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(raw)
+    _one_torch_thread()
     try:
         if args.command == "show":
             league = load_league(args.league or args.env)
@@ -501,6 +502,17 @@ def main(argv: list[str] | None = None) -> None:
         again = f"--resume {out}" if args.command == "rate" else "the same command"
         print(f"\ninterrupted: the finished games are in {out}/games.jsonl; continue with {again}", file=sys.stderr)
         sys.exit(130)
+
+
+def _one_torch_thread() -> None:
+    """League games run on one torch thread, as the shipped leagues were built: a greedy policy's
+    exactly tied moves (the board networks are equivariant) are otherwise split by the rounding
+    of another thread count, and the members would not play as they did when rated."""
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
 
 
 def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[str]) -> None:
