@@ -103,6 +103,8 @@ def test_an_interrupted_rating_resumes_to_the_same_result(small_league: Path, tm
     assert "played again" in resumed.stderr
     first, second = (json.loads((folder / "rating.json").read_text()) for folder in (tmp_path / "whole", cut))
     assert first == second
+    changed = _cli("rate", "--resume", str(cut), "--width", "5")
+    assert changed.returncode == 2 and "it takes no other options (--width)" in changed.stderr
 
 
 def test_a_users_own_agent_by_module_and_callable(small_league: Path, tmp_path: Path) -> None:

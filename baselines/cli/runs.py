@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 import os
 import sys
@@ -131,3 +132,18 @@ def atomic_write(path: Path, data: bytes | str) -> None:
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def saved_command(parser: argparse.ArgumentParser, folder: Path, given: list[str], what: str) -> list[str]:
+    """The arguments an interrupted run saved in ``folder/command.json`` (for ``--resume``);
+    ``parser.error`` when there is none, or when ``given`` (the command line) has options other
+    than ``--resume`` and ``--no-progress``: a resume replays the saved command, it changes nothing."""
+    try:
+        saved = json.loads((folder / "command.json").read_text())["argv"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        parser.error(f"--resume {folder}: not {what} (no readable command.json: {error})")
+    extra = [a for a in given if a.startswith("--") and a != "--no-progress" and a.split("=")[0] != "--resume"]
+    if extra:
+        parser.error(f"--resume replays the saved command of {folder}; it takes no other options ({', '.join(extra)}): "
+                     "start a new one to change them")
+    return list(saved)

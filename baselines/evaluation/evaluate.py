@@ -35,7 +35,8 @@ from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.evaluation.tournament import (PairResult, game_key, SeatStats, elo_ratings, markdown_table, multiplayer_markdown,
                                            multiplayer_table, round_robin, seat_names)
 from polarzoo.baselines.cli.progress import progress
-from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, new_run_dir, prog_name, seed as seed_type, writable_folder_or_exit
+from polarzoo.baselines.cli.runs import (HelpFormatter, atomic_write, new_run_dir, prog_name, saved_command, seed as seed_type,
+                                         writable_folder_or_exit)
 
 
 def win_rate_matrix(results: Sequence[PairResult], names: Sequence[str]) -> np.ndarray:
@@ -351,16 +352,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     finished = None
     if args.resume is not None:
-        try:
-            saved = json.loads((args.resume / "command.json").read_text())["argv"]
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            parser.error(f"--resume {args.resume}: not an evaluation folder (no readable command.json: {error})")
         folder = args.resume
-        given = [a for a in (sys.argv[1:] if argv is None else list(argv)) if a not in ("--no-progress",)]
-        extra = [a for a in given if a.startswith("--") and a not in ("--resume",) and not a.startswith("--resume=")]
-        if extra:
-            parser.error(f"--resume replays the saved command of {folder}; it takes no other options ({', '.join(extra)}): "
-                         "start a new evaluation to change them")
+        saved = saved_command(parser, folder, sys.argv[1:] if argv is None else list(argv), "an evaluation folder")
         args = parser.parse_args([*saved, "--out", str(folder)] + (["--no-progress"] if args.no_progress else []))
         finished = finished_games(folder, args.env, args.seed)
         print(f"resuming {folder}: {len(finished)} finished game(s) kept", flush=True)

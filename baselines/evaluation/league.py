@@ -40,7 +40,8 @@ from typing import Any, Callable, Sequence
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.registry import model_files
 from polarzoo.baselines.cli.progress import progress
-from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, new_run_dir, prog_name, seed as seed_type, writable_folder_or_exit
+from polarzoo.baselines.cli.runs import (HelpFormatter, atomic_write, new_run_dir, prog_name, saved_command, seed as seed_type,
+                                         writable_folder_or_exit)
 from polarzoo.baselines.evaluation import ratings
 from polarzoo.envs._common.extras import MissingExtra
 from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord, seat_names, wilson_interval
@@ -544,10 +545,7 @@ def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[
 def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[str]) -> None:
     resumed = False
     if args.resume is not None:
-        try:
-            saved = json.loads((args.resume / "command.json").read_text())["argv"]
-        except (OSError, ValueError, KeyError, TypeError) as error:
-            parser.error(f"--resume {args.resume}: not a rating folder (no readable command.json: {error})")
+        saved = saved_command(parser, args.resume, raw[1:], "a rating folder")  # raw[0] is "rate"
         folder, args = args.resume, parser.parse_args([*saved, "--out", str(args.resume)])
         resumed = True
         print(f"resuming {folder}", flush=True)
