@@ -98,6 +98,16 @@ class PolicyAgent:
         raw, mask = self._model_input(env, agent)
         return self._distribution(raw[None], mask[None]).distribution.probs.cpu().numpy().reshape(-1)
 
+    def value(self, env: Any, agent: str) -> float:
+        """The critic's estimate of ``agent``'s return from this position (about -1 lost .. +1 won)."""
+        import torch
+
+        raw, _ = self._model_input(env, agent)
+        policy = self.model.policy
+        with torch.no_grad():
+            observation = torch.as_tensor(np.asarray(raw, dtype=np.float32)[None], device=policy.device)
+            return float(policy.predict_values(observation).reshape(-1)[0])
+
     def act_batch(self, envs: Sequence[Any], agents: Sequence[str], rngs: Sequence[np.random.Generator]) -> list[int]:
         """One move in each of several games with one forward pass of the network (what
         :class:`polarzoo.wrappers.opponent_batching.OpponentBatchingVecEnv` calls)."""

@@ -139,12 +139,17 @@ def opening_seed(seed: int, lineup: Sequence[str], game: int) -> int:
     return seed * 1_000_003 + 7919 * game + zlib.crc32("|".join(sorted(lineup)).encode()) % 1_000_003
 
 
-def game_record(lineup: Sequence[str], game: int, record: GameRecord) -> dict[str, Any]:
+def game_record(lineup: Sequence[str], game: int, record: GameRecord, replay: dict[str, Any] | None = None) -> dict[str, Any]:
     """One line of ``games.jsonl``: the seats' agents, the game's index, each seat's points (the
-    env's ``result()["points"]`` where it has them, else the rewards) and its length."""
+    env's ``result()["points"]`` where it has them, else the rewards) and its length; ``replay``
+    (``env``, ``env_seed``, ``env_kwargs``) and the record's actions let the replay viewer
+    (:mod:`polarzoo.baselines.play.replay`) play the game again."""
     named = (record.result or {}).get("points") or {}
     points = [float(v) for v in named.values()] if named else [float(r) for r in record.rewards]
-    return {"seats": list(lineup), "game": game, "points": points, "length": record.length, "illegal": list(record.illegal)}
+    line = {"seats": list(lineup), "game": game, "points": points, "length": record.length, "illegal": list(record.illegal)}
+    if replay is not None:
+        line.update(replay, actions=list(record.actions))
+    return line
 
 
 def to_game(line: dict[str, Any]) -> ratings.Game:
@@ -202,8 +207,9 @@ def play_lineups(env_id: str, lineups: Sequence[tuple[list[Any], int]], seed: in
             todo.append((names, game, (env_id, list(agents), lineup_seed(seed, names, game), env_kwargs, opening)))
         elif tick:
             tick()
-    for (names, game, _), record in zip(todo, pool.play([task for *_, task in todo])):
-        log.add((names, game), game_record(names, game, record))
+    for (names, game, task), record in zip(todo, pool.play([task for *_, task in todo])):
+        replay = {"env": env_id, "env_seed": task[2], "env_kwargs": env_kwargs or {}}
+        log.add((names, game), game_record(names, game, record, replay))
         if tick:
             tick()
 

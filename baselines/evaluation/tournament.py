@@ -21,6 +21,7 @@ class GameRecord:
     length: int  # actions taken
     illegal: list[int]  # illegal actions attempted per seat
     result: dict[str, Any] = field(default_factory=dict)  # the env's own ``result()`` (points, rules, ...)
+    actions: list[int] = field(default_factory=list)  # every action played, the opening's included (a replay)
 
 
 def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[str, Any] | None = None,
@@ -42,6 +43,7 @@ def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[st
     totals = [0.0] * len(agents)
     illegal = [0] * len(agents)
     length = 0
+    actions: list[int] = []
     for agent in env.agent_iter(max_iter=100_000):
         _, reward, termination, truncation, _ = env.last()
         seat = seat_of[agent]
@@ -50,7 +52,8 @@ def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[st
             env.step(None)
             continue
         if length < opening_plies:
-            env.step(int(opening_rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))))
+            actions.append(int(opening_rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))))
+            env.step(actions[-1])
             length += 1
             continue
         action = agents[seat].act(env, agent, rng)
@@ -59,14 +62,15 @@ def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[st
             totals = [1.0] * len(agents)
             totals[seat] = -1.0
             break
-        env.step(action)
+        actions.append(int(action))
+        env.step(int(action))
         length += 1
     best = max(totals)
     winners = [i for i, t in enumerate(totals) if t == best]
     scores = [(1.0 / len(winners) if i in winners else 0.0) for i in range(len(agents))]
     result = env.result() if hasattr(env, "result") else {}
     env.close()
-    return GameRecord([a.name for a in agents], scores, totals, length, illegal, result)
+    return GameRecord([a.name for a in agents], scores, totals, length, illegal, result, actions)
 
 
 def seat_names(env_id: str, env_kwargs: dict[str, Any] | None = None) -> list[str]:
@@ -221,20 +225,24 @@ def head_to_head(
         tally = [0, 0, 0]
         for game in range(games_per_seat):
             old = finished.get((first.name, second.name, seat, game))
+            replay: dict[str, Any] = {"env_seed": seed + 7919 * game + seat}
             if old is not None:
                 outcome, length, illegal = ("win", "draw", "loss").index(old["result"]), int(old["length"]), int(old["illegal"])
+                replay.update({k: old[k] for k in ("env_kwargs", "actions") if k in old})
             else:
                 record = next(records)
                 mine = record.scores[seat]
                 others = max(s for i, s in enumerate(record.scores) if i != seat)
                 outcome = 0 if mine > others else (1 if mine == others else 2)
                 length, illegal = record.length, sum(record.illegal)
+                replay.update(env_kwargs=env_kwargs or {}, actions=record.actions)
             tally[outcome] += 1
             result.lengths.append(length)
             result.illegal += illegal
             if on_game is not None:
                 on_game({"env": env_id, "seed": seed, "agent": first.name, "opponent": second.name, "agent_seat": seat,
-                         "game": game, "result": ("win", "draw", "loss")[outcome], "length": length, "illegal": illegal})
+                         "game": game, "result": ("win", "draw", "loss")[outcome], "length": length, "illegal": illegal,
+                         **replay})
             if progress:
                 progress()
         result.by_seat[seat] = SeatTally(*tally)
@@ -366,9 +374,11 @@ def multiplayer_table(
         lineup = lineups[rotation]
         for game in range(games_per_seat):
             old = finished.get(key(rotation, game))
+            replay: dict[str, Any] = {"env_seed": seed + 7919 * game + rotation}
             if old is not None:  # a game of a resumed evaluation, as it was recorded
                 points, rewards, went = [float(x) for x in old["points"]], [float(x) for x in old["rewards"]], list(old["went_out"])
                 length, illegal = int(old["length"]), [int(x) for x in old["illegal"]]
+                replay.update({k: old[k] for k in ("env_kwargs", "actions") if k in old})
             else:
                 record = next(records)
                 agent_names = list((record.result.get("points") or {}).keys())
@@ -379,6 +389,7 @@ def multiplayer_table(
                     rule = rules.get(agent_names[seat]) if agent_names else None
                     went.append(rule if rule in ("T", "A", "N") else ("in" if rule is None else "other"))
                 rewards, length, illegal = list(record.rewards), record.length, list(record.illegal)
+                replay.update(env_kwargs=env_kwargs or {}, actions=record.actions)
             ranks = ranks_of(points)
             for seat, agent in enumerate(lineup):
                 entry = stats[agent.name]
@@ -391,7 +402,7 @@ def multiplayer_table(
             if on_game is not None:
                 on_game({"env": env_id, "seed": seed, "seats": [a.name for a in lineup], "rotation": rotation, "game": game,
                          "points": points,
-                         "rewards": rewards, "ranks": ranks, "went_out": went, "length": length, "illegal": illegal})
+                         "rewards": rewards, "ranks": ranks, "went_out": went, "length": length, "illegal": illegal, **replay})
             if progress:
                 progress()
     return [stats[name] for name in names]

@@ -129,3 +129,50 @@ def render_rgb(
         surface.blit(key.render("outline: island controlled", True, (240, 240, 240)), (10, 30))
     surface.blit(font.render(status, True, (240, 240, 240)), (12, HEIGHT - 34))
     return surface_to_array(surface)
+
+
+# ------------------------------------------------------------------------------ svg drawing
+def _hex(colour: tuple[int, int, int]) -> str:
+    return "#%02x%02x%02x" % colour
+
+
+def hole_name(hole: int) -> str:
+    """``"D4"``: the island's letter and the position (1-7) of ``hole``, as moves are written."""
+    island, position = divmod(hole, rules.NUM_POSITIONS)
+    return f"{rules.ISLAND_LETTERS[island]}{position + 1}"
+
+
+def render_svg(board: NDArray[np.int8], last_action: int = -1, show_control: bool = True) -> str:
+    """The board as an SVG picture (the same layout as :func:`render_rgb`, in a 520 x 520 view).
+
+    Made for the browser (:mod:`polarzoo.baselines.play.web`): every hole is a ``<g
+    class="cell" data-cell="H" data-name="D4">`` holding the hole, its peg if any (``class="peg
+    fire"`` / ``"peg ice"``) and a ring that a page's CSS can light up (``class="ring"``); the
+    last move's two holes carry ``class="cell last-from"`` / ``"cell last-to"``."""
+    control = rules.island_control(board) if show_control else np.full(rules.NUM_ISLANDS, -1)
+    last_from = last_to = -1
+    if 0 <= last_action < rules.PASS:
+        last_from, last_to = divmod(int(last_action), rules.NUM_HOLES)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} 520" class="board fire-and-ice">',
+             f'<rect width="{WIDTH}" height="520" fill="{_hex(_WATER)}"/>']
+    for island, centre in enumerate(ISLAND_CENTRES):
+        corners = " ".join(f"{x:.1f},{y:.1f}" for x, y in (centre + _ISLAND_RADIUS * _PATTERN[p] for p in (0, 4, 6)))
+        owner = int(control[island])
+        stroke = f' stroke="{_hex(COLOURS[owner])}" stroke-width="6" stroke-linejoin="round"' if owner >= 0 else ""
+        name = rules.COLOUR_NAMES[owner] if owner >= 0 else "none"
+        parts.append(f'<polygon class="island" data-island="{rules.ISLAND_LETTERS[island]}" data-control="{name}" '
+                     f'points="{corners}" fill="{_hex(_ISLAND)}"{stroke}/>')
+        apex = centre + _ISLAND_RADIUS * _PATTERN[0]
+        parts.append(f'<text x="{apex[0] + 10:.1f}" y="{apex[1] + 14:.1f}" fill="#f0f0f0" font-size="20" '
+                     f'font-family="sans-serif">{rules.ISLAND_LETTERS[island]}</text>')
+    for hole, (x, y) in enumerate(HOLE_CENTRES):
+        value = int(board[hole])
+        extra = " last-from" if hole == last_from else (" last-to" if hole == last_to else "")
+        piece = "" if value == rules.EMPTY else rules.COLOUR_NAMES[value - 1]
+        inner = (f'<circle r="5" fill="{_hex(_HOLE)}"/>' if not piece else
+                 f'<circle class="peg {piece}" r="9" fill="{_hex(COLOURS[value - 1])}" stroke="#141414" stroke-width="1"/>')
+        parts.append(f'<g class="cell{extra}" data-cell="{hole}" data-name="{hole_name(hole)}" data-piece="{piece}" '
+                     f'transform="translate({x:.1f},{y:.1f})"><circle class="hit" r="14" fill="transparent"/>{inner}'
+                     f'<circle class="ring" r="13" fill="none" stroke-width="3"/><title>{hole_name(hole)}</title></g>')
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,227 @@
+"""Replays: a recorded game (a line of a ``games.jsonl``) played again in its env, position by
+position, for the browser's replay viewer.
+
+Every ``games.jsonl`` that ``evaluate``, ``polarzoo-league`` and ``polarzoo-benchmark`` write
+holds, per game, the env's seed (``env_seed``), its arguments (``env_kwargs``) and every action
+(``actions``, the random opening's included); this module resets the env with that seed and
+plays the actions again, so each position shown is the env's own (Thin Ice's physics
+included: the seed fixes the hand tremor).  Records written before the actions were kept are
+refused with a line that says so.
+
+    # a static replay (JSON + pictures) of one recorded game, for a web page with no server
+    python -m polarzoo.baselines.play.replay export runs/eval-.../games.jsonl --game 3 --out replays/
+    # record a new game between two agents and export it
+    python -m polarzoo.baselines.play.replay record --env fire_and_ice_v0 --agents pretrained heuristic --out replays/
+
+The page that shows such a file is ``replay.js`` (served by ``polarzoo-web``, copied into the
+documentation site).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name
+from polarzoo.baselines.play.board import WEB_GAMES, picture_jpeg, position
+from polarzoo.baselines.play.turns import next_live_agent, outcome_line
+from polarzoo.envs import ENVIRONMENTS
+
+
+class ReplayError(ValueError):
+    """A record that cannot be replayed (one line that names the problem)."""
+
+
+def read_records(text: str, source: str = "games.jsonl") -> list[dict[str, Any]]:
+    """The game records of a ``games.jsonl`` text, in file order.  A line that is not a JSON
+    object is refused with its line number; a file with no game record at all too."""
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ReplayError(f"{source}:{number}: not JSON ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise ReplayError(f"{source}:{number}: not a game record (a JSON object per line)")
+        record["_line"] = number
+        records.append(record)
+    if not records:
+        raise ReplayError(f"{source}: no game records in it")
+    return records
+
+
+def record_label(record: dict[str, Any]) -> str:
+    """``"game 3: pretrained (fire) vs heuristic, win"``: a record in a list of games."""
+    if "seats" in record:
+        who = " vs ".join(map(str, record["seats"]))
+    else:
+        who = f"{record.get('agent', '?')} (seat {record.get('agent_seat', '?')}) vs {record.get('opponent', '?')}"
+    outcome = record.get("result") or ("points " + "/".join(f"{p:g}" for p in record["points"]) if "points" in record else "")
+    return f"line {record.get('_line', '?')}: game {record.get('game', '?')}, {who}" + (f", {outcome}" if outcome else "")
+
+
+def record_env(record: dict[str, Any], env_id: str | None = None) -> tuple[str, dict[str, Any], int, list[int]]:
+    """``(env id, env kwargs, env seed, actions)`` of a record; ``env_id`` for records that do not
+    name their env (older league files).  :class:`ReplayError` when something is missing."""
+    env_id = record.get("env") or env_id
+    where = f"line {record.get('_line', '?')}"
+    if env_id is None:
+        raise ReplayError(f"{where}: the record does not name its env; say which (--env)")
+    if env_id not in WEB_GAMES:
+        raise ReplayError(f"{where}: {env_id!r} has no replay viewer; replays are for {', '.join(WEB_GAMES)}")
+    if "actions" not in record or "env_seed" not in record:
+        raise ReplayError(f"{where}: the record has no moves (written before games.jsonl kept them); evaluate the agents again to watch their games")
+    kwargs = record.get("env_kwargs") or {}
+    actions = record["actions"]
+    if not isinstance(kwargs, dict) or not isinstance(actions, list) or not all(isinstance(a, int) and not isinstance(a, bool) for a in actions):
+        raise ReplayError(f"{where}: damaged record (env_kwargs must be an object, actions a list of integers)")
+    if env_id == "thin_ice_v0" and "num_players" not in kwargs and len(record.get("seats", [])) > 2:
+        kwargs = {**kwargs, "num_players": len(record["seats"])}
+    return env_id, kwargs, int(record["env_seed"]), actions
+
+
+def replay(record: dict[str, Any], env_id: str | None = None,
+           picture: Callable[[Any, int], str] | None = None) -> dict[str, Any]:
+    """Every position of a recorded game: ``{"env", "title", "seats", "result", "frames"}``, each
+    frame ``{"ply", "player", "notation", "status", "svg" | "picture", ...}`` (frame 0 is the start;
+    frame k follows the k-th action).  Thin Ice frames carry ``picture``: what ``picture(env, ply)``
+    returns (a URL), and the piles' table of :func:`~polarzoo.baselines.play.board.position`."""
+    env_id, kwargs, seed, actions = record_env(record, env_id)
+    env = ENVIRONMENTS[env_id].raw_env(**kwargs)
+    try:
+        env.reset(seed=seed)
+        totals = {agent: 0.0 for agent in env.possible_agents}
+        frames = [_frame(env, 0, None, None, picture)]
+        for ply, action in enumerate(actions, 1):
+            agent = next_live_agent(env, totals)
+            if agent is None:
+                raise ReplayError(f"line {record.get('_line', '?')}: the game ended before action {ply} of {len(actions)}")
+            mask = env.observe(agent)["action_mask"]
+            if not (0 <= action < len(mask)) or not mask[action]:
+                raise ReplayError(f"line {record.get('_line', '?')}: action {action} (ply {ply}) is illegal for {agent} here: "
+                                  "the record is not from this game or version")
+            notation = env.action_to_notation(action)
+            env.step(action)
+            frames.append(_frame(env, ply, agent, notation, picture))
+        over = next_live_agent(env, totals) is None
+        result = outcome_line(env, totals) if over else f"unfinished after {len(actions)} actions"
+        illegal = record.get("illegal")
+        if any(illegal) if isinstance(illegal, list) else bool(illegal):
+            result += " (the record ends with an illegal move, which lost)"
+        return {"env": env_id, "title": record_label(record), "seats": list(env.possible_agents),
+                "lineup": record.get("seats") or _lineup(record, env.possible_agents), "result": result, "frames": frames}
+    finally:
+        env.close()
+
+
+def _lineup(record: dict[str, Any], seats: list[str]) -> list[str]:
+    lineup = [str(record.get("opponent", "?"))] * len(seats)
+    seat = record.get("agent_seat")
+    if isinstance(seat, int) and 0 <= seat < len(seats):
+        lineup[seat] = str(record.get("agent", "?"))
+    return lineup
+
+
+def _frame(env: Any, ply: int, player: str | None, notation: str | None,
+           picture: Callable[[Any, int], str] | None) -> dict[str, Any]:
+    frame = {"ply": ply, "player": player, "notation": notation, **position(env)}
+    if env.metadata["name"] == "thin_ice_v0" and picture is not None:
+        frame["picture"] = picture(env, ply)
+    return frame
+
+
+def export(record: dict[str, Any], out: Path, name: str, env_id: str | None = None) -> Path:
+    """``out/name.json`` (and, for Thin Ice, ``out/name/NNN.jpg`` pictures): a replay a web page
+    shows with ``replay.js`` and no server."""
+    out.mkdir(parents=True, exist_ok=True)
+    pictures = out / name
+
+    def picture(env: Any, ply: int) -> str:
+        pictures.mkdir(exist_ok=True)
+        atomic_write(pictures / f"{ply:03d}.jpg", picture_jpeg(env))
+        return f"{name}/{ply:03d}.jpg"
+
+    data = replay(record, env_id, picture)
+    path = out / f"{name}.json"
+    atomic_write(path, json.dumps(data, separators=(",", ":")))
+    return path
+
+
+def record_game(env_id: str, agent_specs: list[str], seed: int, env_kwargs: dict[str, Any] | None = None,
+                opening_plies: int = 0) -> dict[str, Any]:
+    """Play one game between agents (one spec per seat; the last repeats for more seats) and
+    return its record, as ``evaluate`` writes them."""
+    from polarzoo.baselines.agents import make_agent
+
+    env = ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {}))
+    env.reset(seed=seed)
+    specs = list(agent_specs) + [agent_specs[-1]] * (len(env.possible_agents) - len(agent_specs))
+    agents = {agent: make_agent(spec, env_id) for agent, spec in zip(env.possible_agents, specs)}
+    rng, opening = np.random.default_rng(seed + 1_000_003), np.random.default_rng(seed)
+    totals = {agent: 0.0 for agent in env.possible_agents}
+    actions: list[int] = []
+    while (agent := next_live_agent(env, totals)) is not None:
+        if len(actions) < opening_plies:
+            action = int(opening.choice(np.flatnonzero(env.observe(agent)["action_mask"])))
+        else:
+            action = int(agents[agent].act(env, agent, rng))
+        actions.append(action)
+        env.step(action)
+    named = (env.result() if hasattr(env, "result") else {}).get("points") or {}
+    points = [float(named.get(a, totals[a])) for a in env.possible_agents]
+    env.close()
+    return {"env": env_id, "seats": [f"{spec} ({seat})" for spec, seat in zip(specs, env.possible_agents)], "game": 0,
+            "points": points, "length": len(actions), "env_seed": seed, "env_kwargs": env_kwargs or {}, "actions": actions}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.play.replay"), description=__doc__, formatter_class=HelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    exporting = commands.add_parser("export", help="a recorded game as a static replay", formatter_class=HelpFormatter)
+    exporting.add_argument("games", type=Path, help="a games.jsonl")
+    exporting.add_argument("--game", type=int, default=0, help="which record (0 = the file's first)")
+    exporting.add_argument("--env", choices=WEB_GAMES, default=None, help="the env, for records that do not name it")
+    exporting.add_argument("--out", type=Path, default=Path("replays"), help="the folder of the replay files")
+    exporting.add_argument("--name", default=None, help="file name without .json (default: the env id)")
+    recording = commands.add_parser("record", help="play one game between agents and export its replay", formatter_class=HelpFormatter)
+    recording.add_argument("--env", choices=WEB_GAMES, default="fire_and_ice_v0", help="the game")
+    recording.add_argument("--agents", nargs="+", default=["pretrained", "heuristic"], help="one agent spec per seat (the last repeats)")
+    recording.add_argument("--players", type=int, default=None, help="Thin Ice: number of players 2..6")
+    recording.add_argument("--seed", type=int, default=0, help="the game's seed")
+    recording.add_argument("--opening", type=int, default=0, help="uniformly random moves before the agents play")
+    recording.add_argument("--out", type=Path, default=Path("replays"), help="the folder of the replay files")
+    recording.add_argument("--name", default=None, help="file name without .json (default: the env id)")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "export":
+            try:
+                text = args.games.read_text()
+            except OSError as error:
+                parser.error(f"cannot read {args.games}: {error.strerror or error}")
+            records = read_records(text, str(args.games))
+            if not 0 <= args.game < len(records):
+                parser.error(f"--game {args.game}: {args.games} has {len(records)} records (0..{len(records) - 1})")
+            record = records[args.game]
+        else:
+            kwargs = {"num_players": args.players} if args.players else {}
+            if args.players and args.env != "thin_ice_v0":
+                parser.error("--players is for thin_ice_v0 only")
+            record = record_game(args.env, args.agents, args.seed, kwargs, args.opening)
+        name = args.name or record.get("env") or args.env
+        path = export(record, args.out, name, args.env)
+    except ReplayError as error:
+        sys.exit(f"error: {error}")
+    except (ValueError, FileNotFoundError) as error:
+        sys.exit(f"error: {error}")
+    print(f"written: {path}")
+
+
+if __name__ == "__main__":
+    main()
