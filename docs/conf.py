@@ -26,13 +26,13 @@ extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "polar
 source_suffix = {".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "_ext", "results/default_runs", "results/pretrained", "results/thin_ice_pretrained",
-                    "results/league", "results/benchmark"]
+                    "results/league", "results/benchmark", "replays"]
 myst_enable_extensions = ["colon_fence", "html_image"]
 myst_heading_anchors = 3
 
 html_theme = "furo"
 html_title = "polarzoo"
-html_static_path: list[str] = []
+html_static_path = ["_static"]  # with _static/polarzoo, which the build writes (the replay viewer)
 html_favicon = "_static/favicon.png"
 
 napoleon_google_docstring = True

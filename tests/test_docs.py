@@ -30,6 +30,9 @@ ENV_PAGES = {
     "thin_ice_v0": "Thin Ice",
 }
 
+#: env pages with a recorded game in the replay viewer (docs/replays)
+REPLAY_PAGES = ("fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0")
+
 #: paths the browser asked for that the site does not have
 MISSING: list[str] = []
 
@@ -114,6 +117,16 @@ def test_env_pages_in_a_headless_browser(served: str) -> None:
             assert picture.is_visible(), name
             loaded = picture.evaluate("img => img.complete && img.naturalWidth > 0")
             assert loaded, f"{name}: its picture did not load"
+            if name in REPLAY_PAGES:  # the recorded game plays in the page from static files alone
+                viewer = page.locator(".polarzoo-replay[data-mounted]")
+                viewer.wait_for()
+                assert viewer.get_attribute("data-ply") == "0"
+                for _ in range(3):
+                    page.click(".polarzoo-replay .replay-forward")
+                assert viewer.get_attribute("data-ply") == "3", name
+                assert page.locator(".polarzoo-replay .replay-board svg, .polarzoo-replay .replay-board img").count() == 1
+                page.click(".polarzoo-replay .replay-last")
+                assert page.locator(".polarzoo-replay .result").inner_text().strip(), name
         for other in ("index.html", "getting_started.html", "results.html", "api.html", "cli/train.html"):
             response = page.goto(urljoin(served, other))
             assert response is not None and response.ok, other

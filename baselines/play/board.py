@@ -7,6 +7,7 @@ click.  Shared by the live web game (:mod:`polarzoo.baselines.play.web`) and the
 from __future__ import annotations
 
 import io
+import threading
 from typing import Any
 
 import numpy as np
@@ -98,19 +99,39 @@ def legal_moves(env: Any, agent: str) -> list[dict[str, Any]]:
     return moves
 
 
+_drawing = threading.local()
+
+
+def picture(env: Any) -> np.ndarray:
+    """Thin Ice: every pile's MuJoCo picture side by side (what the env's ``rgb_array`` shows).
+
+    Drawn by a renderer that belongs to the calling thread and stays with it (an OpenGL context
+    is bound to its thread: a renderer the env kept would be freed by whichever thread drops the
+    env, as undo does), one per pile configuration."""
+    from polarzoo.envs.thin_ice.render import PileRenderer
+
+    renderers = getattr(_drawing, "renderers", None)
+    if renderers is None:
+        renderers = _drawing.renderers = {}
+    key = (env.grid, env.pitch, repr(env.piles.piles[0].config))
+    if key not in renderers:
+        renderers[key] = PileRenderer()
+    return renderers[key].render(env.game.state, env.piles)
+
+
 def picture_png(env: Any) -> bytes:
-    """Thin Ice: every pile's MuJoCo picture side by side (the env's ``rgb_array``), as PNG."""
+    """:func:`picture` as PNG."""
     from PIL import Image
 
     buffer = io.BytesIO()
-    Image.fromarray(env._render_rgb()).save(buffer, format="PNG", optimize=False, compress_level=6)
+    Image.fromarray(picture(env)).save(buffer, format="PNG", compress_level=6)
     return buffer.getvalue()
 
 
 def picture_jpeg(env: Any, quality: int = 80) -> bytes:
-    """:func:`picture_png` as a smaller JPEG (the documentation site's static replays)."""
+    """:func:`picture` as a smaller JPEG (the documentation site's static replays)."""
     from PIL import Image
 
     buffer = io.BytesIO()
-    Image.fromarray(env._render_rgb()).save(buffer, format="JPEG", quality=quality)
+    Image.fromarray(picture(env)).save(buffer, format="JPEG", quality=quality)
     return buffer.getvalue()

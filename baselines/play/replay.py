@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name
 from polarzoo.baselines.play.board import WEB_GAMES, picture_jpeg, position
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line
@@ -64,7 +65,8 @@ def record_label(record: dict[str, Any]) -> str:
     else:
         who = f"{record.get('agent', '?')} (seat {record.get('agent_seat', '?')}) vs {record.get('opponent', '?')}"
     outcome = record.get("result") or ("points " + "/".join(f"{p:g}" for p in record["points"]) if "points" in record else "")
-    return f"line {record.get('_line', '?')}: game {record.get('game', '?')}, {who}" + (f", {outcome}" if outcome else "")
+    where = f"line {record['_line']}: " if "_line" in record else ""
+    return f"{where}game {record.get('game', '?')}, {who}" + (f", {outcome}" if outcome else "")
 
 
 def record_env(record: dict[str, Any], env_id: str | None = None) -> tuple[str, dict[str, Any], int, list[int]]:
@@ -158,8 +160,6 @@ def record_game(env_id: str, agent_specs: list[str], seed: int, env_kwargs: dict
                 opening_plies: int = 0) -> dict[str, Any]:
     """Play one game between agents (one spec per seat; the last repeats for more seats) and
     return its record, as ``evaluate`` writes them."""
-    from polarzoo.baselines.agents import make_agent
-
     env = ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {}))
     env.reset(seed=seed)
     specs = list(agent_specs) + [agent_specs[-1]] * (len(env.possible_agents) - len(agent_specs))
@@ -177,7 +177,7 @@ def record_game(env_id: str, agent_specs: list[str], seed: int, env_kwargs: dict
     named = (env.result() if hasattr(env, "result") else {}).get("points") or {}
     points = [float(named.get(a, totals[a])) for a in env.possible_agents]
     env.close()
-    return {"env": env_id, "seats": [f"{spec} ({seat})" for spec, seat in zip(specs, env.possible_agents)], "game": 0,
+    return {"env": env_id, "seats": specs, "game": 0,
             "points": points, "length": len(actions), "env_seed": seed, "env_kwargs": env_kwargs or {}, "actions": actions}
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from polarzoo.envs import ENVIRONMENTS
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.cli.runs import HelpFormatter, prog_name, seed as seed_type
+from polarzoo.baselines.play.web import WEB_GAMES, serve, add_arguments as add_web_arguments
 from polarzoo.baselines.play.window import WindowGame
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line  # noqa: F401 (also public here)
 
@@ -248,7 +249,23 @@ def main(argv: list[str] | None = None) -> None:
                              "(default: %(default)s)")
     parser.add_argument("--players", type=int, default=None, help="Thin Ice: number of players 2..6 (default: 2)")
     parser.add_argument("--window", action="store_true", help="also show the position in a window after every move")
+    parser.add_argument("--web", action="store_true", help="play in the browser instead: start the local web server "
+                        "(polarzoo-web; --env and --opponent preselected on its page)")
+    add_web_arguments(parser)
     args = parser.parse_args(argv)
+    if args.web:
+        if args.env not in WEB_GAMES:
+            parser.error(f"--web plays {', '.join(WEB_GAMES)}; {args.env} is played in the terminal")
+        if not 0 <= args.port <= 65535:
+            parser.error(f"--port must be 0..65535, got {args.port}")
+        serve(args.host, args.port, {"env": args.env, "opponent": args.opponent})
+        return
+    if args.window:
+        from polarzoo.envs._common.render import no_display_reason
+
+        reason = no_display_reason()
+        if reason:
+            sys.exit(f"error: --window needs a display: {reason} (play in the terminal without --window, or in the browser with --web)")
     env_kwargs: dict[str, Any] = {}
     if args.players is not None:
         if args.env != "thin_ice_v0":

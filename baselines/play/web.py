@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.cli.runs import HelpFormatter, prog_name
 from polarzoo.baselines.play.board import WEB_GAMES, legal_moves, picture_png, position
 from polarzoo.baselines.play.replay import ReplayError, read_records, record_label, replay
@@ -65,8 +66,6 @@ class WebGame:
 
     def __init__(self, env_id: str, human: str | None, opponent_spec: str, seed: int = 0, players: int | None = None,
                  hint_spec: str | None = None) -> None:
-        from polarzoo.baselines.agents import make_agent
-
         if env_id not in WEB_GAMES:
             raise BadRequest(f"unknown game {env_id!r}; the games: {', '.join(WEB_GAMES)}")
         kwargs: dict[str, Any] = {}
@@ -147,8 +146,6 @@ class WebGame:
 
     def hint(self) -> dict[str, Any]:
         """A policy's top three moves for the person, with probabilities, and its value."""
-        from polarzoo.baselines.agents import make_agent
-
         agent = self.to_move()
         if agent != self.human:
             raise BadRequest("no hint: it is not your turn" if agent else "no hint: the game is over")
@@ -411,30 +408,31 @@ def serve(host: str = "127.0.0.1", port: int = 8000, defaults: dict[str, Any] | 
 
     import uvicorn
 
-    store = Store()
-    path = "/"
-    if replay_path is not None:
-        try:
-            replay_id, _ = store.add_replays(replay_path.read_text(), replay_path.name, env_id)
-        except OSError as problem:
-            sys.exit(f"error: cannot read {replay_path}: {problem.strerror or problem}")
-        except ReplayError as problem:
-            sys.exit(f"error: {problem}")
-        path = f"/replay?id={replay_id}"
-    try:  # a taken port or an unknown host: one line, before uvicorn's own logging
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        with socket.socket(family, socket.SOCK_STREAM) as probe:
-            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            probe.bind((host, port))
-            port = probe.getsockname()[1]
-    except OSError as problem:
-        sys.exit(f"error: cannot listen on {host}:{port}: {problem.strerror or problem}")
-    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    print(f"polarzoo web: http://{shown}:{port}{path}  (Ctrl-C stops it)", flush=True)
-    config = uvicorn.Config(create_app(store, defaults, hint_spec), host=host, port=port, log_level="warning")
-    server = uvicorn.Server(config)
     try:
-        server.run()
+        store = Store()
+        path = "/"
+        if replay_path is not None:
+            try:
+                replay_id, _ = store.add_replays(replay_path.read_text(), replay_path.name, env_id)
+            except OSError as problem:
+                sys.exit(f"error: cannot read {replay_path}: {problem.strerror or problem}")
+            except ReplayError as problem:
+                sys.exit(f"error: {problem}")
+            path = f"/replay?id={replay_id}"
+        try:  # a taken port or an unknown host: one line, before uvicorn's own logging
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind((host, port))
+                port = probe.getsockname()[1]
+        except OSError as problem:
+            sys.exit(f"error: cannot listen on {host}:{port}: {problem.strerror or problem}")
+        server = uvicorn.Server(uvicorn.Config(create_app(store, defaults, hint_spec), host=host, port=port, log_level="warning"))
+        shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+        print(f"polarzoo web: http://{shown}:{port}{path}  (Ctrl-C stops it)", flush=True)
+        server.run()  # uvicorn raises Ctrl-C again once it has shut down
+        if not server.started:
+            sys.exit(f"error: the server did not start on {host}:{port}")
     except KeyboardInterrupt:
         pass
     print("stopped", flush=True)

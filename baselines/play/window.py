@@ -109,7 +109,11 @@ class WindowGame:
     def next_event(self) -> Any:
         if self.scripted is not None:
             return next(self.scripted, None)
-        return self.pygame.event.wait()
+        # A wait with a timeout, so that Ctrl-C (handled between Python steps) always ends the game.
+        while True:
+            event = self.pygame.event.wait(200)
+            if event.type != self.pygame.NOEVENT:
+                return event
 
     def human_move(self) -> int | None:
         """The person's action; ``None`` after an undo; raises ``StopIteration`` to quit."""

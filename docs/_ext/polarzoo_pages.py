@@ -4,6 +4,9 @@
   table of agents, spaces and rewards, the encodings, variants and arguments), with its picture
   under the title; doctest lines (``>>>``) become code blocks.
 * ``cli/<name>.md``: each command-line tool's ``--help``, printed by its own argparse parser.
+* ``_static/polarzoo/``: the web app's replay viewer (``replay.js``, ``style.css``, from
+  ``baselines/play/web_static``) and each recorded game of ``docs/replays`` wrapped in a script,
+  so an env page plays its game with no server (also from a ``file://`` copy of the site).
 
 They are written when the build starts (``builder-inited``) into the source folder; ``.gitignore``
 keeps them out of the repository.
@@ -36,6 +39,7 @@ CLI_PAGES: dict[str, str] = {
     "train": "polarzoo.baselines.train",
     "evaluate": "polarzoo.baselines.evaluate",
     "play": "polarzoo.baselines.play",
+    "web": "polarzoo.baselines.play.web",
     "export": "polarzoo.baselines.export",
     "solitaire_solver": "polarzoo.baselines.solitaire_solver",
     "solitaire_train": "polarzoo.baselines.solitaire_train",
@@ -101,7 +105,48 @@ def env_page(module_name: str, picture: str, caption: str) -> str:
     body = re.sub(r"the repository's\s+`docs/rules/(\w+)\.md`", r"[the rules page](../rules/\1.md)", body)
     figure = f"```{{figure}} ../{picture}\n:alt: {caption}\n:width: 100%\n\n{caption}\n```"
     source = f"*Generated from the docstring of `{module_name}`.*"
-    return "\n".join([lines[title], "", figure, "", source, body, ""])
+    name = module_name_to_env(module_name)
+    watch = replay_section(name) if name in REPLAYS else ""
+    return "\n".join([lines[title], "", figure, "", source, body, watch])
+
+
+#: env pages with a recorded game (``docs/replays/<env>.json``)
+REPLAYS = ("fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0")
+
+
+def module_name_to_env(module_name: str) -> str:
+    return next((name for name, (module, *_) in ENV_PAGES.items() if module == module_name), "")
+
+
+def replay_section(env_id: str) -> str:
+    """The page's "Watch a game" section: the recorded game in the replay viewer."""
+    command = "polarzoo-web --replay runs/eval-.../games.jsonl"
+    return (f"\n## Watch a game\n\nThe shipped agent (`pretrained`, first seat) against the heuristic, after two random "
+            f"opening moves (`docs/replays/README.md` has the command).  Step with the buttons, the slider, the move "
+            f"list or the arrow keys.  Any game an evaluation recorded plays the same way in the local web app "
+            f"(`{command}`; `polarzoo-web` alone to play against an agent).\n\n"
+            f'<link rel="stylesheet" href="../_static/polarzoo/style.css">\n'
+            f'<div class="polarzoo-replay" data-replay="{env_id}"></div>\n'
+            f'<script src="../_static/polarzoo/replay.js"></script>\n'
+            f'<script src="../_static/polarzoo/replays/{env_id}.js"></script>\n')
+
+
+def copy_replays(source_dir: Path) -> None:
+    """``_static/polarzoo``: replay.js, style.css and every replay as a script (see the module docstring)."""
+    import shutil
+
+    web = Path(importlib.import_module("polarzoo.baselines.play").__file__).parent / "web_static"
+    target = source_dir / "_static" / "polarzoo"
+    (target / "replays").mkdir(parents=True, exist_ok=True)
+    for name in ("replay.js", "style.css"):
+        _write(target / name, (web / name).read_text())
+    for env_id in REPLAYS:
+        data = (source_dir / "replays" / f"{env_id}.json").read_text()
+        _write(target / "replays" / f"{env_id}.js",
+               f"PolarzooReplay.register({env_id!r}, {data}, document.currentScript.src);\n")
+        pictures = source_dir / "replays" / env_id
+        if pictures.is_dir():
+            shutil.copytree(pictures, target / "replays" / env_id, dirs_exist_ok=True)
 
 
 def cli_page(name: str, module_name: str) -> str:
@@ -137,6 +182,7 @@ def generate(source_dir: Path) -> None:
     for name, module_name in CLI_PAGES.items():
         _write(cli / f"{name}.md", cli_page(name, module_name))
     _write(source_dir / "league.md", league_page(source_dir))
+    copy_replays(source_dir)
     _write(cli / "index.md", "# Command-line tools\n\nEvery page is the tool's own `--help`.  Each is also an entry point "
            "(`polarzoo-train`, `polarzoo-evaluate`, ...; see `pyproject.toml`).\n\n"
            "```{toctree}\n:maxdepth: 1\n\n" + "\n".join(CLI_PAGES) + "\n```\n")

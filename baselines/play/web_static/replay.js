@@ -26,7 +26,7 @@
     const board = el("div", { class: "replay-board" });
     const controls = el("div", { class: "replay-controls" });
     const buttons = {};
-    for (const [name, label] of [["first", "\u23ee"], ["back", "\u25c0"], ["forward", "\u25b6"], ["last", "\u23ed"]]) {
+    for (const [name, label] of [["first", "|\u25c0"], ["back", "\u25c0"], ["forward", "\u25b6"], ["last", "\u25b6|"]]) {
       buttons[name] = el("button", { type: "button", class: "replay-" + name, title: name }, label);
       controls.appendChild(buttons[name]);
     }

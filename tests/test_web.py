@@ -1,0 +1,344 @@
+"""The web app (``polarzoo.baselines.play.web``): its JSON API (Starlette's test client), its
+command line (the URL, a taken port, Ctrl-C = 130, ``--window`` without a display), and the
+pages in headless Chromium driven by Playwright: whole games by clicks, hint, undo, an illegal
+click refused, a Thin Ice game with a call, a placement, a pick-up and *done*, the replay viewer
+against the env's own positions, and no console errors anywhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+pytest.importorskip("starlette", reason='the web extra: pip install "polarzoo[web]"')
+pytest.importorskip("httpx", reason='the web extra: pip install "polarzoo[web]"')
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from polarzoo.baselines.play import replay as replays  # noqa: E402
+from polarzoo.baselines.play.board import position  # noqa: E402
+from polarzoo.baselines.play.web import create_app  # noqa: E402
+from polarzoo.envs import ENVIRONMENTS  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[TestClient]:
+    with TestClient(create_app()) as test_client:
+        yield test_client
+
+
+def new_game(client: TestClient, **body: Any) -> dict[str, Any]:
+    response = client.post("/api/games", json=body)
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+# ---- the API ---------------------------------------------------------------------------------
+def test_a_game_through_the_api(client: TestClient) -> None:
+    game = new_game(client, env="fire_and_ice_v0", seat="ice", opponent="random", seed=4)
+    assert game["to_move"] == "ice" and len(game["moves"]) == 1  # fire (the opponent) moved first
+    assert game["svg"].startswith("<svg") and all("from" in m for m in game["legal"] if m["notation"] != "pass")
+    env = ENVIRONMENTS["fire_and_ice_v0"].raw_env()
+    env.reset(seed=4)
+    env.step(env.notation_to_action(game["moves"][0]["notation"]))
+    assert game["svg"] == position(env)["svg"]
+    hint = client.get(f"/api/games/{game['id']}/hint").json()
+    assert hint["by"] == "pretrained" and 1 <= len(hint["moves"]) <= 3 and -1.5 < hint["value"] < 1.5
+    assert all(m["action"] in {x["action"] for x in game["legal"]} for m in hint["moves"])
+    probabilities = [m["probability"] for m in hint["moves"]]
+    assert probabilities == sorted(probabilities, reverse=True)
+    after = client.post(f"/api/games/{game['id']}/move", json={"notation": game["legal"][0]["notation"]}).json()
+    assert len(after["moves"]) == 3 and after["can_undo"]
+    undone = client.post(f"/api/games/{game['id']}/undo").json()
+    assert undone["moves"] == game["moves"] and undone["svg"] == game["svg"] and not undone["can_undo"]
+    while not (view := client.get(f"/api/games/{game['id']}").json())["over"]:
+        response = client.post(f"/api/games/{game['id']}/move", json={"action": view["legal"][0]["action"]})
+        assert response.status_code == 200, response.text
+    assert view["result"] in ("fire wins", "ice wins", "draw") and view["legal"] == []
+    assert client.post(f"/api/games/{game['id']}/move", json={"action": 0}).json()["error"].startswith("the game is over")
+
+
+def test_bad_requests_leave_the_game_as_it_was(client: TestClient) -> None:
+    game = new_game(client, env="go_with_the_floe_v0", opponent="heuristic")
+    gid = game["id"]
+    illegal = next(a for a in range(1025) if a not in {m["action"] for m in game["legal"]})
+    cases = [
+        (client.post(f"/api/games/{gid}/move", content=b"{not json"), 400, "malformed JSON"),
+        (client.post(f"/api/games/{gid}/move", json=[1, 2]), 400, "JSON object"),
+        (client.post(f"/api/games/{gid}/move", json={"action": illegal}), 400, "illegal"),
+        (client.post(f"/api/games/{gid}/move", json={"action": 10**6}), 400, "out of range"),
+        (client.post(f"/api/games/{gid}/move", json={"action": True}), 400, "integer"),
+        (client.post(f"/api/games/{gid}/move", json={"action": "3"}), 400, "integer"),
+        (client.post(f"/api/games/{gid}/move", json={"notation": "Z9-A1"}), 400, "Z9-A1"),
+        (client.post(f"/api/games/{gid}/undo"), 400, "nothing to undo"),
+        (client.get("/api/games/0123456789ab"), 404, "start a new game"),
+        (client.post("/api/games", json={"env": "chess"}), 400, "unknown game"),
+        (client.post("/api/games", json={"env": "fire_and_ice_v0", "players": 3}), 400, "thin_ice_v0 only"),
+        (client.post("/api/games", json={"env": "thin_ice_v0", "players": 9}), 400, "2..6"),
+        (client.post("/api/games", json={"env": "fire_and_ice_v0", "seat": "water"}), 400, "seat must be one of"),
+        (client.post("/api/games", json={"env": "fire_and_ice_v0", "opponent": "grandmaster"}), 400, "unknown agent spec"),
+        (client.post("/api/games", json={"env": "fire_and_ice_v0", "seed": -1}), 400, "seed"),
+        (client.get(f"/api/games/{gid}/picture.png"), 404, "SVG"),
+        (client.post("/api/replays", content=b"\xff\xfe"), 400, "not text"),
+        (client.post("/api/replays", content=b"{oops\n"), 400, "not JSON"),
+        (client.get("/api/replays/nope/0"), 404, "open the file again"),
+        (client.delete(f"/api/games/{gid}"), 405, "DELETE"),
+        (client.get("/api/unknown"), 404, "no such API path"),
+    ]
+    for response, status, words in cases:
+        assert response.status_code == status and words in response.json()["error"], (response.status_code, response.text)
+        assert "Traceback" not in response.text
+    assert client.get(f"/api/games/{gid}").json() == game
+
+
+def test_thin_ice_through_the_api(client: TestClient) -> None:
+    game = new_game(client, env="thin_ice_v0", players=3, seat="player_1", opponent="random", seed=2)
+    assert [p["agent"] for p in game["players"]] == ["player_0", "player_1", "player_2"]
+    assert game["to_move"] == "player_1" and game["moves"]  # player_0 called (and maybe added) first
+    kinds = {m["kind"] for m in game["legal"]}
+    assert kinds <= {"call", "place", "pickup", "done"} and kinds
+    picture = client.get(game["picture"])
+    assert picture.status_code == 200 and picture.headers["content-type"] == "image/png" and picture.content[:4] == b"\x89PNG"
+
+
+def test_replays_through_the_api(client: TestClient) -> None:
+    records = [replays.record_game("fire_and_ice_v0", ["random"], seed=s) for s in (1, 2)]
+    old = {"env": "fire_and_ice_v0", "seed": 0, "agent": "a", "opponent": "b", "agent_seat": 0, "game": 0, "result": "win"}
+    text = "".join(json.dumps(r) + "\n" for r in [*records, old])
+    listing = client.post("/api/replays?name=games.jsonl", content=text.encode()).json()
+    assert [g["replayable"] for g in listing["games"]] == [True, True, False]
+    data = client.get(f"/api/replays/{listing['id']}/1").json()
+    assert len(data["frames"]) == len(records[1]["actions"]) + 1
+    refused = client.get(f"/api/replays/{listing['id']}/2")
+    assert refused.status_code == 400 and "no moves" in refused.json()["error"]
+    assert client.get(f"/api/replays/{listing['id']}/7").status_code == 404
+
+
+# ---- the command line ------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_cli_prints_its_url_and_ctrl_c_is_130() -> None:
+    process = subprocess.Popen([sys.executable, "-m", "polarzoo.baselines.play.web", "--port", "0"], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        line = process.stdout.readline()
+        assert line.startswith("polarzoo web: http://127.0.0.1:"), line
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 130 and "Traceback" not in err, err
+
+
+def test_cli_refuses_a_taken_port() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        run = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play.web", "--port", str(taken.getsockname()[1])],
+                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1 and run.stderr.startswith("error: cannot listen on") and "Traceback" not in run.stderr
+
+
+def test_window_without_a_display_is_one_line() -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
+    start = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play", "--env", "fire_and_ice_v0", "--human", "fire",
+                          "--opponent", "random", "--window"], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    assert run.returncode == 1 and "needs a display" in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert time.monotonic() - start < 30
+
+
+# ---- the pages in a browser ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def served() -> Iterator[str]:
+    uvicorn = pytest.importorskip("uvicorn")
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if CHROMIUM is None:
+        pytest.skip("no Chromium (Debian: apt-get install chromium; .ci/run installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason='Playwright: pip install "polarzoo[docs]"')
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=flags)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture()
+def page(browser: Any) -> Iterator[Any]:
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.set_default_timeout(60_000)
+    yield page
+    page.close()
+    # a refused move answers 400, which Chromium also logs as a failed resource load
+    assert not [e for e in errors if "status of 400" not in e], errors
+
+
+def settle(page: Any) -> None:
+    page.wait_for_selector('body[data-busy="0"]', state="attached")
+
+
+def start(page: Any, served: str, env_id: str, seat: str, opponent: str = "random", players: int | None = None) -> None:
+    page.goto(served + "/")
+    page.wait_for_selector("#env option", state="attached")
+    settle(page)
+    page.select_option("#env", env_id)
+    if players:
+        page.select_option("#players", str(players))
+    page.select_option("#seat", seat)
+    page.fill("#opponent", opponent)
+    page.click("#new-game")
+    page.wait_for_function(f"window.polarzoo.game && window.polarzoo.game.env === {env_id!r}")
+    settle(page)
+
+
+def play_to_the_end(page: Any, limit: int = 400) -> str:
+    for _ in range(limit):
+        settle(page)
+        result = page.inner_text("#result").strip()
+        if result:
+            return result
+        if page.is_visible("#pass-button"):
+            page.click("#pass-button")
+            continue
+        page.locator("g.cell.movable").first.click()
+        page.locator("g.cell.target").first.click()
+    raise AssertionError("the game did not end")
+
+
+@pytest.mark.parametrize("env_id, seat", [("fire_and_ice_v0", "fire"), ("go_with_the_floe_v0", "white")])
+def test_a_whole_game_by_clicks(page: Any, served: str, env_id: str, seat: str) -> None:
+    start(page, served, env_id, seat)
+    # hint: the policy's top moves with probabilities and the value; its best move lit up
+    page.click("#hint-button")
+    page.wait_for_selector("#hint:not([hidden]) li")
+    assert "%" in page.inner_text("#hint") and "value" in page.inner_text("#hint")
+    assert page.locator("g.cell.hint").count() == 2
+    # an illegal click: an empty cell that is not a target is refused, the board unchanged
+    board = page.inner_html("#board")
+    version = page.get_attribute("body", "data-version")
+    page.locator('g.cell[data-piece=""]:not(.movable)').first.click()
+    assert "error" in page.get_attribute("#message", "class") and "not a move" in page.inner_text("#message")
+    assert page.get_attribute("body", "data-version") == version
+    assert page.inner_html("#board").replace(" hint", "") == board.replace(" hint", "")
+    # a move, then undo it
+    moves_before = page.locator("#moves li").count()
+    page.locator("g.cell.movable").first.click()
+    page.locator("g.cell.target").first.click()
+    page.wait_for_function(f"document.querySelectorAll('#moves li').length > {moves_before}")
+    settle(page)
+    page.click("#undo-button")
+    page.wait_for_function(f"document.querySelectorAll('#moves li').length === {moves_before}")
+    settle(page)
+    assert "undone" in page.inner_text("#message")
+    result = play_to_the_end(page)
+    assert result.endswith("wins") or result == "draw"
+    # the game on the server is the one the page shows
+    game = page.evaluate("window.polarzoo.game")
+    assert game["over"] and page.locator("#moves li").count() == len(game["moves"])
+
+
+def test_thin_ice_by_clicks(page: Any, served: str) -> None:
+    start(page, served, "thin_ice_v0", "player_0", players=2)
+    picture = page.locator("#picture")
+    picture.wait_for()
+    assert picture.evaluate("img => img.complete && img.naturalWidth > 0") or page.wait_for_function(
+        "document.getElementById('picture').naturalWidth > 0")
+    page.click("button.call >> text=call S")
+    settle(page)
+    page.wait_for_selector("#grid rect.legal")
+    page.select_option("#orientation", "upright")
+    page.locator("#grid rect.legal").nth(24).click()  # the middle of the 7 x 7 lattice
+    settle(page)
+    page.wait_for_selector("button.pickup")
+    page.locator("button.pickup").first.click()
+    settle(page)
+    page.wait_for_selector("#grid rect.legal")
+    page.locator("#grid rect.legal").first.click()
+    settle(page)
+    page.click("#done-button")
+    settle(page)
+    notations = [m["notation"].split()[0] for m in page.evaluate("window.polarzoo.game.moves")]
+    assert notations[:5] == ["call", "place", "pickup", "place", "done"], notations
+    assert page.locator("#piles tr").count() == 3  # the header and two piles
+    assert "player_1" in page.inner_text("#piles")
+    page.wait_for_function("document.getElementById('picture').complete && document.getElementById('picture').naturalWidth > 0")
+
+
+def test_the_replay_viewer_shows_the_envs_positions(page: Any, served: str, tmp_path: Path) -> None:
+    record = replays.record_game("go_with_the_floe_v0", ["heuristic", "random"], seed=6, opening_plies=2)
+    games = tmp_path / "games.jsonl"
+    games.write_text(json.dumps(record) + "\n")
+    page.goto(served + "/replay")
+    page.set_input_files("#file", str(games))
+    page.wait_for_selector(".replay[data-ply='0']")
+    env = ENVIRONMENTS["go_with_the_floe_v0"].raw_env()
+    env.reset(seed=6)
+    for ply, action in enumerate(record["actions"], 1):
+        env.step(action)
+        page.click(".replay-forward")
+        page.wait_for_selector(f".replay[data-ply='{ply}']")
+        assert _same_cells(page, env), ply
+    page.click(".replay-back")
+    page.wait_for_selector(f".replay[data-ply='{len(record['actions']) - 1}']")
+    page.click(".replay-first")
+    page.wait_for_selector(".replay[data-ply='0']")
+    assert page.is_visible(".replay-slider")
+
+
+def _same_cells(page: Any, env: Any) -> bool:
+    """The pieces and rings of every square the page shows are the env's."""
+    shown = page.eval_on_selector_all(".replay-board g.cell", "cells => cells.map(c => [c.dataset.cell, c.dataset.piece, c.dataset.ring])")
+    from polarzoo.envs.go_with_the_floe import rules
+
+    expected = [[str(sq), {rules.SEAL: "seal", rules.BEAR: "bear"}.get(int(env.state.board[sq]), ""), str(int(bool(env.state.rings[sq])))]
+                for sq in range(rules.NUM_SQUARES) if rules.ON_BOARD[sq]]
+    return shown == expected
+
+
+def test_tabs_play_their_own_games(browser: Any, served: str) -> None:
+    first, second = browser.new_page(), browser.new_page()
+    try:
+        start(first, served, "fire_and_ice_v0", "fire")
+        start(second, served, "go_with_the_floe_v0", "black")
+        ids = [p.evaluate("window.polarzoo.game.id") for p in (first, second)]
+        assert ids[0] != ids[1]
+        first.reload()
+        first.wait_for_function("window.polarzoo.game")
+        assert first.evaluate("window.polarzoo.game.id") == ids[0]  # a reload keeps the tab's game
+    finally:
+        first.close()
+        second.close()
