@@ -208,6 +208,29 @@ def test_ctrl_c_during_behaviour_cloning_then_resume(tmp_path: Path) -> None:
     assert (run / "model.zip").exists()
 
 
+def test_ctrl_c_while_collecting_demonstrations_leaves_a_checkpoint_that_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from polarzoo.baselines.training import ppo
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    run = tmp_path / "r"
+    args = ["--env", "go_with_the_floe_v0", "--runs", str(tmp_path), "--run-name", "r", "--total-timesteps", "256",
+            "--n-envs", "2", "--eval-every", "0", "--snapshot-every", "0", "--bc-games", "2", "--bc-epochs", "1",
+            "--no-progress", "--no-final-eval"]
+    with monkeypatch.context() as patch:
+        patch.setattr(ppo, "collect_demonstrations", interrupted)
+        with pytest.raises(SystemExit) as stopped:
+            ppo.main(args)
+    assert stopped.value.code == 130 and f"--resume {run}" in capsys.readouterr().err
+    state, _ = ppo.read_checkpoint_state(run)  # the resume the message promises has a checkpoint
+    assert state.get("bc_epochs_done", 0) == 0 and state["timesteps"] == 0
+    resumed = cli(TRAIN, "--resume", str(run), "--no-progress", "--no-final-eval")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "behaviour cloning" in resumed.stdout and (run / "model.zip").exists()
+
+
 def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(tmp_path: Path) -> None:
     run = tmp_path / "r"
     first = cli(TRAIN, "--env", "fire_and_ice_v0", "--runs", str(tmp_path), "--run-name", "r", "--total-timesteps", "1024",

@@ -55,3 +55,26 @@ def test_cli_rejects_bad_arguments() -> None:
                              "--iterations", "0"], capture_output=True, text=True)
     assert result.returncode == 2 and "--iterations must be at least 1" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_ctrl_c_keeps_the_checkpoint_and_exits_130(tmp_path) -> None:
+    pytest.importorskip("ray.rllib")
+    import signal
+
+    out = tmp_path / "run"
+    process = subprocess.Popen([sys.executable, "-m", "polarzoo.baselines.rllib_train", "--env", "fire_and_ice_v0",
+                                "--iterations", "200", "--batch-size", "128", "--minibatch-size", "64", "--epochs", "1",
+                                "--dim", "8", "--blocks", "1", "--eval-games", "1", "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    lines = []
+    for line in process.stdout:  # the first iteration ends: a checkpoint exists
+        lines.append(line)
+        if line.startswith("iteration 1:"):
+            break
+    process.send_signal(signal.SIGINT)
+    out_text, err = process.communicate(timeout=scaled(300))
+    assert process.returncode == 130, "".join(lines) + out_text + err[-3000:]
+    assert "interrupted" in out_text and (out / "checkpoint").is_dir()
+    report = json.loads((out / "eval.json").read_text())
+    assert report["interrupted"] is True and report["vs_random"] == {} and report["iterations"]

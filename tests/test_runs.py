@@ -71,3 +71,34 @@ def test_every_option_of_every_cli_has_help_and_a_real_default(name: str, monkey
     assert not missing, f"{name}: options without help text: {missing}"
     for block in text.split("\n  -")[1:]:
         assert block.count("(default:") <= 1, block
+
+
+class _FullDisk:
+    """A model whose ``save`` writes half a file and then finds the disk full."""
+
+    def save(self, path: Path) -> None:
+        Path(path).write_bytes(b"PK\x03\x04 half a zip")
+        raise OSError(28, "No space left on device")
+
+
+def test_a_full_disk_never_leaves_a_file_that_looks_complete(tmp_path: Path) -> None:
+    from polarzoo.baselines.cli.runs import atomic_write, save_model
+
+    model_path = tmp_path / "model.zip"
+    with pytest.raises(OSError, match="No space"):
+        save_model(_FullDisk(), model_path)
+    assert list(tmp_path.iterdir()) == []  # neither model.zip nor the temporary file
+    atomic_write(tmp_path / "config.yaml", "old: 1\n")
+
+    original = Path.write_text
+
+    def full(self: Path, data: str, *args: Any, **kwargs: Any) -> int:
+        original(self, data[: len(data) // 2])
+        raise OSError(28, "No space left on device")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "write_text", full)
+        with pytest.raises(OSError):
+            atomic_write(tmp_path / "config.yaml", "new: 2\nmore: 3\n")
+    assert (tmp_path / "config.yaml").read_text() == "old: 1\n"  # the old file, whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml"]

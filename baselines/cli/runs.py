@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 
 def prog_name(module: str) -> str:
@@ -129,6 +129,17 @@ def atomic_write(path: Path, data: bytes | str) -> None:
             temporary.write_text(data)
         else:
             temporary.write_bytes(data)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def save_model(model: Any, path: Path) -> None:
+    """``model.save(path)`` (an SB3 model) whole or not at all: saved under a temporary name,
+    then renamed (a kill or a full disk never leaves a half-written model that looks complete)."""
+    temporary = path.with_name(path.stem + ".tmp.zip")
+    try:
+        model.save(temporary)
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)

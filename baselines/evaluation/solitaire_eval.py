@@ -26,7 +26,7 @@ import numpy as np
 from polarzoo.baselines.evaluation.tournament import wilson_interval
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import solve
-from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, seed as seed_type, writable_folder_or_exit
+from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, save_model, seed as seed_type, writable_folder_or_exit
 
 
 Policy = Callable[[FireAndIceSolitaireEnv, np.ndarray, np.random.Generator], int]
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
         model = MaskablePPO("MlpPolicy", venv, n_steps=256, batch_size=512, n_epochs=5, learning_rate=3e-4, seed=args.seed,
                             policy_kwargs={"net_arch": [256, 256]}, device="cpu", verbose=0)
         model.learn(args.timesteps, progress_bar=True)
-        model.save(args.out / "model.zip")
+        save_model(model, args.out / "model.zip")
     seconds = time.perf_counter() - started
 
     def trained(env: FireAndIceSolitaireEnv, observation: np.ndarray, rng: np.random.Generator) -> int:

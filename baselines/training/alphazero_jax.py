@@ -413,8 +413,8 @@ def _main(argv: list[str] | None) -> None:
         if config.minibatch > config.games * config.plies:
             parser.error(f"--minibatch {config.minibatch} is more than an iteration's positions ({config.games} x {config.plies})")
         run_dir = run_dir_or_exit(parser, args.runs, args.run_name, f"az-{config.env}")
-        (run_dir / "config.json").write_text(json.dumps(asdict(config), indent=2))
-        (run_dir / "command.txt").write_text(" ".join([prog_name(MODULE), *raw]) + "\n")
+        atomic_write(run_dir / "config.json", json.dumps(asdict(config), indent=2))
+        atomic_write(run_dir / "command.txt", " ".join([prog_name(MODULE), *raw]) + "\n")
     print(f"run folder: {run_dir}", flush=True)
 
     def log(line: str) -> None:

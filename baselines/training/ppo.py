@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents import PolicyAgent, make_agent, pretrained_path
-from polarzoo.baselines.cli.runs import (HelpFormatter, atomic_write, prog_name, run_dir_or_exit, seed as seed_type,
+from polarzoo.baselines.cli.runs import (HelpFormatter, atomic_write, prog_name, save_model, run_dir_or_exit, seed as seed_type,
                                          writable_folder_or_exit)
 from polarzoo.baselines.evaluation.evaluate import evaluate
 from polarzoo.baselines.evaluation.tournament import head_to_head, seat_names, wilson_interval
@@ -255,7 +255,7 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
 
         def _snapshot(self) -> None:
             path = run_dir / "snapshots" / f"snapshot_{self.num_timesteps}.zip"
-            self.model.save(path)
+            save_model(self.model, path)
             state["snapshots"] = (state["snapshots"] + [str(path)])[-config["max_snapshots"] :]
             agents, weights = _opponent_pool(config, state["snapshots"])
             env = self.training_env
@@ -324,6 +324,8 @@ def behaviour_clone(model: Any, config: dict[str, Any], run_dir: Path, seed: int
             observations, masks, actions = collect_demonstrations(config["env"], teacher, config["bc_games"], seed=seed + 77,
                                                                   env_kwargs=config["env_kwargs"], show_progress=progress_bar)
         except KeyboardInterrupt:
+            # The untrained model is saved as the checkpoint --resume starts from.
+            save_checkpoint(run_dir, model, state)
             print(f"\ninterrupted while collecting the teacher's demonstrations (nothing trained yet); "
                   f"--resume {run_dir} collects them again (the games are seeded)", file=sys.stderr)
             sys.exit(130)
@@ -346,7 +348,7 @@ def behaviour_clone(model: Any, config: dict[str, Any], run_dir: Path, seed: int
         sys.exit(130)
     report = {"teacher": config["bc_teacher"], "games": config["bc_games"], "samples": len(actions), "epochs": config["bc_epochs"],
               "loss_per_epoch": losses, "seconds": time.perf_counter() - started}
-    (run_dir / "behaviour_cloning.json").write_text(json.dumps(report, indent=2))
+    atomic_write(run_dir / "behaviour_cloning.json", json.dumps(report, indent=2))
     if losses:
         print(f"behaviour cloning: {len(actions)} moves of {config['bc_teacher']} from {config['bc_games']} games, "
               f"loss {losses[0]:.2f} -> {losses[-1]:.2f} in {report['seconds']:.0f} s")
@@ -552,9 +554,9 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     elapsed = time.perf_counter() - started
     # learn() ends after an update: an exact point to continue from (a larger --total-timesteps)
     save_checkpoint(run_dir, model, state, capture_update_boundary(model, callback.counters(), state))
-    model.save(run_dir / "model.zip")
+    save_model(model, run_dir / "model.zip")
     fps = (model.num_timesteps - steps_before) / max(elapsed, 1e-9)
-    (run_dir / "training.json").write_text(json.dumps({"timesteps": model.num_timesteps, "seconds": elapsed, "fps": fps}, indent=2))
+    atomic_write(run_dir / "training.json", json.dumps({"timesteps": model.num_timesteps, "seconds": elapsed, "fps": fps}, indent=2))
     print(f"trained {model.num_timesteps} timesteps in {elapsed:.0f} s ({fps:.0f} fps); model: {run_dir / 'model.zip'}")
     if state.get("physics_failures"):
         print(f"{state['physics_failures']} episodes were truncated by a physics failure (rolled back; see tb rollout/physics_failures)")
@@ -761,7 +763,7 @@ def main(argv: list[str] | None = None) -> None:
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             parser.error(f"--config {args.config}: {error}")
         run_dir = run_dir_or_exit(parser, args.runs, args.run_name, args.env)
-        (run_dir / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=True))
+        atomic_write(run_dir / "config.yaml", yaml.safe_dump(config, sort_keys=True))
     print(f"run folder: {run_dir}", flush=True)
     with (run_dir / "command.txt").open("a") as handle:
         handle.write("python -m polarzoo.baselines.train " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])) + "\n")

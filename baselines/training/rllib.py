@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from polarzoo.baselines.cli.runs import HelpFormatter, prog_name, require_at_least, seed as seed_type
+from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, require_at_least, seed as seed_type
 
 TWO_PLAYER_ENVS = ("fire_and_ice_v0", "go_with_the_floe_v0")
 
@@ -193,6 +193,7 @@ def main(argv: list[str] | None = None) -> None:
     algo = config.build_algo()
     history: list[dict[str, Any]] = []
     error = None
+    interrupted = False
     steps_before = 0
     try:
         for iteration in range(1, args.iterations + 1):
@@ -216,13 +217,14 @@ def main(argv: list[str] | None = None) -> None:
             steps_before = line["env_steps"]
             algo.save_to_path(str((out / "checkpoint").resolve()))
     except KeyboardInterrupt:
-        print(f"\ninterrupted; the last checkpoint is {out / 'checkpoint'}")
+        interrupted = True
+        print(f"\ninterrupted; the last checkpoint is {out / 'checkpoint'} (no evaluation)", flush=True)
     evaluation = {}
-    if error is None and args.eval_games and history:
+    if error is None and not interrupted and args.eval_games and history:
         evaluation = evaluate_vs_random(algo.get_module("shared"), args.env, args.eval_games)
     settings = {key: (str(value) if isinstance(value, Path) else value) for key, value in vars(args).items()}
-    (out / "eval.json").write_text(json.dumps({"config": settings, "iterations": history, "vs_random": evaluation,
-                                               "error": error}, indent=2))
+    atomic_write(out / "eval.json", json.dumps({"config": settings, "iterations": history, "vs_random": evaluation,
+                                                "error": error, "interrupted": interrupted}, indent=2))
     if evaluation:
         print(f"vs random ({args.eval_games} games per seat): win rate {evaluation['win_rate']:.0%} {evaluation['wins']}")
     algo.stop()
@@ -230,6 +232,8 @@ def main(argv: list[str] | None = None) -> None:
     if error is not None:
         print(f"error: {error}", file=sys.stderr)
         sys.exit(1)
+    if interrupted:
+        sys.exit(130)
     print(f"checkpoint: {out / 'checkpoint'}; results: {out / 'eval.json'}")
 
 

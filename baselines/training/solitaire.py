@@ -39,7 +39,7 @@ from polarzoo.envs.fire_and_ice import solitaire_rules
 from polarzoo.envs.fire_and_ice.rules import NUM_HOLES, NUM_ISLANDS, NUM_POSITIONS
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import Solver, board_bits
-from polarzoo.baselines.cli.runs import (HelpFormatter, add_quick, apply_quick, atomic_write, prog_name, require_at_least, seed as seed_type,
+from polarzoo.baselines.cli.runs import (HelpFormatter, add_quick, apply_quick, atomic_write, save_model, prog_name, require_at_least, seed as seed_type,
                                      writable_folder_or_exit)
 
 #: positions the solver may expand to decide one capture while labelling
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> None:
             entry["dagger_won"] = won / args.dagger_deals
         report["rounds"].append(entry)
         print(f"round {round_index}: {len(obs)} positions, loss {losses[-1]:.3f}, held-out success {rate:.1%}")
-        model.save(args.out / "model.zip")
+        save_model(model, args.out / "model.zip")
         atomic_write(args.out / "train.json", json.dumps(report, indent=2))
     print(f"model: {args.out / 'model.zip'}; report: {args.out / 'train.json'}")
 

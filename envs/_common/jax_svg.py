@@ -1,20 +1,26 @@
 """SVG pictures for the JAX twins' ``State.to_svg`` / ``save_svg`` (pgx's own visualiser knows
-only pgx's games): the env's ``ansi`` board as monospace text in an SVG."""
+only pgx's games): the single envs' board pictures (``render_svg``) side by side."""
 
 from __future__ import annotations
 
 from xml.sax.saxutils import escape
 
 
-def text_svg(text: str, scale: float = 1.0) -> str:
-    """``text`` (lines) drawn in a monospace font on a light background."""
-    lines = text.rstrip("\n").split("\n")
-    size = 14.0 * scale
-    width = int(size * 0.62 * max(len(line) for line in lines) + 2 * size)
-    height = int(size * 1.25 * len(lines) + 2 * size)
-    rows = "".join(
-        f'<text x="{size:.1f}" y="{size * (1.5 + 1.25 * i):.1f}" xml:space="preserve">{escape(line)}</text>'
-        for i, line in enumerate(lines))
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'font-family="monospace" font-size="{size:.1f}">'
-            f'<rect width="100%" height="100%" fill="#f4f6f8"/>{rows}</svg>')
+def boards_svg(boards: list[str], title: str, scale: float = 1.0, width: float = 520.0, per_row: int = 4) -> str:
+    """Board pictures (each a whole ``<svg viewBox=...>`` of the envs' ``render_svg``) side by
+    side, ``per_row`` in a row (a batched state: one board per game), under a ``<title>``."""
+    import re
+
+    placed = []
+    height = width
+    for i, board in enumerate(boards):
+        view = re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', board)
+        w, h = (float(view.group(1)), float(view.group(2))) if view else (width, width)
+        height = h * width / w
+        row, column = divmod(i, per_row)
+        placed.append(board.replace("<svg ", f'<svg x="{column * width:.0f}" y="{row * height:.0f}" '
+                                    f'width="{width:.0f}" height="{height:.0f}" ', 1))
+    columns, rows = min(len(boards), per_row), -(-len(boards) // per_row)
+    total_w, total_h = columns * width, rows * height
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{total_w * scale:.0f}" height="{total_h * scale:.0f}" '
+            f'viewBox="0 0 {total_w:.0f} {total_h:.0f}"><title>{escape(title)}</title>{"".join(placed)}</svg>')

@@ -90,14 +90,13 @@ class State(TwinState, pgx_core.State):
         return ENV_ID
 
     def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
-        """The board(s) as SVG text pictures (pgx's visualiser knows only pgx's games)."""
-        from polarzoo.envs._common.jax_svg import text_svg
-        from polarzoo.envs.fire_and_ice.render import render_ansi
+        """The board(s) as SVG, the single env's picture (``render_svg``; pgx's visualiser knows
+        only pgx's games); a batched state: one board per game, four in a row."""
+        from polarzoo.envs._common.jax_svg import boards_svg
+        from polarzoo.envs.fire_and_ice.render import render_svg
 
-        boards = np.asarray(self._x.board).reshape(-1, _HOLES)  # a batched state: one board per game
-        text = "\n".join(render_ansi(board, f"Fire & Ice (game {i})" if len(boards) > 1 else "Fire & Ice")
-                         for i, board in enumerate(boards))
-        return text_svg(text, scale or 1.0)
+        boards = np.asarray(self._x.board).reshape(-1, _HOLES)
+        return boards_svg([render_svg(board.astype(np.int8)) for board in boards], "Fire & Ice", scale or 1.0)
 
 
 # --------------------------------------------------------------------------------------------

@@ -86,16 +86,15 @@ class State(TwinState, pgx_core.State):
         return ENV_ID
 
     def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
-        """The board(s) as SVG text pictures (pgx's visualiser knows only pgx's games)."""
-        from polarzoo.envs._common.jax_svg import text_svg
-        from polarzoo.envs.go_with_the_floe.render import render_ansi
+        """The board(s) as SVG, the single env's picture (``render_svg``; pgx's visualiser knows
+        only pgx's games); a batched state: one board per game, four in a row."""
+        from polarzoo.envs._common.jax_svg import boards_svg
+        from polarzoo.envs.go_with_the_floe.render import render_svg
 
         boards = np.asarray(self._x.board).reshape(-1, _SQ)
         rings = np.asarray(self._x.rings).reshape(-1, _SQ)
-        text = "\n".join(render_ansi(rules.State(board=b.astype(np.int8), rings=r.astype(bool)),
-                                     f"Go with the Floe (game {i})" if len(boards) > 1 else "Go with the Floe")
-                         for i, (b, r) in enumerate(zip(boards, rings)))
-        return text_svg(text, scale or 1.0)
+        return boards_svg([render_svg(rules.State(board=b.astype(np.int8), rings=r.astype(bool))) for b, r in zip(boards, rings)],
+                          "Go with the Floe", scale or 1.0)
 
 
 # --------------------------------------------------------------------------------------------
