@@ -68,9 +68,9 @@ def test_ctrl_c_keeps_the_checkpoint_and_exits_130(tmp_path) -> None:
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     lines = []
-    for line in process.stdout:  # the first iteration ends: a checkpoint exists
+    for line in process.stdout:  # the second iteration ends: the first one's checkpoint is complete
         lines.append(line)
-        if line.startswith("iteration 1:"):
+        if line.startswith("iteration 2:"):
             break
     process.send_signal(signal.SIGINT)
     out_text, err = process.communicate(timeout=scaled(300))
@@ -78,3 +78,4 @@ def test_ctrl_c_keeps_the_checkpoint_and_exits_130(tmp_path) -> None:
     assert "interrupted" in out_text and (out / "checkpoint").is_dir()
     report = json.loads((out / "eval.json").read_text())
     assert report["interrupted"] is True and report["vs_random"] == {} and report["iterations"]
+    assert not (out / "checkpoint.tmp").exists() or (out / "checkpoint").is_dir()

@@ -151,6 +151,20 @@ def evaluate_vs_random(module: Any, env_id: str, games: int, seed: int = 20_000)
     return {"games_per_seat": games, "wins": wins, "win_rate": total / (2 * games)}
 
 
+def save_checkpoint(algo: Any, target: Path) -> None:
+    """``algo.save_to_path(target)`` whole or not at all: written beside it, then swapped in (a
+    Ctrl-C or a kill during the save leaves the previous checkpoint as it was)."""
+    import shutil
+
+    temporary, old = target.with_name(target.name + ".tmp"), target.with_name(target.name + ".old")
+    shutil.rmtree(temporary, ignore_errors=True)
+    algo.save_to_path(str(temporary.resolve()))
+    if target.exists():
+        target.rename(old)
+    temporary.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.rllib_train"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--env", required=True, choices=TWO_PLAYER_ENVS, help="a two-player env id")
@@ -215,10 +229,11 @@ def main(argv: list[str] | None = None) -> None:
                          f"{args.num_env_runners + 1} CPUs, the cluster has {cpus:.0f}); try --num-env-runners 0")
                 break
             steps_before = line["env_steps"]
-            algo.save_to_path(str((out / "checkpoint").resolve()))
+            save_checkpoint(algo, out / "checkpoint")
     except KeyboardInterrupt:
         interrupted = True
-        print(f"\ninterrupted; the last checkpoint is {out / 'checkpoint'} (no evaluation)", flush=True)
+        where = f"the last checkpoint is {out / 'checkpoint'}" if (out / "checkpoint").is_dir() else "no checkpoint yet"
+        print(f"\ninterrupted; {where} (no evaluation)", flush=True)
     evaluation = {}
     if error is None and not interrupted and args.eval_games and history:
         evaluation = evaluate_vs_random(algo.get_module("shared"), args.env, args.eval_games)
