@@ -255,3 +255,40 @@ def test_thin_ice_board_policy_trains_and_reloads(tmp_path) -> None:
     observation, _ = env.reset(seed=1)
     action, _ = loaded.predict(observation, action_masks=env.action_masks())
     assert env.action_masks()[int(action)]
+
+
+def test_greedy_ties_go_to_the_lowest_action() -> None:
+    from polarzoo.baselines.agents.policy import greedy_action
+
+    assert greedy_action(np.array([0.1, 0.3, 0.3 * (1 - 1e-6), 0.3])) == 1
+    assert greedy_action(np.array([0.0, 0.2, 0.5, 0.3])) == 2
+    assert greedy_action(np.array([0.4, 0.39, 0.21])) == 0
+
+
+def test_a_greedy_board_policy_plays_the_same_moves_on_any_number_of_threads() -> None:
+    """Symmetric moves tie exactly in the equivariant network; float rounding that depends on
+    the thread count used to pick among them (about one position in ten)."""
+    from polarzoo.baselines.agents import make_agent
+    from polarzoo.envs import fire_and_ice_v0
+
+    agent = make_agent("pretrained", "fire_and_ice_v0")
+    rng = np.random.default_rng(0)
+    positions = []
+    while len(positions) < 80:
+        env = fire_and_ice_v0.raw_env()
+        env.reset(seed=int(rng.integers(1 << 30)))
+        for _ in range(int(rng.integers(0, 24))):
+            if env.state.winner >= 0:
+                break
+            env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+        if env.state.winner < 0:
+            positions.append(env)
+    before = torch.get_num_threads()
+    try:
+        moves = []
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            moves.append([agent.act(env, env.agent_selection, np.random.default_rng(0)) for env in positions])
+    finally:
+        torch.set_num_threads(before)
+    assert moves[0] == moves[1]

@@ -512,9 +512,10 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _one_torch_thread() -> None:
-    """League games run on one torch thread, as the shipped leagues were built: a greedy policy's
-    exactly tied moves (the board networks are equivariant) are otherwise split by the rounding
-    of another thread count, and the members would not play as they did when rated."""
+    """League games run on one torch thread, as the shipped leagues were built.  A greedy
+    policy's exactly tied moves (the board networks are equivariant) no longer depend on the
+    thread count (:data:`polarzoo.baselines.agents.policy.TIE_TOLERANCE`); one thread keeps
+    the networks' remaining rounding, and the time per game, the same on every machine."""
     try:
         import torch
     except ImportError:
