@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -582,3 +583,61 @@ def test_a_checkpoint_cut_inside_its_nested_archive_falls_back_to_the_previous_o
     for name, steps in (("state.json", 10), ("previous_state.json", 5)):
         (folder / name).write_text(json.dumps({"timesteps": steps}))
     assert read_checkpoint_state(tmp_path) == ({"timesteps": 5}, "previous.zip")
+
+
+def _policy_and_adam(model_zip: Path) -> tuple[dict, list]:
+    import torch
+    import zipfile
+
+    with zipfile.ZipFile(model_zip) as archive:
+        weights = torch.load(archive.open("policy.pth"), map_location="cpu", weights_only=True)
+        optimizer = torch.load(archive.open("policy.optimizer.pth"), map_location="cpu", weights_only=True)
+    return weights, list(optimizer["state"].values())
+
+
+def test_kill_9_then_resume_with_every_option_matches_one_straight_run(tmp_path: Path) -> None:
+    """One run with every training option at once (behaviour cloning, random / heuristic / self
+    opponents, self-play snapshots, periodic evaluations, envs in subprocesses), killed with
+    SIGKILL mid-way and resumed in a new process, ends with every tensor and the Adam state of one
+    straight run, and the same evaluations."""
+    import torch
+    import yaml
+
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({"go_with_the_floe_v0": {
+        "n_steps": 32, "batch_size": 32, "n_epochs": 1, "opponents": {"random": 0.3, "heuristic": 0.3, "self": 0.4},
+        "snapshot_every": 64, "max_snapshots": 2, "eval_every": 96, "eval_games": 1, "checkpoint_every": 64,
+        "board_policy": {"dim": 8, "blocks": 1}, "bc_games": 2, "bc_epochs": 2, "bc_teacher": "heuristic"}}))
+    common = ["--env", "go_with_the_floe_v0", "--config", str(config), "--runs", str(tmp_path), "--n-envs", "2",
+              "--vec-env", "subproc", "--torch-threads", "1", "--seed", "3", "--total-timesteps", "384", "--no-progress",
+              "--no-final-eval"]
+    straight = subprocess.run([sys.executable, "-m", TRAIN, *common, "--run-name", "straight"], cwd=ROOT,
+                              capture_output=True, text=True, timeout=scaled(600))
+    assert straight.returncode == 0, straight.stderr[-3000:]
+    cut = tmp_path / "cut"
+    process = subprocess.Popen([sys.executable, "-m", TRAIN, *common, "--run-name", "cut"], cwd=ROOT,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    state = cut / "checkpoints" / "state.json"
+    deadline = time.time() + scaled(300)
+    while time.time() < deadline and process.poll() is None:
+        try:
+            if json.loads(state.read_text())["timesteps"] >= 192:
+                break
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.1)
+    os.killpg(process.pid, signal.SIGKILL)  # the learner and its env subprocesses, no chance to save
+    process.wait(timeout=60)
+    assert not (cut / "model.zip").exists()
+    resumed = subprocess.run([sys.executable, "-m", TRAIN, "--resume", str(cut), "--no-progress", "--no-final-eval"],
+                             cwd=ROOT, capture_output=True, text=True, timeout=scaled(600))
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    weights, moments = _policy_and_adam(tmp_path / "straight" / "model.zip")
+    weights_resumed, moments_resumed = _policy_and_adam(cut / "model.zip")
+    assert weights.keys() == weights_resumed.keys()
+    for key, value in weights.items():
+        assert torch.equal(value, weights_resumed[key]), key
+    assert moments and len(moments) == len(moments_resumed)
+    for mine, theirs in zip(moments, moments_resumed):
+        assert all(torch.equal(mine[k], theirs[k]) for k in ("exp_avg", "exp_avg_sq")) and mine["step"] == theirs["step"]
+    assert (tmp_path / "straight" / "evaluations.csv").read_text() == (cut / "evaluations.csv").read_text()
