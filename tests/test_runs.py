@@ -42,8 +42,8 @@ def test_train_quick_is_a_tiny_config_that_explicit_flags_override(tmp_path: Pat
         train_module.main(["--quick", "--resume", str(tmp_path)])
 
 
-CLIS = ["train", "evaluate", "play", "export", "solitaire_solver", "solitaire_train", "solitaire_eval", "rllib_train",
-        "alphazero_jax", "league", "benchmark"]
+CLIS = ["train", "evaluate", "play", "play.web", "play.replay", "export", "solitaire_solver", "solitaire_train",
+        "solitaire_eval", "rllib_train", "alphazero_jax", "league", "benchmark"]
 
 
 @pytest.mark.parametrize("name", CLIS)

@@ -183,7 +183,7 @@ def record_game(env_id: str, agent_specs: list[str], seed: int, env_kwargs: dict
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.play.replay"), description=__doc__, formatter_class=HelpFormatter)
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, help="export a recorded game, or record a new one")
     exporting = commands.add_parser("export", help="a recorded game as a static replay", formatter_class=HelpFormatter)
     exporting.add_argument("games", type=Path, help="a games.jsonl")
     exporting.add_argument("--game", type=int, default=0, help="which record (0 = the file's first)")

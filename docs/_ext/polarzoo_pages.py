@@ -40,6 +40,7 @@ CLI_PAGES: dict[str, str] = {
     "evaluate": "polarzoo.baselines.evaluate",
     "play": "polarzoo.baselines.play",
     "web": "polarzoo.baselines.play.web",
+    "replay": "polarzoo.baselines.play.replay",
     "export": "polarzoo.baselines.export",
     "solitaire_solver": "polarzoo.baselines.solitaire_solver",
     "solitaire_train": "polarzoo.baselines.solitaire_train",
