@@ -172,8 +172,12 @@ def plot_curves(out: Path, budget: str, path: Path) -> bool:
             xs = sorted({round(x, 3) for curve in curves for x, _ in curve})
             matrix = np.array([[dict((round(x, 3), y) for x, y in curve).get(x, np.nan) for x in xs] for curve in curves])
             mean = np.nanmean(matrix, axis=0)
-            boots = np.array([np.nanmean(matrix[rng.integers(0, len(matrix), len(matrix))], axis=0) for _ in range(1000)])
-            low, high = np.nanpercentile(boots, [2.5, 97.5], axis=0)
+            # A resample may draw only seeds without a point at some x (their curves have other
+            # x): that column is NaN in that resample and left out of the percentiles.
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                boots = np.array([np.nanmean(matrix[rng.integers(0, len(matrix), len(matrix))], axis=0) for _ in range(1000)])
+                low, high = np.nanpercentile(boots, [2.5, 97.5], axis=0)
             line, = ax.plot(xs, mean, marker="o", label=f"{algorithm}: {label} ({len(curves)} seeds)")
             ax.fill_between(xs, low, high, alpha=0.2, color=line.get_color())
         ax.set_title(game)
