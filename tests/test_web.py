@@ -112,6 +112,12 @@ def test_thin_ice_through_the_api(client: TestClient) -> None:
     assert kinds <= {"call", "place", "pickup", "done"} and kinds
     picture = client.get(game["picture"])
     assert picture.status_code == 200 and picture.headers["content-type"] == "image/png" and picture.content[:4] == b"\x89PNG"
+    # the piles after each earlier move (the opponent's actions before your turn)
+    start, first = (client.get(f"/api/games/{game['id']}/picture.png?ply={k}") for k in (0, 1))
+    assert start.status_code == first.status_code == 200 and start.content[:4] == b"\x89PNG"
+    assert client.get(f"/api/games/{game['id']}/picture.png?ply={len(game['moves'])}").content == picture.content
+    assert client.get(f"/api/games/{game['id']}/picture.png?ply=999").status_code == 404
+    assert client.get(f"/api/games/{game['id']}/picture.png?ply=x").status_code == 400
 
 
 def test_replays_through_the_api(client: TestClient) -> None:
@@ -294,6 +300,11 @@ def test_thin_ice_by_clicks(page: Any, served: str) -> None:
     notations = [m["notation"].split()[0] for m in page.evaluate("window.polarzoo.game.moves")]
     assert notations[:5] == ["call", "place", "pickup", "place", "done"], notations
     assert page.locator("#piles tr").count() == 3  # the header and two piles
+    page.locator("#moves li[data-ply='2']").click()  # the piles right after the first placement
+    page.wait_for_function("document.getElementById('picture').src.includes('ply=2')")
+    assert "after move 2" in page.inner_text("#message")
+    page.click("#picture")
+    assert page.get_attribute("#picture", "data-ply") == str(len(page.evaluate("window.polarzoo.game.moves")))
     assert "player_1" in page.inner_text("#piles")
     page.wait_for_function("document.getElementById('picture').complete && document.getElementById('picture').naturalWidth > 0")
 

@@ -19,7 +19,7 @@ benchmark) and steps through its games.
 The JSON API the page uses (also for scripts): ``GET /api/info``; ``POST /api/games`` ``{"env",
 "seat", "opponent", "players", "seed"}``; ``GET /api/games/ID``; ``POST /api/games/ID/move``
 ``{"action": int}`` or ``{"notation": "D4-A4"}``; ``POST /api/games/ID/undo``; ``GET
-/api/games/ID/hint``; ``GET /api/games/ID/picture.png``; ``POST /api/replays`` (the text of a
+/api/games/ID/hint``; ``GET /api/games/ID/picture.png[?ply=K]`` (Thin Ice; after move K); ``POST /api/replays`` (the text of a
 ``games.jsonl``); ``GET /api/replays/ID/K``.  A bad request gets status 4xx and ``{"error": "one
 line"}``; the game is left as it was.  Ctrl-C stops the server (exit 130).
 """
@@ -97,6 +97,11 @@ class WebGame:
         self.history: list[tuple[Any, dict[str, float], int]] = []  # before each of the person's moves
         self.version = 0  # which position the picture shows
         self.lock = threading.Lock()
+        self.kwargs = kwargs
+        # Thin Ice: the position after every move (a snapshot), so the page can show the piles
+        # after each of the opponents' actions too; [0] is the start.
+        self.positions: list[dict[str, Any]] = [self.env.snapshot()] if env_id == "thin_ice_v0" else []
+        self._scratch: Any = None
         self._advance()
 
     # ---- playing -----------------------------------------------------------------------------
@@ -110,6 +115,8 @@ class WebGame:
         self.moves.append({"player": agent, "notation": self.env.action_to_notation(action)})
         self.env.step(action)
         self.version += 1
+        if self.positions:
+            self.positions.append(self.env.snapshot())
 
     def to_move(self) -> str | None:
         return next_live_agent(self.env, self.totals)
@@ -142,7 +149,20 @@ class WebGame:
             raise BadRequest("nothing to undo: you have not moved yet")
         self.env, self.totals, kept = self.history.pop()
         del self.moves[kept:]
+        del self.positions[kept + 1:]
         self.version += 1
+
+    def position_env(self, ply: int | None) -> Any:
+        """Thin Ice: the env at the position after move ``ply`` (``None``: now)."""
+        if ply is None or ply == len(self.moves):
+            return self.env
+        if not 0 <= ply < len(self.positions):
+            raise BadRequest(f"no move {ply} in this game (it has {len(self.moves)})", 404)
+        if self._scratch is None:
+            self._scratch = ENVIRONMENTS[self.env_id].raw_env(**self.kwargs)
+            self._scratch.reset(seed=0)
+        self._scratch.restore(self.positions[ply])
+        return self._scratch
 
     def hint(self) -> dict[str, Any]:
         """A policy's top three moves for the person, with probabilities, and its value."""
@@ -323,7 +343,10 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
         game = store.game(request.path_params["game_id"])
         if game.env_id != "thin_ice_v0":
             raise BadRequest(f"{game.env_id} is drawn in SVG; pictures are Thin Ice's", 404)
-        png = await run_drawing(locked, game, picture_png, game.env)
+        ply = request.query_params.get("ply")
+        if ply is not None and not ply.isdigit():
+            raise BadRequest(f"ply must be a move number, got {ply!r}")
+        png = await run_drawing(locked, game, lambda: picture_png(game.position_env(None if ply is None else int(ply))))
         return Response(png, media_type="image/png", headers={"Cache-Control": "no-store"})
 
     async def load_replays(request: Request) -> Response:

@@ -73,7 +73,12 @@
     $("hint-button").disabled = game.over || game.to_move !== game.human;
     const moves = $("moves");
     moves.innerHTML = "";
-    for (const move of game.moves) moves.appendChild(el("li", {}, move.player + ": " + move.notation));
+    game.moves.forEach((move, i) => {
+      const item = el("li", game.env === "thin_ice_v0" ? { "data-ply": String(i + 1) } : {}, move.player + ": " + move.notation);
+      // Thin Ice: a move in the list shows the piles right after it
+      if (game.env === "thin_ice_v0") item.addEventListener("click", () => showPly(i + 1));
+      moves.appendChild(item);
+    });
     moves.scrollTop = moves.scrollHeight;
     const pass = game.legal.find((m) => m.notation === "pass");
     $("pass-button").hidden = !pass;
@@ -129,7 +134,9 @@
   function showThinIce(game) {
     $("thin-ice").hidden = false;
     $("board").innerHTML = "";
-    $("board").appendChild(el("img", { class: "piles", id: "picture", alt: "every pile (MuJoCo)", src: game.picture }));
+    const picture = el("img", { class: "piles", id: "picture", alt: "every pile (MuJoCo)", src: game.picture, "data-ply": String(game.moves.length) });
+    picture.addEventListener("click", () => showPly(ui.game.moves.length));
+    $("board").appendChild(picture);
     const table = $("piles");
     table.innerHTML = "";
     table.appendChild(el("tr")).append(el("th", {}, "player"), el("th", {}, "pieces"), el("th", {}, "status"));
@@ -162,6 +169,15 @@
     fillSelect($("size"), sizes);
     fillSelect($("orientation"), orientations);
     drawGrid();
+  }
+
+  function showPly(ply) {
+    const game = ui.game;
+    const now = ply === game.moves.length;
+    $("picture").src = now ? game.picture : "/api/games/" + game.id + "/picture.png?ply=" + ply + "&v=" + game.version;
+    $("picture").dataset.ply = String(ply);
+    for (const item of $("moves").children) item.classList.toggle("current", !now && Number(item.dataset.ply) === ply);
+    say(now ? "" : "the piles after move " + ply + " (" + game.moves[ply - 1].notation + "); click the picture for now");
   }
 
   function fillSelect(select, values) {
