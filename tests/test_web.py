@@ -91,6 +91,7 @@ def test_bad_requests_leave_the_game_as_it_was(client: TestClient) -> None:
         (client.post("/api/games", json={"env": "fire_and_ice_v0", "seat": "water"}), 400, "seat must be one of"),
         (client.post("/api/games", json={"env": "fire_and_ice_v0", "opponent": "grandmaster"}), 400, "unknown agent spec"),
         (client.post("/api/games", json={"env": "fire_and_ice_v0", "seed": -1}), 400, "seed"),
+        (client.post("/api/games", json={"env": "fire_and_ice_v0", "opponent": "os:system"}), 400, "on the command line"),
         (client.get(f"/api/games/{gid}/picture.png"), 404, "SVG"),
         (client.post("/api/replays", content=b"\xff\xfe"), 400, "not text"),
         (client.post("/api/replays", content=b"{oops\n"), 400, "not JSON"),

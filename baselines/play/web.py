@@ -14,7 +14,9 @@ three most likely moves with their probabilities and its value of the position (
 policy if it has one, else the shipped ``pretrained`` model); ``undo`` takes back your last move
 and the replies to it; the move list is in the game's notation.  Each browser tab plays its own
 game (several at once); ``/replay`` opens any ``games.jsonl`` (from ``evaluate``, a league, a
-benchmark) and steps through its games.
+benchmark) and steps through its games.  The page may name any built-in agent spec (and
+``model:PATH`` files on the server's machine); your own ``module:callable`` agent is given with
+``--opponent`` (the server would otherwise import and call what a request names).
 
 The JSON API the page uses (also for scripts): ``GET /api/info``; ``POST /api/games`` ``{"env",
 "seat", "opponent", "players", "seed"}``; ``GET /api/games/ID``; ``POST /api/games/ID/move``
@@ -39,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents import make_agent
+from polarzoo.baselines.agents.registry import KINDS
 from polarzoo.baselines.cli.runs import HelpFormatter, prog_name
 from polarzoo.baselines.play.board import WEB_GAMES, legal_moves, picture_png, position
 from polarzoo.baselines.play.replay import ReplayError, read_records, record_label, replay
@@ -65,7 +68,7 @@ class WebGame:
     ``opponent_spec`` in the others."""
 
     def __init__(self, env_id: str, human: str | None, opponent_spec: str, seed: int = 0, players: int | None = None,
-                 hint_spec: str | None = None) -> None:
+                 hint_spec: str | None = None, trusted: tuple[str, ...] = ()) -> None:
         if env_id not in WEB_GAMES:
             raise BadRequest(f"unknown game {env_id!r}; the games: {', '.join(WEB_GAMES)}")
         kwargs: dict[str, Any] = {}
@@ -84,6 +87,12 @@ class WebGame:
         if human not in self.env.possible_agents:
             raise BadRequest(f"seat must be one of {', '.join(self.env.possible_agents)}, got {human!r}")
         self.human = human
+        kind, _, argument = str(opponent_spec).partition(":")
+        if argument and kind not in KINDS and opponent_spec not in trusted:
+            # Importing and calling a module named by a request would run code chosen by whoever
+            # reaches the server: a person's own agent is given on the command line.
+            raise BadRequest(f"opponent {opponent_spec!r}: your own module:callable agents are given on the command line "
+                             "(polarzoo-web --opponent module:callable), not from the page")
         try:
             self.opponent = make_agent(str(opponent_spec), env_id)
         except (ValueError, FileNotFoundError, ImportError) as error:
@@ -305,7 +314,9 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
         env_id = body.get("env", defaults.get("env", "fire_and_ice_v0"))
         if env_id not in WEB_GAMES:
             raise BadRequest(f"unknown game {env_id!r}; the games: {', '.join(WEB_GAMES)}")
-        game = await run(WebGame, env_id, body.get("seat"), body.get("opponent", "random"), body.get("seed", 0), body.get("players"), hint_spec)
+        trusted = tuple(spec for spec in (defaults.get("opponent"),) if spec)
+        game = await run(WebGame, env_id, body.get("seat"), body.get("opponent", "random"), body.get("seed", 0), body.get("players"),
+                         hint_spec, trusted)
         game_id = store.add_game(game)
         return JSONResponse(game.view(game_id), status_code=201)
 
