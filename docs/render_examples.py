@@ -1,4 +1,4 @@
-"""Render the README's pictures: a mid-game position of each environment.
+"""Render the README's pictures: a mid-game position of each environment, the window and the web app.
 
     MUJOCO_GL=egl python docs/render_examples.py
 """
@@ -50,6 +50,7 @@ def main() -> None:
         env.close()
     solitaire_picture()
     window_play_picture()
+    web_play_picture()
 
 
 def solitaire_picture() -> None:
@@ -95,3 +96,48 @@ def window_play_picture() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def web_play_picture() -> None:
+    """``web_play.png``: the web app (polarzoo-web) in headless Chromium, Fire & Ice against the
+    shipped agent after four of its own hinted moves, the hint shown and a peg selected."""
+    import shutil
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+    from playwright.sync_api import sync_playwright
+
+    from polarzoo.baselines.play.web import create_app
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    app = create_app(defaults={"env": "fire_and_ice_v0", "opponent": "pretrained"})
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1040, "height": 700})
+        page.goto(f"http://127.0.0.1:{port}/")
+        page.wait_for_selector("g.cell.movable")
+        page.wait_for_selector('body[data-busy="0"]', state="attached")
+        for move in range(4):
+            page.click("#hint-button")
+            page.wait_for_selector("#hint:not([hidden]) li")
+            best = page.evaluate("window.polarzoo.game.legal.find(m => m.action === window.polarzoo.hint.moves[0].action)")
+            page.click(f'g.cell[data-cell="{best["from"]}"]')
+            page.click(f'g.cell[data-cell="{best["to"]}"]')
+            page.wait_for_function(f"window.polarzoo.game.moves.length >= {2 * (move + 1)}")
+            page.wait_for_selector('body[data-busy="0"]', state="attached")
+        page.click("#hint-button")
+        page.wait_for_selector("#hint:not([hidden]) li")
+        page.locator("g.cell.movable").first.click()
+        page.screenshot(path=str(OUT / "web_play.png"))
+        print("wrote", OUT / "web_play.png")
+        browser.close()
+    server.should_exit = True

@@ -111,3 +111,15 @@ def test_documentation_replays_are_current() -> None:
         for frame in data["frames"][1:]:
             env.step(env.notation_to_action(frame["notation"]))
             assert frame["svg"] == position(env)["svg"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["record", "--agents", "grandmaster"], "unknown agent spec"),
+    (["record", "--env", "fire_and_ice_v0", "--players", "3"], "--players is for thin_ice_v0 only"),
+    (["export", "/nonexistent/games.jsonl"], "cannot read /nonexistent/games.jsonl"),
+    (["record", "--agents", "random", "--out", "/proc/polarzoo"], "cannot write the replay to /proc/polarzoo"),
+])
+def test_replay_cli_mistakes_are_one_line(args: list[str], words: str) -> None:
+    run = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play.replay", *args], capture_output=True, text=True,
+                         cwd=ROOT, timeout=300)
+    assert run.returncode != 0 and words in run.stderr and "Traceback" not in run.stderr, run.stderr

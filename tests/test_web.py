@@ -163,6 +163,12 @@ def test_cli_refuses_a_taken_port() -> None:
     assert run.returncode == 1 and run.stderr.startswith("error: cannot listen on") and "Traceback" not in run.stderr
 
 
+@pytest.mark.parametrize("argv", [["polarzoo.baselines.play.web"], ["polarzoo.baselines.play", "--web"]])
+def test_a_bad_port_is_one_line(argv: list[str]) -> None:
+    run = subprocess.run([sys.executable, "-m", *argv, "--port", "70000"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "must be 0..65535, got 70000" in run.stderr and "Traceback" not in run.stderr, run.stderr
+
+
 def test_window_without_a_display_is_one_line() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
     start = time.monotonic()

@@ -84,8 +84,6 @@ def record_env(record: dict[str, Any], env_id: str | None = None) -> tuple[str, 
     actions = record["actions"]
     if not isinstance(kwargs, dict) or not isinstance(actions, list) or not all(isinstance(a, int) and not isinstance(a, bool) for a in actions):
         raise ReplayError(f"{where}: damaged record (env_kwargs must be an object, actions a list of integers)")
-    if env_id == "thin_ice_v0" and "num_players" not in kwargs and len(record.get("seats", [])) > 2:
-        kwargs = {**kwargs, "num_players": len(record["seats"])}
     return env_id, kwargs, int(record["env_seed"]), actions
 
 
@@ -215,10 +213,11 @@ def main(argv: list[str] | None = None) -> None:
                 parser.error("--players is for thin_ice_v0 only")
             record = record_game(args.env, args.agents, args.seed, kwargs, args.opening)
         name = args.name or record.get("env") or args.env
-        path = export(record, args.out, name, args.env)
-    except ReplayError as error:
-        sys.exit(f"error: {error}")
-    except (ValueError, FileNotFoundError) as error:
+        try:
+            path = export(record, args.out, name, args.env)
+        except OSError as error:
+            sys.exit(f"error: cannot write the replay to {args.out}: {error.strerror or error}")
+    except (ValueError, FileNotFoundError) as error:  # ReplayError included
         sys.exit(f"error: {error}")
     print(f"written: {path}")
 

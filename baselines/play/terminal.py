@@ -256,8 +256,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.web:
         if args.env not in WEB_GAMES:
             parser.error(f"--web plays {', '.join(WEB_GAMES)}; {args.env} is played in the terminal")
-        if not 0 <= args.port <= 65535:
-            parser.error(f"--port must be 0..65535, got {args.port}")
         serve(args.host, args.port, {"env": args.env, "opponent": args.opponent})
         return
     if args.window:

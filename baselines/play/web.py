@@ -301,12 +301,10 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
 
         return asyncio.get_running_loop().run_in_executor(drawing_thread, lambda: function(*args))
 
+    games = {env_id: {"title": TITLES[env_id], "seats": list(ENVIRONMENTS[env_id].raw_env().possible_agents),
+                      "players": [2, 6] if env_id == "thin_ice_v0" else None} for env_id in WEB_GAMES}
+
     async def info(request: Request) -> Response:
-        games = {}
-        for env_id in WEB_GAMES:
-            probe = ENVIRONMENTS[env_id].raw_env()
-            games[env_id] = {"title": TITLES[env_id], "seats": list(probe.possible_agents),
-                             "players": [2, 6] if env_id == "thin_ice_v0" else None}
         return JSONResponse({"games": games, "opponents": list(OPPONENTS), "defaults": defaults})
 
     async def new_game(request: Request) -> Response:
@@ -473,9 +471,16 @@ def serve(host: str = "127.0.0.1", port: int = 8000, defaults: dict[str, Any] | 
     sys.exit(130)
 
 
+def port_number(text: str) -> int:
+    """An argparse type: a TCP port 0..65535."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"must be 0..65535, got {text}")
+    return int(text)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (0.0.0.0: every network)")
-    parser.add_argument("--port", type=int, default=8000, help="the port (0: any free one)")
+    parser.add_argument("--port", type=port_number, default=8000, help="the port (0: any free one)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -486,8 +491,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--hint", default=None, help="the agent spec whose policy gives hints (default: the opponent's policy, else pretrained)")
     parser.add_argument("--replay", type=Path, default=None, help="a games.jsonl to open in the replay viewer")
     args = parser.parse_args(argv)
-    if not 0 <= args.port <= 65535:
-        parser.error(f"--port must be 0..65535, got {args.port}")
     defaults = {k: v for k, v in (("env", args.env), ("opponent", args.opponent)) if v is not None}
     serve(args.host, args.port, defaults, args.replay, args.hint, args.env)
 

@@ -3,14 +3,13 @@ only pgx's games): the single envs' board pictures (``render_svg``) side by side
 
 from __future__ import annotations
 
+import re
 from xml.sax.saxutils import escape
 
 
 def boards_svg(boards: list[str], title: str, scale: float = 1.0, width: float = 520.0, per_row: int = 4) -> str:
     """Board pictures (each a whole ``<svg viewBox=...>`` of the envs' ``render_svg``) side by
     side, ``per_row`` in a row (a batched state: one board per game), under a ``<title>``."""
-    import re
-
     placed = []
     height = width
     for i, board in enumerate(boards):
