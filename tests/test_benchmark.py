@@ -103,3 +103,40 @@ def test_cli_refuses_a_missing_league_in_one_line(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.benchmark", "run", "--games", GAME, "--leagues",
                              str(tmp_path), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "not a readable league file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_new_league_version_rates_finished_runs_again_without_training(leagues: Path, tmp_path: Path) -> None:
+    """A run rated against league v1, then a v2 with one member more: the same command rates its
+    model again (no training; the v1 games it still needs kept) and ends where a fresh rating
+    against v2 ends; runs whose model is not here keep their rating, and the aggregate says so."""
+    import shutil
+
+    from polarzoo.baselines.benchmark.aggregate import mixed_leagues, summarize
+    from polarzoo.baselines.benchmark.runner import rerate_due
+
+    newer = tmp_path / "leagues2"
+    build(GAME, ["random", "mcts:4", "mcts:8", "heuristic"], games=4, out=newer / "build", version=2, bootstrap=20,
+          show_progress=False)
+    (newer / f"{GAME}.json").write_text((newer / "build" / "league.json").read_text())
+    spec = RunSpec(GAME, "ppo-mlp", 0, "tiny")
+    out = tmp_path / "bench"
+    first = execute(spec, str(out), str(leagues))
+    assert first["league_version"] == 1 and not rerate_due(spec, out, str(leagues))
+    trained = (spec.folder(out) / "train" / "training.json").stat().st_mtime_ns
+    fresh = tmp_path / "fresh"  # the same model, never rated: rated against v2 from nothing
+    shutil.copytree(spec.folder(out) / "train", spec.folder(fresh) / "train")
+    shutil.copy(spec.folder(out) / "result.json", spec.folder(fresh) / "result.json")
+    assert rerate_due(spec, out, str(newer))
+    again = execute(spec, str(out), str(newer))
+    assert again["league_version"] == 2 and not rerate_due(spec, out, str(newer))
+    assert (spec.folder(out) / "train" / "training.json").stat().st_mtime_ns == trained  # not trained again
+    opponents = {entry["opponent"] for entry in json.loads((spec.folder(out) / "rating" / "rating.json").read_text())["per_opponent"]}
+    assert "mcts8" in opponents
+    assert _result(spec.folder(fresh) / "result.json")["league_version"] == 1
+    assert {k: v for k, v in execute(spec, str(fresh), str(newer)).items() if k not in TIMING} == \
+        {k: v for k, v in again.items() if k not in TIMING}
+    # without its model a run keeps its old rating; the aggregate warns about the mix
+    (spec.folder(fresh) / "train" / "model.zip").unlink()
+    (spec.folder(fresh) / "result.json").write_text(json.dumps(first))
+    assert not rerate_due(spec, fresh, str(newer)) and execute(spec, str(fresh), str(newer)) == first
+    assert mixed_leagues(summarize([again, {**first, "seed": 1}])) and not mixed_leagues(summarize([again]))

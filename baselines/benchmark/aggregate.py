@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,11 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     rly = require("rliable.library", "the benchmark's aggregate")
     metrics = require("rliable.metrics", "the benchmark's aggregate")
     opponents = sorted({name for r in results for name in r["win_rate"]})
-    summary: dict[str, Any] = {"iqm": {}, "probability_of_improvement": {}, "runs": len(results)}
+    versions: dict[str, set] = {}
+    for r in results:
+        versions.setdefault(r["game"], set()).add(r.get("league_version"))
+    summary: dict[str, Any] = {"iqm": {}, "probability_of_improvement": {}, "runs": len(results),
+                               "league_versions": {g: sorted(v, key=str) for g, v in sorted(versions.items())}}
     for metric in ["rating", *(f"win_rate:{o}" for o in opponents)]:
         for (game, algorithm), scores in sorted(_table(results, metric).items()):
             point, low, high = _iqm(scores)
@@ -74,8 +79,20 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
+def mixed_leagues(summary: dict[str, Any]) -> list[str]:
+    """One line per game whose runs were rated against different versions of its league (their
+    ratings are on different scales; ``benchmark run`` rates them again where the models are)."""
+    return [f"the {game} runs were rated against league versions {', '.join(map(str, v))}: their ratings do not compare; "
+            "`polarzoo-benchmark run` with the same --out rates the older ones again where their models are"
+            for game, v in summary.get("league_versions", {}).items() if len(v) > 1]
+
+
 def markdown(summary: dict[str, Any]) -> str:
     lines = [f"Aggregate of {summary['runs']} runs: IQM over seeds [stratified bootstrap 95% interval] (rliable).", ""]
+    versions = summary.get("league_versions", {})
+    if versions:
+        lines += ["League ratings on " + ", ".join(f"`{g}` v{'/v'.join(map(str, v))}" for g, v in versions.items()) + ".", ""]
+    lines += [f"**Warning**: {message}" for message in mixed_leagues(summary)] + ([""] if mixed_leagues(summary) else [])
     for metric, games in summary["iqm"].items():
         title = "league rating" if metric == "rating" else f"win rate vs {metric.split(':', 1)[1]}"
         lines += [f"**{title}**", "", "| game | algorithm | seeds | IQM [95% CI] |", "|---|---|---:|---|"]
@@ -206,6 +223,8 @@ def _aggregate(out: Path, budget: str) -> list[Path]:
     if not results:
         return []
     summary = summarize(results)
+    for message in mixed_leagues(summary):
+        print(f"warning: {message}", file=sys.stderr)
     atomic_write(folder / "aggregate.json", json.dumps(summary, indent=2) + "\n")
     atomic_write(folder / "aggregate.md", markdown(summary) + "\n")
     written = [folder / "aggregate.json", folder / "aggregate.md"]

@@ -9,7 +9,8 @@ Every run (game, algorithm, seed) has its own folder ``OUT/<budget>/<game>/<algo
 ``train/`` (the trainer's run folder: checkpoints, ``evaluations.csv``), ``rating/`` (its league
 rating, :mod:`polarzoo.baselines.evaluation.league`), ``eval/`` (games against the named
 opponents), ``log.txt`` and, last, ``result.json``.  A run with a ``result.json`` is never
-redone; any other run continues where it stopped (training resumes exactly from its last
+trained again (when its game's league has a new version since it was rated, its model is rated
+again against the new league, its finished games kept); any other run continues where it stopped (training resumes exactly from its last
 checkpoint, the evaluations keep their finished games), so after Ctrl-C or ``kill -9`` the same
 command continues.  ``--workers N`` runs N at once in local processes; ``--address`` sends each
 run to a Ray cluster as a task (``--address local`` starts a Ray instance on this machine; on a
@@ -73,8 +74,11 @@ def execute(spec: RunSpec, out: str, leagues: str | None = None) -> dict[str, An
     its ``result.json``.  A top-level function: local worker processes and Ray tasks call it."""
     folder = spec.folder(Path(out))
     done = folder / "result.json"
+    stale = None
     if done.exists():
-        return json.loads(done.read_text())
+        stale = json.loads(done.read_text())
+        if not rerate_due(spec, Path(out), leagues):
+            return stale
     folder.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
     # One core per run, for the training (PPO_FIXED) and the games alike: a network's sums depend
@@ -84,10 +88,16 @@ def execute(spec: RunSpec, out: str, leagues: str | None = None) -> dict[str, An
     torch.set_num_threads(1)
     with (folder / "log.txt").open("a") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
         print(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: {spec.label}, budget {spec.budget}", flush=True)
-        started = time.perf_counter()
-        agent, trained = _train(spec, folder / "train")
-        train_seconds = time.perf_counter() - started
-        result = {**asdict(spec), **trained, "train_seconds_this_session": round(train_seconds, 1)}
+        if stale is not None:
+            # Rated against an older league: the same model, its finished games kept; only the
+            # games the new league's schedule adds are played (as a fresh rating would play them).
+            print(f"re-rating against league v{_league(spec.game, leagues).version} (was v{stale.get('league_version')})", flush=True)
+            agent, result = _trained_agent(spec, folder / "train"), dict(stale)
+        else:
+            started = time.perf_counter()
+            agent, trained = _train(spec, folder / "train")
+            train_seconds = time.perf_counter() - started
+            result = {**asdict(spec), **trained, "train_seconds_this_session": round(train_seconds, 1)}
         result.update(_evaluate(spec, agent, folder, leagues))
         print(f"done: rating {result['rating']:.0f} {result['rating_ci95']}, win rates {result['win_rate']}", flush=True)
     atomic_write(done, json.dumps(result, indent=2) + "\n")
@@ -97,7 +107,6 @@ def execute(spec: RunSpec, out: str, leagues: str | None = None) -> dict[str, An
 def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
     algorithm = protocol.ALGORITHMS[spec.algorithm]
     settings = protocol.BUDGETS[spec.budget][spec.game][algorithm.trainer]
-    name = f"{spec.algorithm}-seed{spec.seed}"
     if algorithm.trainer == "ppo":
         config = ppo.load_config(spec.game, {**algorithm.overrides, **settings, **protocol.PPO_FIXED})
         ppo.check_config(config)
@@ -110,7 +119,7 @@ def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
             atomic_write(run_dir / "config.json", json.dumps(config, indent=2))
             ppo.train(config, run_dir, resume=resume, seed=spec.seed, progress_bar=False, final_eval=False, log_every=60)
         stats = json.loads((run_dir / "training.json").read_text()) if (run_dir / "training.json").exists() else {}
-        return PolicyAgent(model, name=name), {"timesteps": config["total_timesteps"], "train_seconds": stats.get("seconds")}
+        return _trained_agent(spec, run_dir), {"timesteps": config["total_timesteps"], "train_seconds": stats.get("seconds")}
     config = alphazero_jax.TrainConfig(env=protocol.TWIN_GAMES[spec.game], seed=spec.seed, final_eval_games=0, **settings)
     model = run_dir / "model.npz"
     if not model.exists():
@@ -121,9 +130,38 @@ def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
         resume = pickle.loads((run_dir / "checkpoint.pkl").read_bytes()) if (run_dir / "checkpoint.pkl").exists() else None
         alphazero_jax.train(config, run_dir, resume, log=lambda line: print(line, flush=True))
     checkpoint = pickle.loads((run_dir / "checkpoint.pkl").read_bytes())
+    return _trained_agent(spec, run_dir), {"iterations": config.iterations, "train_seconds": checkpoint["progress"]["seconds"]}
+
+
+def _model_path(spec: RunSpec, run_dir: Path) -> Path:
+    return run_dir / ("model.zip" if protocol.ALGORITHMS[spec.algorithm].trainer == "ppo" else "model.npz")
+
+
+def _trained_agent(spec: RunSpec, run_dir: Path) -> Any:
+    """The finished run's model as an agent (named as when it was first rated)."""
+    name = f"{spec.algorithm}-seed{spec.seed}"
+    model = _model_path(spec, run_dir)
+    if protocol.ALGORITHMS[spec.algorithm].trainer == "ppo":
+        return PolicyAgent(model, name=name)
     agent = AlphaZeroJaxAgent(model, spec.game)
     agent.name = name
-    return agent, {"iterations": config.iterations, "train_seconds": checkpoint["progress"]["seconds"]}
+    return agent
+
+
+def _league(game: str, leagues: str | None) -> Any:
+    return load_league(Path(leagues) / f"{game}.json" if leagues else game)
+
+
+def rerate_due(spec: RunSpec, out: Path, leagues: str | None = None) -> bool:
+    """Whether a finished run was rated against another version of its game's league than the
+    current one and its model is here to be rated again (a run folder from a clean clone has
+    its records but not its model: it keeps its old rating, and the aggregate says which
+    league each rating is on)."""
+    done = spec.folder(out) / "result.json"
+    if not done.exists():
+        return False
+    version = json.loads(done.read_text()).get("league_version")
+    return version != _league(spec.game, leagues).version and _model_path(spec, spec.folder(out) / "train").exists()
 
 
 def _start_afresh(run_dir: Path) -> None:
@@ -138,7 +176,7 @@ def _start_afresh(run_dir: Path) -> None:
 
 def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> dict[str, Any]:
     evaluation = protocol.EVALUATIONS[spec.budget]
-    league = load_league(Path(leagues) / f"{spec.game}.json" if leagues else spec.game)
+    league = _league(spec.game, leagues)
     rating = rate(spec.game, agent, league, folder / "rating", width=evaluation.league_width, max_games=evaluation.league_max_games,
                   seed=evaluation.seed + spec.seed, log=lambda line: print(line, flush=True))
     atomic_write(folder / "rating" / "rating.json", json.dumps(asdict(rating), indent=2) + "\n")
@@ -164,9 +202,11 @@ def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> d
 def run_all(specs: Sequence[RunSpec], out: Path, workers: int = 1, address: str | None = None, leagues: str | None = None,
             log: Callable[[str], None] = print) -> list[dict[str, Any]]:
     """Every run of ``specs`` not finished yet, ``workers`` at a time (or as Ray tasks)."""
-    pending = [s for s in specs if not (s.folder(out) / "result.json").exists()]
-    log(f"{len(specs)} runs, {len(specs) - len(pending)} finished before, {len(pending)} to run "
-        f"({'Ray at ' + address if address else f'{workers} local worker(s)'})")
+    rerate = [s for s in specs if rerate_due(s, out, leagues)]
+    pending = rerate + [s for s in specs if not (s.folder(out) / "result.json").exists()]
+    log(f"{len(specs)} runs, {len(specs) - len(pending) + len(rerate)} finished before, {len(pending) - len(rerate)} to run"
+        + (f", {len(rerate)} to rate again (rated against an older league)" if rerate else "")
+        + f" ({'Ray at ' + address if address else f'{workers} local worker(s)'})")
     started = time.perf_counter()
     results = []
 

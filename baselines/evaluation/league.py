@@ -364,6 +364,9 @@ def rate(env_id: str, agent: Any, league: League, out: Path, width: float = 100.
     groups = [list(g) for g in itertools.combinations(members, players - 1)]
     game_log = GameLog(out / "games.jsonl", read_games(out / "games.jsonl"))
     estimate, interval, rounds, stopped = None, (float("-inf"), float("inf")), 0, "budget"
+    # The games this rating's schedule asked for: a log kept from a rating against an older
+    # league may hold others, which must not count (the result is a fresh rating's).
+    scheduled: set[tuple] = set()
     try:
         with GamePool(workers) as pool:
             while True:
@@ -371,14 +374,13 @@ def rate(env_id: str, agent: Any, league: League, out: Path, width: float = 100.
                 if rounds >= min_rounds and estimate is not None:
                     active = informative(groups, estimate, fixed)
                 lineups = [(lineup, rounds) for group in active for lineup in rotations([agent, *group])]
-                played = len(_games_of(game_log, agent.name, rounds))
-                if played + len(lineups) > max_games and rounds > 0:
+                if len(scheduled) + len(lineups) > max_games and rounds > 0:
                     break
                 play_lineups(env_id, lineups, seed, kwargs, game_log, pool,
                              opening_plies=int(league.protocol.get("opening_plies", 0)))
+                scheduled.update((tuple(a.name for a in lineup), game) for lineup, game in lineups)
                 rounds += 1
-                # only the rounds played so far: a resumed log may hold later rounds' games already
-                games = [to_game(line) for line in _games_of(game_log, agent.name, rounds)]
+                games = [to_game(line) for line in _games_of(game_log, scheduled)]
                 estimate = ratings.fit_one(games, agent.name, fixed)
                 interval = ratings.bootstrap_one(games, agent.name, fixed, bootstrap, seed)
                 log(f"round {rounds}: {len(games)} games, rating {estimate:.0f} [{interval[0]:.0f}, {interval[1]:.0f}] "
@@ -388,7 +390,7 @@ def rate(env_id: str, agent: Any, league: League, out: Path, width: float = 100.
                     break
     finally:
         game_log.close()
-    lines = _games_of(game_log, agent.name, rounds)
+    lines = _games_of(game_log, scheduled)
     return Rating(agent.name, float(estimate), interval, len(lines), rounds, stopped, per_opponent(agent.name, lines))
 
 
@@ -403,10 +405,9 @@ def informative(groups: list[list[Any]], estimate: float, fixed: dict[str, float
     return [g for g in groups if g in keep or g in nearest]
 
 
-def _games_of(log: GameLog, name: str, rounds: int) -> list[dict[str, Any]]:
-    """``name``'s games of the first ``rounds`` rounds (a game's index is its round), in a fixed order."""
-    return [line for (seats, game), line in sorted(log.games.items(), key=lambda kv: (kv[0][1], kv[0][0]))
-            if name in seats and game < rounds]
+def _games_of(log: GameLog, keys: set[tuple]) -> list[dict[str, Any]]:
+    """The logged games of ``keys`` (lineup, round), in a fixed order (a game's index is its round)."""
+    return [line for key, line in sorted(log.games.items(), key=lambda kv: (kv[0][1], kv[0][0])) if key in keys]
 
 
 def per_opponent(name: str, lines: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
