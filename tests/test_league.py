@@ -56,6 +56,10 @@ def test_the_shipped_leagues_load_and_match_this_installation(env_id: str) -> No
     league = load_league(env_id)
     assert len(league.members) >= 6 and league.env == env_id
     assert set(league.ratings) == {m["name"] for m in league.members}
+    # the benchmark issue's target: every member's 95% interval within +-40 points of its rating
+    wide = {name: (round(low - league.ratings[name]), round(high - league.ratings[name]))
+            for name, (low, high) in league.intervals.items() if max(league.ratings[name] - low, high - league.ratings[name]) > 40}
+    assert not wide, f"members rated with intervals wider than +-40: {wide}"
 
 
 def test_a_changed_league_is_refused(small_league: Path, tmp_path: Path) -> None:

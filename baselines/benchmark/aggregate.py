@@ -110,6 +110,22 @@ def markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def runs_markdown(results: list[dict[str, Any]]) -> str:
+    """Every run: its budget, training time, league rating with its interval (and the league
+    version), and its win rates against the named opponents."""
+    opponents = sorted({name for r in results for name in r["win_rate"]})
+    lines = ["| game | algorithm | seed | budget | training | league rating [95% CI] | "
+             + " | ".join(f"vs {o}" for o in opponents) + " |", "|---|---|---:|---|---:|---|" + "---:|" * len(opponents)]
+    for r in sorted(results, key=lambda r: (r["game"], r["algorithm"], r["seed"])):
+        budget = f"{r['timesteps']:,} steps" if "timesteps" in r else f"{r.get('iterations', '?')} iterations"
+        seconds = f"{r['train_seconds']:.0f} s" if r.get("train_seconds") is not None else "?"
+        low, high = r["rating_ci95"]
+        rates = " | ".join(f"{r['win_rate'][o]:.0%}" if o in r["win_rate"] else "" for o in opponents)
+        lines.append(f"| {r['game']} | {r['algorithm']} | {r['seed']} | {budget} | {seconds} | "
+                     f"{r['rating']:.0f} [{low:.0f}, {high:.0f}] (v{r.get('league_version', '?')}) | {rates} |")
+    return "\n".join(lines)
+
+
 def plot_profiles(results: list[dict[str, Any]], path: Path) -> bool:
     """Performance profiles of the win rate against the heuristic: the fraction of runs (all
     games an algorithm runs on) scoring above each threshold, with bootstrap bands."""
@@ -226,7 +242,7 @@ def _aggregate(out: Path, budget: str) -> list[Path]:
     for message in mixed_leagues(summary):
         print(f"warning: {message}", file=sys.stderr)
     atomic_write(folder / "aggregate.json", json.dumps(summary, indent=2) + "\n")
-    atomic_write(folder / "aggregate.md", markdown(summary) + "\n")
+    atomic_write(folder / "aggregate.md", markdown(summary) + "\n\n**every run**\n\n" + runs_markdown(results) + "\n")
     written = [folder / "aggregate.json", folder / "aggregate.md"]
     if plot_profiles(results, folder / "profiles.png"):
         written.append(folder / "profiles.png")
