@@ -8,7 +8,10 @@ between the rounds.  The other commit is exported with ``git archive`` into a te
 and imported from there (nothing is installed).  Each side first plays 5 seeded games with the
 spec's settle window (25 steps, the only one older code has) and hashes their results and final
 MuJoCo states: equal hashes mean the code changes between the sides changed no number.  Reported: env steps/s and placements/s per side
-(median over rounds), the speed-up, and each side as a multiple of connect four's steps/s.
+(median over rounds), the speed-up, each side as a multiple of connect four's steps/s, and the
+share of its wall time spent inside ``mujoco.mj_step`` (measured in a second phase of each round,
+half as long, with the step timed through a wrapper; n/a where the code bound the function
+before the wrapper was put in).
 
     python -m benchmarks.thin_ice_ab --baseline 9dc0992 --rounds 3 --seconds 20
 """
@@ -76,7 +79,29 @@ while time.perf_counter() - start < seconds:
     placements += env.unwrapped.piles.placements
     games += 1
 elapsed = time.perf_counter() - start
+# The share of a placement's time inside MuJoCo's step: the same play (the next games) with
+# mujoco.mj_step timed through a wrapper looked up where the code calls it (about 0.3 us of
+# wrapper a call beside 40-60 us of step), apart from the speed above so that it costs it nothing.
+import mujoco
+real_step, in_step = mujoco.mj_step, [0.0, 0]
+
+
+def timed_step(*args):
+    begin = time.perf_counter()
+    real_step(*args)
+    in_step[0] += time.perf_counter() - begin
+    in_step[1] += 1
+
+
+mujoco.mj_step = timed_step
+share_start, share_games = time.perf_counter(), 0
+while time.perf_counter() - share_start < seconds / 2:
+    play(env, rng, seed + games + share_games)
+    share_games += 1
+share_elapsed = time.perf_counter() - share_start
+mujoco.mj_step = real_step
 print(json.dumps({"steps_per_second": steps / elapsed, "placements_per_second": placements / elapsed, "games": games,
+                  "mj_step_share": in_step[0] / share_elapsed if in_step[1] else None, "mj_steps": in_step[1],
                   "first_games_sha256": digest.hexdigest(), "source": __import__("polarzoo").__file__}))
 """
 
@@ -128,15 +153,17 @@ def main(argv: list[str] | None = None) -> None:
     c4 = statistics.median(connect_four)
     print(f"Thin Ice random play (2 players, defaults), {args.rounds} rounds x {args.seconds:.0f} s per side; "
           f"connect_four_v3.env() {c4:,.0f} steps/s (median of {len(connect_four)})\n")
-    print("| code | env steps/s | placements/s | x connect four steps/s |\n|---|---:|---:|---:|")
+    print("| code | env steps/s | placements/s | x connect four steps/s | time inside mj_step |\n|---|---:|---:|---:|---:|")
     medians = {}
     for name, runs in sides.items():
         steps = statistics.median(r["steps_per_second"] for r in runs)
         placements = statistics.median(r["placements_per_second"] for r in runs)
+        shares = [r["mj_step_share"] for r in runs if r.get("mj_step_share") is not None]
+        share = statistics.median(shares) if shares else None
         medians[name] = {"steps_per_second": steps, "placements_per_second": placements, "ratio_to_connect_four": steps / c4,
-                         "runs": runs}
+                         "mj_step_share": share, "runs": runs}
         label = f"{args.baseline} (baseline)" if name == "baseline" else "this checkout"
-        print(f"| {label} | {steps:.1f} | {placements:.1f} | {steps / c4:.4f} |")
+        print(f"| {label} | {steps:.1f} | {placements:.1f} | {steps / c4:.4f} | {'n/a' if share is None else f'{share:.0%}'} |")
     digests = {r["first_games_sha256"] for runs in sides.values() for r in runs}
     same = len(digests) == 1 and None not in digests
     print(f"\n5 seeded games with the spec's settle window (25 steps) on both sides, results and final MuJoCo states: "

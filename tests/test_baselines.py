@@ -279,7 +279,7 @@ def test_thin_ice_search_skips_the_policy_choice_that_puts_it_out() -> None:
 def test_train_without_a_terminal_logs_progress_lines(tmp_path: Path) -> None:
     """Output to a file (a server's log): steady progress lines, not a bar that shows at exit."""
     out = run("-m", "polarzoo.baselines.train", "--env", "fire_and_ice_v0", "--runs", str(tmp_path), "--total-timesteps", "2048",
-              "--n-envs", "2", "--eval-every", "1024", "--eval-games", "1", "--no-final-eval", "--log-every", "0.01")
+              "--bc-games", "0", "--n-envs", "2", "--eval-every", "1024", "--eval-games", "1", "--no-final-eval", "--log-every", "0.01")
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if "timesteps (" in line and "fps, ETA" in line]
     assert len(lines) >= 2, out.stdout
@@ -311,7 +311,7 @@ def test_a_run_with_snapshot_opponents_resumes_to_the_same_weights(tmp_path) -> 
     from polarzoo.baselines.training import ppo
 
     settings = {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "eval_every": 0, "snapshot_every": 256,
-                "checkpoint_every": 256, "torch_threads": 1, "vec_env": "dummy"}
+                "checkpoint_every": 256, "torch_threads": 1, "vec_env": "dummy", "bc_games": 0}
 
     def config(total: int) -> dict:
         return ppo.load_config("fire_and_ice_v0", {**settings, "total_timesteps": total})

@@ -48,6 +48,17 @@ def test_the_schedule_follows_the_protocol() -> None:
         assert set(protocol.BUDGETS["short"][game]) >= {"ppo"}
 
 
+@pytest.mark.parametrize("game", protocol.GAMES)
+@pytest.mark.parametrize("algorithm", ["ppo-mlp", "ppo-board"])
+def test_the_protocol_trains_as_the_published_runs_did(game: str, algorithm: str) -> None:
+    """The protocol's PPO config is the one the committed runs were trained with, whatever the
+    main job's defaults (hyperparams.yaml) became since."""
+    published = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmark" / "short" / game / algorithm / "seed0"
+    if not (published / "train" / "config.json").exists():
+        pytest.skip(f"no published {game} {algorithm} run")
+    assert protocol.ppo_config(game, algorithm, "short") == json.loads((published / "train" / "config.json").read_text())
+
+
 @pytest.mark.slow
 def test_tiny_benchmark_end_to_end_survives_kill_9(leagues: Path, tmp_path: Path) -> None:
     out = tmp_path / "bench"

@@ -235,7 +235,7 @@ def test_ctrl_c_while_collecting_demonstrations_leaves_a_checkpoint_that_resumes
 def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(tmp_path: Path) -> None:
     run = tmp_path / "r"
     first = cli(TRAIN, "--env", "fire_and_ice_v0", "--runs", str(tmp_path), "--run-name", "r", "--total-timesteps", "1024",
-                "--n-envs", "2", "--checkpoint-every", "256", "--eval-every", "0", "--snapshot-every", "0", "--no-progress",
+                "--bc-games", "0", "--n-envs", "2", "--checkpoint-every", "256", "--eval-every", "0", "--snapshot-every", "0", "--no-progress",
                 "--no-final-eval")
     assert first.returncode == 0, first.stderr[-2000:]
     latest = run / "checkpoints" / "latest.zip"
@@ -470,7 +470,7 @@ def test_an_interrupted_run_resumes_to_the_same_weights_and_evaluations(interrup
     config = train_module.load_config("fire_and_ice_v0", {
         "n_envs": 2, "n_steps": 32, "batch_size": 32, "n_epochs": 2, "total_timesteps": 256, "vec_env": "dummy",
         "opponents": {"random": 0.5, "self": 0.5}, "snapshot_every": 64, "max_snapshots": 2, "eval_every": 96, "eval_games": 1,
-        "checkpoint_every": 64, "torch_threads": 1, "board_policy": {"dim": 8, "blocks": 1}})
+        "checkpoint_every": 64, "torch_threads": 1, "board_policy": {"dim": 8, "blocks": 1}, "bc_games": 0})
 
     def run(folder: Path) -> Path:
         folder.mkdir()
@@ -530,7 +530,7 @@ def test_a_full_disk_during_training_is_one_line_and_the_last_checkpoint_resumes
 
     monkeypatch.setattr(MaskablePPO, "save", save)
     runs = tmp_path / "runs"
-    result = run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--quick", "--total-timesteps", "1024", "--checkpoint-every", "256",
+    result = run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--quick", "--bc-games", "0", "--total-timesteps", "1024", "--checkpoint-every", "256",
                       "--snapshot-every", "0", "--eval-every", "0", "--no-final-eval", "--runs", str(runs), "--run-name", "full")
     monkeypatch.undo()
     assert result.returncode == 1 and "Traceback" not in result.stderr

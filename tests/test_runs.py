@@ -38,6 +38,10 @@ def test_train_quick_is_a_tiny_config_that_explicit_flags_override(tmp_path: Pat
     assert config["total_timesteps"] == train_module.QUICK["total_timesteps"] and config["n_envs"] == 2
     assert config["vec_env"] == "dummy" and config["eval_games"] == 3  # the flag beside --quick wins
     assert config["learning_rate"] == 0.001  # the env's own settings stay
+    assert config["bc_games"] == 0  # Thin Ice's job clones no teacher, nor does its smoke run
+    # Fire & Ice's job clones the heuristic first: its smoke run clones a little (a --bc flag wins)
+    train_module.main(["--env", "fire_and_ice_v0", "--quick", "--bc-epochs", "2", "--runs", str(tmp_path)])
+    assert seen["config"]["bc_games"] == train_module.QUICK_BC["bc_games"] and seen["config"]["bc_epochs"] == 2
     with pytest.raises(SystemExit):
         train_module.main(["--quick", "--resume", str(tmp_path)])
 

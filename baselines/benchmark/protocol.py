@@ -60,6 +60,23 @@ BUDGETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
 #: Every run's trainer settings that keep runs comparable and two of them side by side on two
 #: cores: one torch thread, the envs in the learner's process.
 PPO_FIXED: dict[str, Any] = {"torch_threads": 1, "vec_env": "dummy"}
+#: What the protocol's PPO algorithms keep whatever the main job's defaults become: they learn
+#: from scratch (no behaviour cloning), Fire & Ice against the opponent mixture its published
+#: runs used (the main job's default moved to behaviour cloning of the heuristic afterwards).
+PPO_PINNED: dict[str, dict[str, Any]] = {
+    "fire_and_ice_v0": {"bc_games": 0, "bc_epochs": 20, "opponents": {"random": 0.4, "heuristic": 0.2, "self": 0.4}},
+    "go_with_the_floe_v0": {"bc_games": 0},
+    "thin_ice_v0": {"bc_games": 0},
+}
+
+
+def ppo_config(game: str, algorithm: str, budget: str) -> dict[str, Any]:
+    """The resolved MaskablePPO config of a protocol run (the game's hyperparams.yaml section,
+    then the algorithm's, the budget's, the fixed and the pinned settings)."""
+    from polarzoo.baselines.training import ppo
+
+    settings = BUDGETS[budget][game]["ppo"]
+    return ppo.load_config(game, {**ALGORITHMS[algorithm].overrides, **settings, **PPO_FIXED, **PPO_PINNED.get(game, {})})
 
 
 @dataclass(frozen=True)

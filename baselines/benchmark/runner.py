@@ -108,7 +108,7 @@ def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
     algorithm = protocol.ALGORITHMS[spec.algorithm]
     settings = protocol.BUDGETS[spec.budget][spec.game][algorithm.trainer]
     if algorithm.trainer == "ppo":
-        config = ppo.load_config(spec.game, {**algorithm.overrides, **settings, **protocol.PPO_FIXED})
+        config = protocol.ppo_config(spec.game, spec.algorithm, spec.budget)
         ppo.check_config(config)
         model = run_dir / "model.zip"
         if not model.exists():

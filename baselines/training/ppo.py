@@ -51,8 +51,9 @@ REFERENCE_AGENTS = ("random", "heuristic")
 QUICK: dict[str, Any] = {
     "total_timesteps": 1024, "n_envs": 2, "vec_env": "dummy", "n_steps": 128, "batch_size": 128, "n_epochs": 1,
     "eval_every": 512, "eval_games": 2, "final_eval_games": 2, "checkpoint_every": 512, "snapshot_every": 512,
-    "bc_games": 0,
 }
+#: ``--quick`` with a config that clones a teacher first: a few games and one epoch of it
+QUICK_BC: dict[str, Any] = {"bc_games": 4, "bc_epochs": 1}
 
 
 def load_config(env_id: str, overrides: dict[str, Any] | None = None, path: Path = CONFIG_PATH) -> dict[str, Any]:
@@ -702,7 +703,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-final-eval", action="store_true", help="skip the evaluation after training")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run of about a minute that writes every output (tiny settings: "
-                             + ", ".join(f"{key} {value}" for key, value in QUICK.items()) + "; flags given beside it win)")
+                             + ", ".join(f"{key} {value}" for key, value in QUICK.items())
+                             + "; where the config clones a teacher first, " + ", ".join(f"{key} {value}" for key, value in QUICK_BC.items())
+                             + "; flags given beside it win)")
     args = parser.parse_args(argv)
     if args.log_every < 0:
         parser.error(f"--log-every must be at least 0 seconds, got {args.log_every}")
@@ -755,6 +758,8 @@ def main(argv: list[str] | None = None) -> None:
             parser.error("--env is required unless --resume is given")
         try:
             config = load_config(args.env, overrides, args.config or CONFIG_PATH)
+            if args.quick and config.get("bc_games", 0) > 0:  # the same job, its cloning a smoke too
+                config.update({key: value for key, value in QUICK_BC.items() if overrides.get(key) is None})
             check_config(config)
         except FileNotFoundError:
             parser.error(f"--config {args.config}: no such file")
