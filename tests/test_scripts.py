@@ -86,3 +86,12 @@ def test_floe_white_curve_over_a_runs_snapshots(tmp_path: Path) -> None:
     assert len({row.split(" | ")[2] for row in rows}) == 1  # the same model on the same seeded games
     lines = (tmp_path / "white_curve.csv").read_text().splitlines()
     assert lines[0].startswith("timesteps,") and len(lines) == 4 and (tmp_path / "white_curve.png").stat().st_size > 0
+
+
+def test_main_job_spread_runs_and_reports(tmp_path: Path) -> None:
+    out = run("-m", "benchmarks.main_job_spread", "--runs", str(tmp_path), "--seeds", "0", "--threads", "1",
+              "--train-args=--quick", timeout=600)
+    assert "s0-t1: finished" in out and "| s0-t1 | " in out and "1 of 1 runs finished" in out
+    assert (tmp_path / "s0-t1" / "eval.json").exists() and (tmp_path / "spread.md").read_text() in out
+    again = run("-m", "benchmarks.main_job_spread", "--runs", str(tmp_path), "--seeds", "0", "1", "--threads", "1", "--report-only")
+    assert "1 of 2 runs finished" in again
