@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from polarzoo.baselines.training import ppo
+
 GAMES = ("fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0")
 #: The two-player board games with a JAX twin (AlphaZero runs on them only).
 TWIN_GAMES = {"fire_and_ice_v0": "fire_and_ice", "go_with_the_floe_v0": "go_with_the_floe"}
@@ -73,8 +75,6 @@ PPO_PINNED: dict[str, dict[str, Any]] = {
 def ppo_config(game: str, algorithm: str, budget: str) -> dict[str, Any]:
     """The resolved MaskablePPO config of a protocol run (the game's hyperparams.yaml section,
     then the algorithm's, the budget's, the fixed and the pinned settings)."""
-    from polarzoo.baselines.training import ppo
-
     settings = BUDGETS[budget][game]["ppo"]
     return ppo.load_config(game, {**ALGORITHMS[algorithm].overrides, **settings, **PPO_FIXED, **PPO_PINNED.get(game, {})})
 
