@@ -95,3 +95,10 @@ def test_main_job_spread_runs_and_reports(tmp_path: Path) -> None:
     assert (tmp_path / "s0-t1" / "eval.json").exists() and (tmp_path / "spread.md").read_text() in out
     again = run("-m", "benchmarks.main_job_spread", "--runs", str(tmp_path), "--seeds", "0", "1", "--threads", "1", "--report-only")
     assert "1 of 2 runs finished" in again
+
+
+def test_main_job_spread_refuses_bad_seeds_and_threads_in_one_line(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "benchmarks.main_job_spread", "--runs", str(tmp_path), "--threads", "0"],
+                            cwd=ROOT, capture_output=True, text=True, timeout=scaled(60))
+    assert result.returncode == 2 and "--seeds must be >= 0 and --threads >= 1" in result.stderr
+    assert "Traceback" not in result.stderr and not list(tmp_path.iterdir())

@@ -92,7 +92,8 @@ def markdown(summary: dict[str, Any]) -> str:
     versions = summary.get("league_versions", {})
     if versions:
         lines += ["League ratings on " + ", ".join(f"`{g}` v{'/v'.join(map(str, v))}" for g, v in versions.items()) + ".", ""]
-    lines += [f"**Warning**: {message}" for message in mixed_leagues(summary)] + ([""] if mixed_leagues(summary) else [])
+    warnings_ = mixed_leagues(summary)
+    lines += [f"**Warning**: {message}" for message in warnings_] + ([""] if warnings_ else [])
     for metric, games in summary["iqm"].items():
         title = "league rating" if metric == "rating" else f"win rate vs {metric.split(':', 1)[1]}"
         lines += [f"**{title}**", "", "| game | algorithm | seeds | IQM [95% CI] |", "|---|---|---:|---|"]
