@@ -502,7 +502,12 @@ def test_an_interrupted_run_resumes_to_the_same_weights_and_evaluations(interrup
     with pytest.raises(SystemExit):
         run(tmp_path / "cut")
     monkeypatch.undo()
+    before = json.loads((tmp_path / "cut" / "checkpoints" / "state.json").read_text())["train_seconds"]
+    assert before > 0
     train_module.train(config, tmp_path / "cut", resume=True, seed=3, progress_bar=False, final_eval=False)
+    # The training time counts both parts (before: only the part after the resume).
+    record = json.loads((tmp_path / "cut" / "training.json").read_text())
+    assert record["seconds"] == pytest.approx(before + record["seconds_this_part"]) and record["seconds_from"] == 0
     first = MaskablePPO.load(whole / "model.zip", device="cpu")
     second = MaskablePPO.load(tmp_path / "cut" / "model.zip", device="cpu")
     for (name, a), b in zip(first.policy.state_dict().items(), second.policy.state_dict().values()):

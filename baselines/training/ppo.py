@@ -190,7 +190,7 @@ def restore_update_boundary(model: Any, boundary: dict[str, Any]) -> None:
 
 
 def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, Any], log_every: float = 0.0,
-                       counters: dict[str, Any] | None = None) -> Any:
+                       counters: dict[str, Any] | None = None, seconds_before: float = 0.0) -> Any:
     from stable_baselines3.common.callbacks import BaseCallback
 
     class SelfPlayCallback(BaseCallback):
@@ -250,6 +250,9 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
             due = self.num_timesteps >= self.next_checkpoint
             while self.next_checkpoint <= self.num_timesteps:
                 self.next_checkpoint += config["checkpoint_every"]
+            # The training time up to this boundary travels with it: a resumed run's
+            # training.json then counts every part, not only the last learn() call.
+            state["train_seconds"] = seconds_before + time.perf_counter() - self.started
             self.boundary = capture_update_boundary(self.model, self.counters(), state)
             if due:
                 save_checkpoint(run_dir, self.model, state, self.boundary)
@@ -542,7 +545,11 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     remaining = config["total_timesteps"] - model.num_timesteps
     started = time.perf_counter()
     steps_before = model.num_timesteps
-    callback = _training_callback(run_dir, config, state, log_every, counters)
+    # A checkpoint written by older code has no training time: the count then starts here.
+    seconds_before = float(state.get("train_seconds", 0.0))
+    seconds_from = int(state.get("train_seconds_from", steps_before if "train_seconds" not in state else 0))
+    state["train_seconds_from"] = seconds_from
+    callback = _training_callback(run_dir, config, state, log_every, counters, seconds_before)
     try:
         if remaining > 0:
             model.learn(remaining, callback=callback, reset_num_timesteps=not resume, progress_bar=progress_bar, tb_log_name="ppo")
@@ -553,12 +560,19 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
               f"continue with --resume {run_dir}")
         sys.exit(130)
     elapsed = time.perf_counter() - started
+    state["train_seconds"] = seconds_before + elapsed
     # learn() ends after an update: an exact point to continue from (a larger --total-timesteps)
     save_checkpoint(run_dir, model, state, capture_update_boundary(model, callback.counters(), state))
     save_model(model, run_dir / "model.zip")
     fps = (model.num_timesteps - steps_before) / max(elapsed, 1e-9)
-    atomic_write(run_dir / "training.json", json.dumps({"timesteps": model.num_timesteps, "seconds": elapsed, "fps": fps}, indent=2))
-    print(f"trained {model.num_timesteps} timesteps in {elapsed:.0f} s ({fps:.0f} fps); model: {run_dir / 'model.zip'}")
+    # "seconds": every part of the run (a resumed run included) from "seconds_from" timesteps on
+    # (0 unless it continued a checkpoint of older code); "fps": this part's speed.
+    record = {"timesteps": model.num_timesteps, "seconds": state["train_seconds"], "seconds_from": seconds_from,
+              "fps": fps, "seconds_this_part": elapsed}
+    atomic_write(run_dir / "training.json", json.dumps(record, indent=2))
+    resumed = f" ({elapsed:.0f} s in this part)" if seconds_before or steps_before else ""
+    print(f"trained {model.num_timesteps} timesteps in {state['train_seconds']:.0f} s{resumed} ({fps:.0f} fps); "
+          f"model: {run_dir / 'model.zip'}")
     if state.get("physics_failures"):
         print(f"{state['physics_failures']} episodes were truncated by a physics failure (rolled back; see tb rollout/physics_failures)")
     vec_env.close()
