@@ -62,6 +62,38 @@ def test_the_shipped_leagues_load_and_match_this_installation(env_id: str) -> No
     assert not wide, f"members rated with intervals wider than +-40: {wide}"
 
 
+def test_a_member_whose_model_changed_has_its_games_played_again(small_league: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    copy = tmp_path / "again"
+    copy.mkdir()
+    (copy / "games.jsonl").write_text((small_league.parent / "games.jsonl").read_text())
+    original = league_module.member_versions
+
+    def heuristic_changed(env_id, members, specs):  # type: ignore[no-untyped-def]
+        return {**original(env_id, members, specs), "heuristic": "changed"}
+
+    monkeypatch.setattr(league_module, "member_versions", heuristic_changed)
+    build(ENV, MEMBERS, games=8, out=copy, bootstrap=50, show_progress=False)
+    assert "games of heuristic were played with other model files" in capsys.readouterr().err
+    lines = [json.loads(t) for t in (copy / "games.jsonl").read_text().splitlines()]
+    # 48 games kept in the file's rewrite, then the 32 with the heuristic played again
+    assert len(lines) == 48 + 32
+    latest = {(tuple(line["seats"]), line["game"]): line for line in lines}
+    assert all(line["versions"].get("heuristic", "changed") == "changed" for line in latest.values())
+
+
+def test_a_member_version_follows_its_model_file(tmp_path: Path) -> None:
+    class Named:
+        name = "mine"
+
+    model = tmp_path / "model.zip"
+    model.write_bytes(b"one")
+    first = league_module.member_versions(ENV, [Named()], [f"model:{model}"])
+    model.write_bytes(b"two")
+    assert league_module.member_versions(ENV, [Named()], [f"model:{model}"]) != first
+    assert league_module.member_versions(ENV, [Named()], ["random"]) == league_module.member_versions(ENV, [Named()], ["random"])
+
+
 def test_a_changed_league_is_refused(small_league: Path, tmp_path: Path) -> None:
     data = json.loads(small_league.read_text())
     data["fingerprint"] = "0" * 64  # as if a member's model file had changed since it was rated

@@ -82,17 +82,39 @@ class League:
         return [m["spec"] for m in self.members]
 
 
+def _model_digests(spec: str, env_id: str) -> list[bytes]:
+    """sha256 of each model file ``spec`` plays from (none for random, heuristic or mcts)."""
+    digests = []
+    for path in model_files(spec, env_id):
+        try:
+            digests.append(hashlib.sha256(path.read_bytes()).digest())
+        except OSError as error:
+            raise LeagueError(f"league member {spec}: cannot read its model file {path} ({error.strerror or error})") from None
+    return digests
+
+
 def fingerprint(env_id: str, specs: Sequence[str]) -> str:
     """sha256 over the env id, the member specs and the bytes of every model file they play from."""
     digest = hashlib.sha256(env_id.encode())
     for spec in specs:
         digest.update(b"\0" + spec.encode())
-        for path in model_files(spec, env_id):
-            try:
-                digest.update(hashlib.sha256(path.read_bytes()).digest())
-            except OSError as error:
-                raise LeagueError(f"league member {spec}: cannot read its model file {path} ({error.strerror or error})") from None
+        for file_digest in _model_digests(spec, env_id):
+            digest.update(file_digest)
     return digest.hexdigest()
+
+
+def member_versions(env_id: str, members: Sequence[Any], specs: Sequence[str]) -> dict[str, str]:
+    """Each member's version by its name: a short digest of its spec and model files.  A logged
+    game records the versions of the members who played it, and is kept only while they are
+    the same: a member whose name stays but whose model changes (a new ``pretrained``, and
+    ``az:N``, which searches with it) has its games played again."""
+    versions = {}
+    for member, spec in zip(members, specs):
+        digest = hashlib.sha256(spec.encode())
+        for file_digest in _model_digests(spec, env_id):
+            digest.update(file_digest)
+        versions[member.name] = digest.hexdigest()[:16]
+    return versions
 
 
 def league_path(env_id: str) -> Path:
@@ -197,19 +219,34 @@ class GameLog:
 
 
 def play_lineups(env_id: str, lineups: Sequence[tuple[list[Any], int]], seed: int, env_kwargs: dict[str, Any] | None,
-                 log: GameLog, pool: GamePool, tick: Callable[[], None] | None = None, opening_plies: int = 0) -> None:
-    """Every ``(agents in seat order, game index)`` not yet in ``log``, played and logged."""
-    todo = []
+                 log: GameLog, pool: GamePool, tick: Callable[[], None] | None = None, opening_plies: int = 0,
+                 versions: dict[str, str] | None = None) -> None:
+    """Every ``(agents in seat order, game index)`` not yet in ``log``, played and logged.
+    ``versions`` (:func:`member_versions`): a logged game of a member whose version differs
+    from its line's (or a line without versions) is played again."""
+    versions = versions or {}
+    todo, stale = [], set()
     for agents, game in lineups:
         names = tuple(a.name for a in agents)
-        if (names, game) not in log.games:
+        line = log.games.get((names, game))
+        current = {n: versions[n] for n in names if n in versions}
+        if line is not None and (line.get("versions") or {}) != current:
+            stale.update(n for n in current if (line.get("versions") or {}).get(n) != current[n])
+            line = None
+        if line is None:
             opening = (opening_seed(seed, names, game), opening_plies) if opening_plies else None
             todo.append((names, game, (env_id, list(agents), lineup_seed(seed, names, game), env_kwargs, opening)))
         elif tick:
             tick()
+    if stale:
+        print(f"{log.path}: games of {', '.join(sorted(stale))} were played with other model files (or before "
+              "games recorded them): those games are played again", file=sys.stderr, flush=True)
     for (names, game, task), record in zip(todo, pool.play([task for *_, task in todo])):
         replay = {"env": env_id, "env_seed": task[2], "env_kwargs": env_kwargs or {}}
-        log.add((names, game), game_record(names, game, record, replay))
+        line = game_record(names, game, record, replay)
+        if any(n in versions for n in names):
+            line["versions"] = {n: versions[n] for n in names if n in versions}
+        log.add((names, game), line)
         if tick:
             tick()
 
@@ -242,6 +279,7 @@ def build(env_id: str, specs: Sequence[str], games: int, out: Path, seed: int = 
             raise ValueError(f"{n}-player games need at least {n} members, got {len(members)}")
         per_lineup = games if n == 2 or multi_games is None else multi_games
         schedule += [(lineup, game, kwargs) for lineup in league_lineups(members, n) for game in range(per_lineup)]
+    versions = member_versions(env_id, members, specs)
     log = GameLog(out / "games.jsonl", read_games(out / "games.jsonl"))
     bar = progress(len(schedule), "games", "game", show_progress)
     try:
@@ -249,7 +287,7 @@ def build(env_id: str, specs: Sequence[str], games: int, out: Path, seed: int = 
             for kwargs in dict.fromkeys(json.dumps(k) for *_, k in schedule):
                 part = [(lineup, game) for lineup, game, k in schedule if json.dumps(k) == kwargs]
                 play_lineups(env_id, part, seed, json.loads(kwargs), log, pool, bar.update if bar else None,
-                             OPENING_PLIES.get(env_id, 0))
+                             OPENING_PLIES.get(env_id, 0), versions)
     finally:
         log.close()
         if bar:
@@ -357,6 +395,7 @@ def rate(env_id: str, agent: Any, league: League, out: Path, width: float = 100.
     if agent.name in league.ratings:
         agent.name = f"{agent.name} (rated)"  # its games must not be mistaken for the member's
     members = [make_agent(spec, env_id) for spec in league.specs]
+    versions = member_versions(env_id, members, league.specs)
     fixed = dict(league.ratings)
     kwargs = None if players == 2 and env_id != "thin_ice_v0" else {"num_players": players}
     if len(seat_names(env_id, kwargs)) != players:
@@ -377,7 +416,7 @@ def rate(env_id: str, agent: Any, league: League, out: Path, width: float = 100.
                 if len(scheduled) + len(lineups) > max_games and rounds > 0:
                     break
                 play_lineups(env_id, lineups, seed, kwargs, game_log, pool,
-                             opening_plies=int(league.protocol.get("opening_plies", 0)))
+                             opening_plies=int(league.protocol.get("opening_plies", 0)), versions=versions)
                 scheduled.update((tuple(a.name for a in lineup), game) for lineup, game in lineups)
                 rounds += 1
                 games = [to_game(line) for line in _games_of(game_log, scheduled)]
