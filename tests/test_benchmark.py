@@ -25,7 +25,7 @@ from tests.helpers import TIMEOUT_SCALE  # noqa: E402
 
 GAME = "fire_and_ice_v0"
 #: what differs between two runs of the same spec: the time they took
-TIMING = ("train_seconds", "train_seconds_this_session")
+TIMING = ("train_seconds", "train_seconds_this_session", "evaluation_seconds_this_session")
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +91,10 @@ def test_tiny_benchmark_end_to_end_survives_kill_9(leagues: Path, tmp_path: Path
     assert set(summary["probability_of_improvement"][GAME]) == {"ppo-mlp > ppo-board", "ppo-board > ppo-mlp"}
     for name in ("aggregate.md", "profiles.png", "curves.png"):
         assert (out / "tiny" / name).exists(), name
+    # every part of the killed run's training counted (its checkpoint carries the seconds before)
+    assert "Training time of the 4 runs that record it" in (out / "tiny" / "aggregate.md").read_text()
+    killed = json.loads((out / "tiny" / GAME / "ppo-board" / "seed0" / "train" / "training.json").read_text())
+    assert killed["seconds"] >= killed["seconds_this_part"] and killed["seconds_from"] == 0
 
 
 @pytest.mark.slow

@@ -124,6 +124,10 @@ def runs_markdown(results: list[dict[str, Any]]) -> str:
         rates = " | ".join(f"{r['win_rate'][o]:.0%}" if o in r["win_rate"] else "" for o in opponents)
         lines.append(f"| {r['game']} | {r['algorithm']} | {r['seed']} | {budget} | {seconds} | "
                      f"{r['rating']:.0f} [{low:.0f}, {high:.0f}] (v{r.get('league_version', '?')}) | {rates} |")
+    timed = [r["train_seconds"] for r in results if r.get("train_seconds") is not None]
+    missing = len(results) - len(timed)
+    lines += ["", f"Training time of the {len(timed)} runs that record it: {sum(timed) / 3600:.2f} h of one core"
+              + (f" ({missing} without a recorded time)" if missing else "") + "."]
     return "\n".join(lines)
 
 

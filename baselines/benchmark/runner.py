@@ -98,8 +98,12 @@ def execute(spec: RunSpec, out: str, leagues: str | None = None) -> dict[str, An
             agent, trained = _train(spec, folder / "train")
             train_seconds = time.perf_counter() - started
             result = {**asdict(spec), **trained, "train_seconds_this_session": round(train_seconds, 1)}
+        started = time.perf_counter()
         result.update(_evaluate(spec, agent, folder, leagues))
-        print(f"done: rating {result['rating']:.0f} {result['rating_ci95']}, win rates {result['win_rate']}", flush=True)
+        # the rating and the win rates (for a re-rating, only the games the new league adds)
+        result["evaluation_seconds_this_session"] = round(time.perf_counter() - started, 1)
+        print(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: done: rating {result['rating']:.0f} {result['rating_ci95']}, "
+              f"win rates {result['win_rate']}", flush=True)
     atomic_write(done, json.dumps(result, indent=2) + "\n")
     return result
 
