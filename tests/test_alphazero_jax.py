@@ -146,3 +146,21 @@ def test_the_pretrained_az_jax_model_loads_from_anywhere(tmp_path: Path, monkeyp
     assert agent.simulations == 4 and agent.net.game == "fire_and_ice"
     with pytest.raises(ValueError, match="no pretrained az-jax model for go_with_the_floe_v0"):
         make_agent("az-jax:pretrained", "go_with_the_floe_v0")
+
+
+def test_a_pickled_az_jax_agent_is_rebuilt_from_its_file() -> None:
+    """A worker process gets the agent pickled: its file and settings (a jitted search does not
+    pickle), its name kept, the same move after the trip."""
+    import pickle
+
+    import numpy as np
+
+    from polarzoo.envs import fire_and_ice_v0
+
+    agent = make_agent("az-jax:2:pretrained", "fire_and_ice_v0")
+    agent.name = "renamed"
+    copy = pickle.loads(pickle.dumps(agent))
+    assert (copy.name, copy.simulations) == ("renamed", 2)
+    env = fire_and_ice_v0.raw_env()
+    env.reset(seed=5)
+    assert copy.act(env, env.agent_selection, np.random.default_rng(1)) == agent.act(env, env.agent_selection, np.random.default_rng(1))

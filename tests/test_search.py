@@ -101,3 +101,25 @@ def test_az_captures_the_last_seal_on_a_hand_built_position() -> None:
     agent = AlphaZeroAgent(_untrained("go_with_the_floe_v0"), "go_with_the_floe_v0", simulations=5)
     action = agent.act(SimpleNamespace(state=state, rules=rules), "white", np.random.default_rng(0))
     assert rules.action_to_notation(action, state) == "E5xD4"
+
+
+def test_a_pickled_az_agent_carries_its_file_not_its_tensors() -> None:
+    """Worker processes get each game's agents pickled: an ``az:N`` agent travels as its model
+    file's path (its tensors would travel as file descriptors, one set a game, until a long
+    league build ran out of them) and plays the same moves after the trip."""
+    import pickle
+
+    from polarzoo.baselines.agents import make_agent
+    from polarzoo.envs import fire_and_ice_v0
+
+    agent = make_agent("az:4", "fire_and_ice_v0")
+    data = pickle.dumps(agent)
+    assert len(data) < 2000 and b"torch" not in data
+    copy = pickle.loads(data)
+    assert (copy.name, copy.simulations, copy.path) == (agent.name, agent.simulations, agent.path)
+    env = fire_and_ice_v0.raw_env()
+    env.reset(seed=3)
+    for _ in range(6):
+        move = agent.act(env, env.agent_selection, np.random.default_rng(0))
+        assert copy.act(env, env.agent_selection, np.random.default_rng(0)) == move
+        env.step(move)

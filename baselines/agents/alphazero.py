@@ -95,8 +95,26 @@ class AlphaZeroAgent:
         self.simulations = simulations
         self.c_puct = c_puct
         self.name = name or f"az{simulations}"
+        self.path: str | None = None  # set by from_path: a subprocess then reloads the file
         probe = ENVIRONMENTS[env_id].raw_env()
         self.evaluate = PolicyValue(model, env_id, probe.observation_space(probe.possible_agents[0])["observation"])
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickled for a worker process once per game: the model's tensors would travel as
+        # shared file descriptors, one set a game, until the process runs out of them
+        # (a league build with --workers 2 stopped after about 1,200 games).  The file instead.
+        if self.path is None:
+            return self.__dict__
+        return {"path": self.path, "env_id": self.env_id, "simulations": self.simulations, "c_puct": self.c_puct,
+                "name": self.name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if "model" in state:
+            self.__dict__.update(state)
+            return
+        agent = type(self).from_path(state["path"], state["env_id"], state["simulations"], name=state["name"])
+        agent.c_puct = state["c_puct"]
+        self.__dict__.update(agent.__dict__)
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
         rules = env.rules
@@ -186,4 +204,6 @@ class AlphaZeroAgent:
 
         model = MaskablePPO.load(str(path), device="cpu")
         PolicyAgent(path, model=model).check_fits(env_id)
-        return cls(model, env_id, simulations, name=name)
+        agent = cls(model, env_id, simulations, name=name)
+        agent.path = str(path)
+        return agent

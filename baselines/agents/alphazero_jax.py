@@ -15,6 +15,7 @@ class AlphaZeroJaxAgent:
     root noise) with ``simulations`` evaluations on the JAX twin from the game's position."""
 
     def __init__(self, path: str | Path, env_id: str, simulations: int | None = None) -> None:
+        self._arguments = (str(path), env_id, simulations)
         jax, _ = require_jax()
         from polarzoo.envs import jax_envs
 
@@ -30,6 +31,14 @@ class AlphaZeroJaxAgent:
         self._twin = __import__(type(self.env).__module__, fromlist=["from_rules"])
         search = make_search(self.env, self.net, self.simulations, gumbel_scale=0.0)
         self._search = jax.jit(lambda params, key, state: search(params, key, jax.tree.map(lambda a: a[None], state)).action[0])
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A worker process rebuilds the agent from its file (a jitted search does not pickle).
+        return {"arguments": self._arguments, "name": self.name}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(*state["arguments"])  # type: ignore[misc]
+        self.name = state["name"]
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
         jax, _ = require_jax()
