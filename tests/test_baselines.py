@@ -239,6 +239,14 @@ def test_games_in_worker_processes_give_the_same_results() -> None:
             == [s.as_dict() for s in multiplayer_table("thin_ice_v0", lineup, 1, env_kwargs=kwargs, workers=2)])
 
 
+def test_model_and_search_agents_in_worker_processes_give_the_same_results() -> None:
+    """The agents travel to the workers as their files (loaded once per worker, not per game)."""
+    policy, search = make_agent("pretrained", "fire_and_ice_v0"), make_agent("az:2", "fire_and_ice_v0")
+    one = head_to_head("fire_and_ice_v0", policy, search, 3)
+    two = head_to_head("fire_and_ice_v0", policy, search, 3, workers=2)
+    assert one.as_dict() == two.as_dict() and one.games == 6
+
+
 def test_thin_ice_search_skips_the_policy_choice_that_puts_it_out() -> None:
     """search:K tries the policy's most probable placements on a snapshot, most probable first,
     and plays the first that keeps the player in: an S upright on the S upright already there

@@ -117,6 +117,7 @@ def test_a_pickled_az_agent_carries_its_file_not_its_tensors() -> None:
     assert len(data) < 2000 and b"torch" not in data
     copy = pickle.loads(data)
     assert (copy.name, copy.simulations, copy.path) == (agent.name, agent.simulations, agent.path)
+    assert pickle.loads(data).model is copy.model  # loaded once per process, not once per game
     env = fire_and_ice_v0.raw_env()
     env.reset(seed=3)
     for _ in range(6):

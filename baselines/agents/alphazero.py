@@ -15,6 +15,7 @@ import math
 from typing import Any, Callable
 
 import numpy as np
+from polarzoo.baselines.agents.base import unpickled
 from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.envs._common.extras import require
 
@@ -112,9 +113,9 @@ class AlphaZeroAgent:
         if "model" in state:
             self.__dict__.update(state)
             return
-        agent = type(self).from_path(state["path"], state["env_id"], state["simulations"], name=state["name"])
-        agent.c_puct = state["c_puct"]
-        self.__dict__.update(agent.__dict__)
+        settings = (state["env_id"], state["simulations"])
+        self.__dict__.update(unpickled(state["path"], settings, lambda: type(self).from_path(state["path"], *settings)))
+        self.name, self.c_puct = state["name"], state["c_puct"]
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
         rules = env.rules

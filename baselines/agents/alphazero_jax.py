@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from polarzoo.baselines.agents.base import unpickled
 from polarzoo.baselines.policies.alphazero_jax import GAMES, require_jax, load_model, make_search
 
 
@@ -37,7 +38,8 @@ class AlphaZeroJaxAgent:
         return {"arguments": self._arguments, "name": self.name}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(*state["arguments"])  # type: ignore[misc]
+        arguments = state["arguments"]
+        self.__dict__.update(unpickled(arguments[0], arguments[1:], lambda: type(self)(*arguments)))
         self.name = state["name"]
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:

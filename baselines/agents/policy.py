@@ -7,6 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from polarzoo.baselines.agents.base import unpickled
 
 #: Probabilities within this relative distance of the best are a tie, which goes to the lowest
 #: action id.  The equivariant board networks give symmetric moves the same probability up to
@@ -136,4 +137,6 @@ class PolicyAgent:
         return {"path": self.path, "deterministic": self.deterministic, "name": self.name}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["path"], state["deterministic"], state["name"])  # type: ignore[misc]
+        path = state["path"]
+        self.__dict__.update(unpickled(path, (), lambda: type(self)(path)))
+        self.deterministic, self.name = state["deterministic"], state["name"]
