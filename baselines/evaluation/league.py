@@ -235,17 +235,17 @@ def play_lineups(env_id: str, lineups: Sequence[tuple[list[Any], int]], seed: in
             line = None
         if line is None:
             opening = (opening_seed(seed, names, game), opening_plies) if opening_plies else None
-            todo.append((names, game, (env_id, list(agents), lineup_seed(seed, names, game), env_kwargs, opening)))
+            todo.append((names, game, current, (env_id, list(agents), lineup_seed(seed, names, game), env_kwargs, opening)))
         elif tick:
             tick()
     if stale:
         print(f"{log.path}: games of {', '.join(sorted(stale))} were played with other model files (or before "
               "games recorded them): those games are played again", file=sys.stderr, flush=True)
-    for (names, game, task), record in zip(todo, pool.play([task for *_, task in todo])):
+    for (names, game, current, task), record in zip(todo, pool.play([task for *_, task in todo])):
         replay = {"env": env_id, "env_seed": task[2], "env_kwargs": env_kwargs or {}}
         line = game_record(names, game, record, replay)
-        if any(n in versions for n in names):
-            line["versions"] = {n: versions[n] for n in names if n in versions}
+        if current:
+            line["versions"] = current
         log.add((names, game), line)
         if tick:
             tick()
