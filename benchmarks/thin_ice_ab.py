@@ -10,8 +10,9 @@ spec's settle window (25 steps, the only one older code has) and hashes their re
 MuJoCo states: equal hashes mean the code changes between the sides changed no number.  Reported: env steps/s and placements/s per side
 (median over rounds), the speed-up, each side as a multiple of connect four's steps/s, and the
 share of its wall time spent inside ``mujoco.mj_step`` (measured in a second phase of each round,
-half as long, with the step timed through a wrapper; n/a where the code bound the function
-before the wrapper was put in).
+half as long, with the step timed through a wrapper, or, in code that steps the piles from
+compiled code, by the clock reads of ``physics.time_mj_step``; n/a where the code bound the
+function before the wrapper was put in).
 
     python -m benchmarks.thin_ice_ab --baseline 9dc0992 --rounds 3 --seconds 20
 """
@@ -94,12 +95,22 @@ def timed_step(*args):
 
 
 mujoco.mj_step = timed_step
+# Code that steps the piles in compiled code (kernels.settle_pile) times each mj_step there.
+from polarzoo.envs.thin_ice import physics
+clocked = hasattr(physics, "time_mj_step")
+if clocked:
+    physics.time_mj_step(True)
+    clock_before = physics.STEP_CLOCK.copy()
 share_start, share_games = time.perf_counter(), 0
 while time.perf_counter() - share_start < seconds / 2:
     play(env, rng, seed + games + share_games)
     share_games += 1
 share_elapsed = time.perf_counter() - share_start
 mujoco.mj_step = real_step
+if clocked:
+    physics.time_mj_step(False)
+    in_step[0] += (physics.STEP_CLOCK[0] - clock_before[0]) / 1e9
+    in_step[1] += int(physics.STEP_CLOCK[1] - clock_before[1])
 print(json.dumps({"steps_per_second": steps / elapsed, "placements_per_second": placements / elapsed, "games": games,
                   "mj_step_share": in_step[0] / share_elapsed if in_step[1] else None, "mj_steps": in_step[1],
                   "first_games_sha256": digest.hexdigest(), "source": __import__("polarzoo").__file__}))

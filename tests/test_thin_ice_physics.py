@@ -210,3 +210,58 @@ def test_idle_pieces_is_checked() -> None:
     with pytest.raises(ValueError, match="idle_pieces must be one of 'removed', 'parked'; got 'gone'"):
         thin_ice_v0.raw_env(idle_pieces="gone")
     assert thin_ice_v0.raw_env().physics_config.idle_pieces == "removed"
+
+
+# ------------------------------------------------------------------------------ the compiled settle loop
+def test_this_mujoco_build_steps_piles_in_compiled_code() -> None:
+    """The compiled settle loop found ``mjData``'s layout on this build (else every pile would
+    quietly fall back to the Python loop: the same game, about a fifth slower)."""
+    from polarzoo.envs.thin_ice.physics import _compiled_step
+
+    assert _compiled_step() is not None
+    assert PilePhysics().compiled_settle
+
+
+def test_compiled_settle_loop_takes_the_python_loops_steps() -> None:
+    """``kernels.settle_pile`` (MuJoCo's C mj_step called from compiled code, the rules read from
+    the ``mjData`` struct in place) against the Python loop: on every scripted pile and tremor
+    seed the same outcome at the same step, and the same MuJoCo state to the bit."""
+    from polarzoo.envs.thin_ice.equivalence import SCENARIOS, PITCH
+
+    for mode in ("removed", "parked"):
+        config = PhysicsConfig(idle_pieces=mode)
+        for name, placements in SCENARIOS.items():
+            for seed in range(3):
+                runs = []
+                for compiled in (True, False):
+                    physics = PilePhysics(config)
+                    physics.compiled_settle = compiled
+                    rng = np.random.default_rng(seed)
+                    outcomes, states = [], []
+                    for size, (x, y), orientation in placements:
+                        outcome = physics.place(size, (x * PITCH, y * PITCH), orientation, rng)
+                        outcomes.append((outcome.eliminated, outcome.steps, outcome.settled))
+                        states.append(physics.snapshot()["state"].tobytes())
+                        if outcome.eliminated:
+                            break
+                    runs.append((outcomes, states))
+                assert runs[0][0] == runs[1][0], (mode, name, seed)
+                assert runs[0][1] == runs[1][1], (mode, name, seed)
+
+
+def test_compiled_settle_loop_reports_a_bad_state_and_can_time_mj_step() -> None:
+    from polarzoo.envs.thin_ice import physics as thin_ice_physics
+
+    physics = PilePhysics()
+    physics.place(2, (0.0, 0.0), 0, None)
+    physics.data.qpos[physics.qpos_adr[10] + 2] = np.inf  # MuJoCo resets a bad state
+    with pytest.raises(PhysicsError, match="unstable"):
+        physics.settle()
+    before = thin_ice_physics.STEP_CLOCK.copy()
+    thin_ice_physics.time_mj_step(True)
+    try:
+        outcome = PilePhysics().place(1, (0.0, 0.0), 0, None)
+    finally:
+        thin_ice_physics.time_mj_step(False)
+    steps, nanoseconds = thin_ice_physics.STEP_CLOCK[1] - before[1], thin_ice_physics.STEP_CLOCK[0] - before[0]
+    assert steps == outcome.steps and 0 < nanoseconds < 10**9 * steps

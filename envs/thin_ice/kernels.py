@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 #: :func:`check_pile` status codes
 SOUND, NOT_FINITE, LEFT_WORLD = 0, 1, 2
@@ -127,3 +129,93 @@ def check_pile(contact_geom, geom_piece, in_play, xpos, xmat, qpos, qvel, piece_
         linear = max(linear, v)
         angular = max(angular, w)
     return SOUND, code, linear, angular
+
+
+# ---------------------------------------------------------------------------- the settle loop
+#: :func:`settle_pile` status beyond :func:`check_pile`'s: MuJoCo met a bad state and reset the data
+RESET = 3
+
+
+@intrinsic
+def _call_step(typingctx, function, model, data):  # type: ignore[no-untyped-def]
+    """Call the C function at address ``function`` as ``void f(const mjModel*, mjData*)``."""
+    signature = types.void(types.uintp, types.uintp, types.uintp)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        address, model_pointer, data_pointer = args
+        pointer = ir.IntType(8).as_pointer()
+        function_type = ir.FunctionType(ir.VoidType(), [pointer, pointer])
+        callee = builder.inttoptr(address, function_type.as_pointer())
+        builder.call(callee, [builder.inttoptr(model_pointer, pointer), builder.inttoptr(data_pointer, pointer)])
+        return context.get_dummy_value()
+
+    return signature, codegen
+
+
+@intrinsic
+def _clock_ns(typingctx, function, timespec):  # type: ignore[no-untyped-def]
+    """``clock_gettime(CLOCK_MONOTONIC, timespec)`` through the C function at ``function``;
+    ``timespec`` is an int64 array of 2 (seconds, nanoseconds).  Returns the nanoseconds."""
+    signature = types.int64(types.uintp, timespec)
+
+    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+        address, array = args
+        pointer = ir.IntType(8).as_pointer()
+        function_type = ir.FunctionType(ir.IntType(32), [ir.IntType(32), pointer])
+        callee = builder.inttoptr(address, function_type.as_pointer())
+        view = context.make_array(sig.args[1])(context, builder, array)
+        data = builder.bitcast(view.data, pointer)
+        builder.call(callee, [ir.Constant(ir.IntType(32), 1), data])  # 1 = CLOCK_MONOTONIC on Linux
+        words = view.data
+        seconds = builder.load(words)
+        nanoseconds = builder.load(builder.gep(words, [ir.Constant(ir.IntType(64), 1)]))
+        return builder.add(builder.mul(seconds, ir.Constant(ir.IntType(64), 1_000_000_000)), nanoseconds)
+
+    return signature, codegen
+
+
+@njit(cache=True)
+def settle_pile(step_function, model_address, data_address, header_int32, ncon_index, header_float64, time_index,
+                contact_geom, cap, settle_steps, settle_linear, settle_angular, geom_piece, in_play, xpos, xmat, qpos, qvel,
+                piece_body, piece_size, apex_heights, inner_apex_heights, nest_cos, nest_distance, world_limit, dofs,
+                on_table, touching, pair, nested, clock_function, clock):  # type: ignore[no-untyped-def]
+    """Step a pile with MuJoCo's C ``mj_step`` (at address ``step_function``) and :func:`check_pile`
+    after every step, until a rule holds, the pile is still for ``settle_steps`` steps in a row, or
+    ``cap`` steps: (status, rule, steps, settled), ``status`` as :func:`check_pile`'s or
+    :data:`RESET`.  The same loop as ``PilePhysics``' Python one, without a Python call per step.
+
+    MuJoCo's data is read in place: ``header_int32`` / ``header_float64`` view the ``mjData``
+    struct (``ncon`` and ``time`` at the given indices) and ``contact_geom`` (rows of
+    ``mjContact.geom`` over the arena, where ``mj_collision`` writes the contacts) has a row per
+    contact that fits.  With ``clock_function`` (the address of ``clock_gettime``, 0 for none),
+    ``clock`` (int64, 4) accumulates [nanoseconds inside mj_step, steps, scratch x2]."""
+    still_for = 0
+    last_time = header_float64[time_index]
+    timespec = clock[2:4]
+    for step in range(1, cap + 1):
+        if clock_function:
+            start = _clock_ns(clock_function, timespec)
+            _call_step(step_function, model_address, data_address)
+            clock[0] += _clock_ns(clock_function, timespec) - start
+            clock[1] += 1
+        else:
+            _call_step(step_function, model_address, data_address)
+        # A bad state makes MuJoCo reset the data, time included.
+        now = header_float64[time_index]
+        if now <= last_time:
+            return RESET, 0, step, False
+        last_time = now
+        ncon = header_int32[ncon_index]
+        status, rule, linear, angular = check_pile(contact_geom[:ncon], geom_piece, in_play, xpos, xmat, qpos, qvel,
+                                                   piece_body, piece_size, apex_heights, inner_apex_heights, nest_cos,
+                                                   nest_distance, world_limit, dofs, on_table, touching, pair, nested)
+        if status:
+            return status, 0, step, False
+        if rule:
+            return SOUND, rule, step, False
+        if dofs.size == 0:  # an empty pile is still
+            return SOUND, 0, step, True
+        still_for = still_for + 1 if linear < settle_linear and angular < settle_angular else 0
+        if still_for >= settle_steps:
+            return SOUND, 0, step, True
+    return SOUND, 0, cap, False

@@ -19,9 +19,11 @@ to continue bit-identically (MuJoCo's integration state plus which pieces are in
 
 from __future__ import annotations
 
+import ctypes
 import math
+import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -215,6 +217,106 @@ class _Scene:
         for slot in np.flatnonzero(present):
             b = body[slot]
             self.geom_slot[model.body_geomadr[b] : model.body_geomadr[b] + model.body_geomnum[b]] = slot
+        self.views = _DataViews(model, self.data) if _compiled_step() is not None else None
+
+
+class _StructLayout(NamedTuple):
+    """Where the compiled settle loop finds what it reads of an ``mjData`` (this MuJoCo build)."""
+
+    step: int  # address of the C function mj_step
+    clock: int  # address of the C function clock_gettime
+    ncon: int  # int32 index of mjData.ncon
+    time: int  # float64 index of mjData.time
+    arena: int  # uint64 index of mjData.arena (mj_collision writes the contacts at its start)
+    geom: int  # byte offset of mjContact.geom
+    contact_size: int  # sizeof(mjContact)
+    header_bytes: int  # bytes of the struct the views cover
+
+
+_LAYOUT: list[_StructLayout | None] = []  # computed once per process
+_PROBE = """<mujoco><worldbody><geom type="plane" size="1 1 .1"/>
+<body pos="0 0 0.5"><freejoint/><geom type="box" size=".01 .01 .01"/></body>
+<body pos="0.1 0 0.5"><freejoint/><geom type="box" size=".01 .01 .01"/></body></worldbody></mujoco>"""
+
+
+def _compiled_step() -> _StructLayout | None:
+    """The layout of MuJoCo's ``mjData`` as this process's build has it, found and checked on a
+    probe scene of two boxes: ``ncon`` is the one int field that follows the probe's contact
+    counts (0, 4, 8), ``time`` the double before ``energy`` (checked by writing it), the arena
+    field the first pointer after the header holding the contacts' address.  ``None`` (the
+    Python loop is used) where anything does not check out; ``POLARZOO_THIN_ICE_PYTHON_SETTLE=1``
+    asks for the Python loop."""
+    if _LAYOUT:
+        return _LAYOUT[0]
+    layout = None
+    if os.environ.get("POLARZOO_THIN_ICE_PYTHON_SETTLE", "") in ("", "0"):
+        try:
+            layout = _find_layout()
+        except (OSError, AttributeError, ValueError):  # an unusual build: keep the Python loop
+            layout = None
+    _LAYOUT.append(layout)
+    return layout
+
+
+def _find_layout() -> _StructLayout | None:
+    mujoco = require("mujoco", "Thin Ice's physics")
+    library = ctypes.CDLL(os.path.join(os.path.dirname(mujoco.__file__), f"libmujoco.so.{mujoco.__version__}"))
+    libc = ctypes.CDLL(None)
+    model = mujoco.MjModel.from_xml_string(_PROBE)
+    data = mujoco.MjData(model)
+    base = data._address
+    energy = data.energy.ctypes.data - base
+    low = data.solver_fwdinv.ctypes.data + data.solver_fwdinv.nbytes - base
+    header_bytes = energy + 16 + 8 * 16
+    header = np.ctypeslib.as_array((ctypes.c_int32 * (header_bytes // 4)).from_address(base))
+    candidates = set(range(low // 4, (energy - 8) // 4))
+    counts = set()
+    for z1, z2 in ((0.5, 0.5), (0.0099, 0.0099), (0.5, 0.0099)):
+        data.qpos[2], data.qpos[9] = z1, z2
+        mujoco.mj_forward(model, data)
+        counts.add(data.ncon)
+        candidates = {i for i in candidates if header[i] == data.ncon}
+    if counts != {0, 4, 8} or len(candidates) != 1:
+        return None
+    contacts = data.contact.dist.ctypes.data  # mjContact's first field
+    pointers = header.view(np.uint64)
+    arena = [i for i in range((energy + 16) // 8, header_bytes // 8) if int(pointers[i]) == contacts]
+    time_index = (energy - 8) // 8
+    data.time = 12.375
+    if not arena or header.view(np.float64)[time_index] != data.time:
+        return None
+    return _StructLayout(
+        step=ctypes.cast(library.mj_step, ctypes.c_void_p).value or 0, clock=ctypes.cast(libc.clock_gettime, ctypes.c_void_p).value or 0,
+        ncon=candidates.pop(), time=time_index, arena=arena[0], geom=data.contact.geom.ctypes.data - contacts,
+        contact_size=data.contact.geom.strides[0], header_bytes=header_bytes,
+    )
+
+
+class _DataViews:
+    """NumPy views of one ``MjData`` for :func:`kernels.settle_pile` (kept beside the data)."""
+
+    def __init__(self, model: Any, data: Any) -> None:
+        layout = _compiled_step()
+        assert layout is not None
+        self.model_address, self.data_address = model._address, data._address
+        self.header_int32 = np.ctypeslib.as_array((ctypes.c_int32 * (layout.header_bytes // 4)).from_address(data._address))
+        self.header_float64 = self.header_int32.view(np.float64)
+        arena = int(self.header_int32.view(np.uint64)[layout.arena])
+        rows = (int(model.narena) - layout.geom) // layout.contact_size
+        flat = np.ctypeslib.as_array((ctypes.c_int32 * (rows * layout.contact_size // 4)).from_address(arena + layout.geom))
+        self.contact_geom = np.lib.stride_tricks.as_strided(flat, shape=(rows, 2), strides=(layout.contact_size, 4), writeable=False)
+
+
+#: [nanoseconds inside mj_step, steps, scratch, scratch] of the compiled settle loops while
+#: :func:`time_mj_step` is on (benchmarks read it)
+STEP_CLOCK = np.zeros(4, dtype=np.int64)
+_TIMING = [False]
+
+
+def time_mj_step(on: bool = True) -> None:
+    """Time every ``mj_step`` of the compiled settle loop into :data:`STEP_CLOCK` (two clock
+    reads a step, about 50 ns beside tens of microseconds)."""
+    _TIMING[0] = bool(on)
 
 
 class PilePhysics:
@@ -236,6 +338,11 @@ class PilePhysics:
         # scratch space of the compiled per-step check (touching pairs, nested pairs)
         self._pair_buffer = np.zeros((NUM_PIECES, NUM_PIECES), dtype=bool)
         self._nested_buffer = np.zeros((NUM_PIECES * NUM_PIECES, 2), dtype=np.int64)
+        self._on_table = np.zeros(NUM_PIECES, dtype=bool)
+        self._touching = np.zeros(NUM_PIECES, dtype=bool)
+        #: step in the compiled loop (kernels.settle_pile) where this MuJoCo build allows it;
+        #: False: the Python loop (the same steps, the same outcome: tests/test_thin_ice_physics.py)
+        self.compiled_settle = _compiled_step() is not None
         warning = mujoco.mjtWarning
         self._bad_state_warnings = (int(warning.mjWARN_BADQACC), int(warning.mjWARN_BADQVEL), int(warning.mjWARN_BADQPOS))
         self._use(self._scene((0, 0, 0) if self._removing else None))
@@ -270,7 +377,7 @@ class PilePhysics:
 
     def _use(self, scene: _Scene) -> None:
         """Make ``scene`` the live one and map the pieces in play to its body slots."""
-        self._counts = scene.counts
+        self._counts, self._live_scene = scene.counts, scene
         self.model, self.data = scene.model, scene.data
         if scene.counts is None:
             slot_of = np.arange(NUM_PIECES)
@@ -417,6 +524,28 @@ class PilePhysics:
         return outcome
 
     def _settle(self) -> Outcome:
+        scene = self._live_scene
+        if scene.views is None or not self.compiled_settle:
+            return self._settle_in_python()
+        layout, views, config = _compiled_step(), scene.views, self.config
+        assert layout is not None
+        cap = int(round(config.settle_cap_seconds / config.timestep))
+        dofs = self.dof_adr[self.in_play].astype(np.int64)
+        data = self.data
+        status, rule, steps, settled = _kernels.settle_pile(
+            layout.step, views.model_address, views.data_address, views.header_int32, layout.ncon, views.header_float64,
+            layout.time, views.contact_geom, cap, config.settle_steps, config.settle_linear, config.settle_angular,
+            self.geom_piece, self.in_play, data.xpos, data.xmat, data.qpos, data.qvel, self.piece_body, PIECE_SIZE, _HEIGHTS,
+            _INNER_APEX_HEIGHTS, self._nest_cos, self.NEST_DISTANCE, self.WORLD_LIMIT, dofs, self._on_table, self._touching,
+            self._pair_buffer, self._nested_buffer, layout.clock if _TIMING[0] else 0, STEP_CLOCK)
+        if status == _kernels.RESET:
+            self._check_warnings()
+            raise PhysicsError("the simulation went unstable (MuJoCo reported a bad state and reset it); the pile cannot be scored")
+        if status:
+            self._raise_for(status)
+        return Outcome(_kernels.RULE_LETTERS[rule] if rule else None, int(steps), bool(settled))
+
+    def _settle_in_python(self) -> Outcome:
         mujoco, model, data = self._mujoco, self.model, self.data
         config = self.config
         cap = int(round(config.settle_cap_seconds / config.timestep))
