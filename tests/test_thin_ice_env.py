@@ -308,3 +308,25 @@ def test_a_snapshot_restores_only_into_an_env_of_its_configuration() -> None:
     env.step(int(np.flatnonzero(env.observe(env.agent_selection)["action_mask"])[0]))
     env.restore(snapshot)
     assert env.game.state.phase == snapshot["game"].phase
+
+
+def test_cached_pile_features_are_the_piles_own() -> None:
+    """Observations reuse a pile's features until it changes (``PilePhysics.version``): after
+    moves, a failed look-ahead's restore and a restore of an older snapshot, every observation
+    equals one computed with nothing cached."""
+    env = thin_ice_v0.raw_env(num_players=3, grid=5)
+    env.reset(seed=9)
+    rng = np.random.default_rng(9)
+    saved = None
+    for ply in range(40):
+        if not env.agents or any(env.terminations.values()) or any(env.truncations.values()):
+            break
+        if ply == 10:
+            saved = env.snapshot()
+        if ply in (20, 30) and saved is not None:
+            env.restore(saved)
+        env.step(int(rng.choice(np.flatnonzero(env.legal_action_mask()))))
+        for seat in range(env.num_players):
+            cached = env._observation(seat)
+            env._feature_cache.clear()
+            assert np.array_equal(cached, env._observation(seat)), (ply, seat)

@@ -219,10 +219,10 @@ def test_this_mujoco_build_steps_piles_in_compiled_code() -> None:
     from polarzoo.envs.thin_ice.physics import _compiled_step
 
     assert _compiled_step() is not None
-    assert PilePhysics().compiled_settle
+    assert PilePhysics().compiled_loops
 
 
-def test_compiled_settle_loop_takes_the_python_loops_steps() -> None:
+def test_compiled_loops_loop_takes_the_python_loops_steps() -> None:
     """``kernels.settle_pile`` (MuJoCo's C mj_step called from compiled code, the rules read from
     the ``mjData`` struct in place) against the Python loop: on every scripted pile and tremor
     seed the same outcome at the same step, and the same MuJoCo state to the bit."""
@@ -235,7 +235,7 @@ def test_compiled_settle_loop_takes_the_python_loops_steps() -> None:
                 runs = []
                 for compiled in (True, False):
                     physics = PilePhysics(config)
-                    physics.compiled_settle = compiled
+                    physics.compiled_loops = compiled
                     rng = np.random.default_rng(seed)
                     outcomes, states = [], []
                     for size, (x, y), orientation in placements:
@@ -249,7 +249,7 @@ def test_compiled_settle_loop_takes_the_python_loops_steps() -> None:
                 assert runs[0][1] == runs[1][1], (mode, name, seed)
 
 
-def test_compiled_settle_loop_reports_a_bad_state_and_can_time_mj_step() -> None:
+def test_compiled_loops_loop_reports_a_bad_state_and_can_time_mj_step() -> None:
     from polarzoo.envs.thin_ice import physics as thin_ice_physics
 
     physics = PilePhysics()

@@ -127,3 +127,26 @@ def test_rules_functions_on_the_state() -> None:
 def test_game_rejects_a_target_count_that_is_no_grid() -> None:
     with pytest.raises(ValueError, match="num_targets must be grid \\* grid \\* 6; got 7"):
         rules.ThinIceGame(2, ScriptedPhysics(), num_targets=7)
+
+
+def test_state_copy_is_a_deep_copy() -> None:
+    import copy
+
+    import numpy as np
+
+    from polarzoo.envs import thin_ice_v0
+
+    env = thin_ice_v0.raw_env(num_players=3, grid=5)
+    env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    for _ in range(12):
+        env.step(int(rng.choice(np.flatnonzero(env.legal_action_mask()))))
+    state = env.game.state
+    copied, before = state.copy(), repr(state)
+    assert repr(copied) == repr(copy.deepcopy(state)) == before
+    copied.slot_sizes[0].append(2)
+    copied.slot_in_pile[1].append(True)
+    copied.pending.append(1)
+    copied.supply[0] -= 1
+    copied.points.append(1.0)
+    assert repr(copied) != before and repr(state) == before

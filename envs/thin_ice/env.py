@@ -95,7 +95,7 @@ from numpy.typing import NDArray
 
 from polarzoo.envs._common.aec import check_number, TurnBasedAECEnv, turn_based_parallel, check_choice, default_wrappers
 from polarzoo.envs.thin_ice import rules
-from polarzoo.envs.thin_ice.physics import IDLE_PIECES, NUM_ORIENTATIONS, MuJoCoPiles, PhysicsConfig, PhysicsError
+from polarzoo.envs.thin_ice.physics import IDLE_PIECES, NUM_ORIENTATIONS, NUM_PIECES, MuJoCoPiles, PhysicsConfig, PhysicsError
 
 SLOT_FEATURES, PLAYER_FEATURES = rules.SLOT_FEATURES, rules.PLAYER_FEATURES
 POSITION_SCALE = 0.25
@@ -152,6 +152,8 @@ class raw_env(TurnBasedAECEnv):
         self._init_spaces(spaces.Box(-1.0, 1.0, (size,), dtype=np.float32))
         super().__init__(render_mode)
         self._renderer: Any = None
+        #: player -> (pile, pile.version, features): _pile_features
+        self._feature_cache: dict[int, tuple[Any, int, NDArray[np.float32]]] = {}
         self._new_game(None)
 
     # ---- hooks ------------------------------------------------------------------------------
@@ -235,6 +237,20 @@ class raw_env(TurnBasedAECEnv):
         """The inverse of :meth:`action_to_notation` (case and spacing free); ``ValueError`` otherwise."""
         return rules.notation_to_action(text, self.game.layout)
 
+    def _pile_features(self, player: int) -> NDArray[np.float32]:
+        """(15, 7) per piece of ``player``'s pile: position / POSITION_SCALE clipped to [-1, 1],
+        axis, on the table; cached until the pile changes (``PilePhysics.version``)."""
+        pile = self.piles.piles[player]
+        cached = self._feature_cache.get(player)
+        if cached is not None and cached[0] is pile and cached[1] == pile.version:
+            return cached[2]
+        features = np.empty((NUM_PIECES, 7), dtype=np.float32)
+        features[:, 0:3] = np.clip(pile.positions() / POSITION_SCALE, -1, 1)
+        features[:, 3:6] = pile.axes()
+        features[:, 6] = pile.contacts().on_table
+        self._feature_cache[player] = (pile, pile.version, features)
+        return features
+
     def _observation(self, seat: int) -> NDArray[np.float32]:
         s = self.game.state
         n = self.num_players
@@ -242,18 +258,16 @@ class raw_env(TurnBasedAECEnv):
         for offset in range(n):
             player = (seat + offset) % n
             block = np.zeros((rules.MAX_SLOTS, SLOT_FEATURES), dtype=np.float32)
-            pile = self.piles.piles[player]
-            positions, axes = pile.positions(), pile.axes()
-            contacts = pile.contacts()
-            for slot, piece in enumerate(self.piles.slot_piece[player]):
-                in_pile = s.slot_in_pile[player][slot] if slot < len(s.slot_in_pile[player]) else False
-                block[slot, 0] = in_pile
-                block[slot, 1] = s.phase == rules.ADD and s.adder == player and s.in_hand == slot
-                block[slot, 2 + s.slot_sizes[player][slot]] = 1.0
-                if in_pile:
-                    block[slot, 5:8] = np.clip(positions[piece] / POSITION_SCALE, -1, 1)
-                    block[slot, 8:11] = axes[piece]
-                    block[slot, 11] = contacts.on_table[piece]
+            pieces = self.piles.slot_piece[player]
+            if pieces:
+                count = len(pieces)
+                flags = s.slot_in_pile[player]
+                in_pile = np.array([bool(flags[slot]) if slot < len(flags) else False for slot in range(count)])
+                block[:count, 0] = in_pile
+                if s.phase == rules.ADD and s.adder == player and 0 <= s.in_hand < count:
+                    block[s.in_hand, 1] = 1.0
+                block[np.arange(count), 2 + np.asarray(s.slot_sizes[player][:count])] = 1.0
+                block[:count, 5:12] = np.where(in_pile[:, None], self._pile_features(player)[pieces], 0.0)
             out = s.out_round[player] >= 0
             extra = np.array([out, out and s.out_round[player] == s.calls_made - 1], dtype=np.float32)
             blocks.append(np.concatenate([block.ravel(), extra]))
@@ -277,24 +291,20 @@ class raw_env(TurnBasedAECEnv):
     def _move_snapshot(self, only: int | None = None) -> dict[str, Any]:
         """What an action can change: the piles (``only`` that player's, for one action), the
         slots, the game state and the generator."""
-        import copy
-
         return {
             "piles": [pile.snapshot() if only is None or player == only else None for player, pile in enumerate(self.piles.piles)],
-            "slot_piece": copy.deepcopy(self.piles.slot_piece),
-            "game": copy.deepcopy(self.game.state),
-            "rng": copy.deepcopy(self.np_random.bit_generator.state),
+            "slot_piece": [list(pieces) for pieces in self.piles.slot_piece],
+            "game": self.game.state.copy(),
+            "rng": self.np_random.bit_generator.state,  # a new dict of ints at every read
         }
 
     def _restore_move(self, snapshot: dict[str, Any]) -> None:
-        import copy
-
         for pile, saved in zip(self.piles.piles, snapshot["piles"]):
             if saved is not None:
                 pile.restore(saved)
-        self.piles.slot_piece = copy.deepcopy(snapshot["slot_piece"])
-        self.game.state = copy.deepcopy(snapshot["game"])
-        self.np_random.bit_generator.state = copy.deepcopy(snapshot["rng"])
+        self.piles.slot_piece = [list(pieces) for pieces in snapshot["slot_piece"]]
+        self.game.state = snapshot["game"].copy()
+        self.np_random.bit_generator.state = snapshot["rng"]
 
     def snapshot(self) -> dict[str, Any]:
         """Everything needed to continue this game exactly (physics, game layer, generator, the
@@ -332,6 +342,7 @@ class raw_env(TurnBasedAECEnv):
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state["_renderer"] = None
+        state["_feature_cache"] = {}  # a copy's piles count their versions afresh
         return state
 
     # ---- rendering --------------------------------------------------------------------------

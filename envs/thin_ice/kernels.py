@@ -137,8 +137,9 @@ RESET = 3
 
 
 @intrinsic
-def _call_step(typingctx, function, model, data):  # type: ignore[no-untyped-def]
-    """Call the C function at address ``function`` as ``void f(const mjModel*, mjData*)``."""
+def _call_model_data(typingctx, function, model, data):  # type: ignore[no-untyped-def]
+    """Call the C function at address ``function`` as ``void f(const mjModel*, mjData*)``
+    (``mj_step``, ``mj_kinematics``, ``mj_collision``)."""
     signature = types.void(types.uintp, types.uintp, types.uintp)
 
     def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
@@ -195,11 +196,11 @@ def settle_pile(step_function, model_address, data_address, header_int32, ncon_i
     for step in range(1, cap + 1):
         if clock_function:
             start = _clock_ns(clock_function, timespec)
-            _call_step(step_function, model_address, data_address)
+            _call_model_data(step_function, model_address, data_address)
             clock[0] += _clock_ns(clock_function, timespec) - start
             clock[1] += 1
         else:
-            _call_step(step_function, model_address, data_address)
+            _call_model_data(step_function, model_address, data_address)
         # A bad state makes MuJoCo reset the data, time included.
         now = header_float64[time_index]
         if now <= last_time:
@@ -219,3 +220,81 @@ def settle_pile(step_function, model_address, data_address, header_int32, ncon_i
         if still_for >= settle_steps:
             return SOUND, 0, step, True
     return SOUND, 0, cap, False
+
+
+# ---------------------------------------------------------------------------- the lowering
+#: :func:`lower_piece`'s result when the piece went through the table
+FELL_THROUGH = -2.0
+
+
+@njit(cache=True)
+def _penetrates(kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom, contact_dist,
+                geom_piece, piece):  # type: ignore[no-untyped-def]
+    _call_model_data(kinematics, model_address, data_address)
+    _call_model_data(collision, model_address, data_address)
+    for c in range(header_int32[ncon_index]):
+        if (geom_piece[contact_geom[c, 0]] == piece or geom_piece[contact_geom[c, 1]] == piece) and contact_dist[c] < 0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def _set_height(qpos, qvel, qpos_address, dof_address, x, y, z, quaternion):  # type: ignore[no-untyped-def]
+    qpos[qpos_address] = x
+    qpos[qpos_address + 1] = y
+    qpos[qpos_address + 2] = z
+    for k in range(4):
+        qpos[qpos_address + 3 + k] = quaternion[k]
+    for k in range(6):
+        qvel[dof_address + k] = 0.0
+
+
+@njit(cache=True)
+def lower_piece(kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom, contact_dist,
+                geom_piece, qpos, qvel, qpos_address, dof_address, piece, x, y, quaternion, z_free, skip, step, floor,
+                geom_margin, body_margin, piece_geoms, body, margin, bisections):  # type: ignore[no-untyped-def]
+    """The lowering of ``PilePhysics.place`` in one call: from ``z_free`` (``skip`` steps of
+    ``step`` metres passed over first) down in steps until the piece penetrates something, with
+    conservative advancement (a collision query with contact ``margin`` on the piece's geoms
+    skips the steps within its distance to the rest), then ``bisections`` halvings between the
+    last free and the first penetrating height.  The piece starts free at ``z_free`` (checked by
+    the caller).  Returns the free height (the piece is left at the last height queried), or
+    :data:`FELL_THROUGH`.  The same heights
+    and queries, in the same order, as the Python version (MuJoCo's C functions at the addresses
+    ``kinematics`` and ``collision``; contacts read in place as in :func:`settle_pile`)."""
+    z = z_free
+    for _ in range(skip):
+        z = z - step
+    while True:
+        z_next = z - step
+        _set_height(qpos, qvel, qpos_address, dof_address, x, y, z_next, quaternion)
+        if _penetrates(kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom,
+                       contact_dist, geom_piece, piece):
+            z_contact = z_next
+            break
+        z = z_next
+        if z < floor:
+            return FELL_THROUGH
+        # the separation query: the piece's geoms (and the broad phase's body margin) get the margin
+        for g in piece_geoms:
+            geom_margin[g] = margin
+        body_margin[body] = margin
+        _call_model_data(collision, model_address, data_address)
+        for g in piece_geoms:
+            geom_margin[g] = 0.0
+        body_margin[body] = 0.0
+        separation = margin
+        for c in range(header_int32[ncon_index]):
+            if geom_piece[contact_geom[c, 0]] == piece or geom_piece[contact_geom[c, 1]] == piece:
+                separation = min(separation, contact_dist[c])
+        for _ in range(max(int(separation / step) - 1, 0)):
+            z = z - step
+    for _ in range(bisections):
+        middle = (z + z_contact) / 2
+        _set_height(qpos, qvel, qpos_address, dof_address, x, y, middle, quaternion)
+        if _penetrates(kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom,
+                       contact_dist, geom_piece, piece):
+            z_contact = middle
+        else:
+            z = middle
+    return z

@@ -15,6 +15,15 @@ The rule checks (T: four pieces touching the table; A: three pieces in the pile 
 nothing; N: two pieces nested) run at every physics step while the pile moves, so a player is
 out the moment one holds.  ``PilePhysics.snapshot()`` / ``restore()`` capture everything needed
 to continue bit-identically (MuJoCo's integration state plus which pieces are in play).
+
+The settle loop and the lowering run in compiled code (``kernels.settle_pile``,
+``kernels.lower_piece``): MuJoCo's C ``mj_step`` / ``mj_kinematics`` / ``mj_collision`` called
+from numba with the rules read from ``mjData`` in place, no Python call per physics step.  The
+layout of ``mjData`` is found once per process on a probe scene and checked
+(:func:`_compiled_step`); where it is not found (an unusual MuJoCo build) or
+``POLARZOO_THIN_ICE_PYTHON_SETTLE=1``, the same loops run in Python: the same steps, outcome and
+state to the bit (tested in lockstep).  A MuJoCo *error* (not a warning) inside the compiled loop
+would end the process instead of raising: MuJoCo raises none for these scenes.
 """
 
 from __future__ import annotations
@@ -178,6 +187,7 @@ class Contacts:
 _MODEL_CACHE: dict[tuple[PhysicsConfig, tuple[int, int, int] | None], Any] = {}
 _MODEL_CACHE_LIMIT = 512  # compiled scenes kept per process (216 piece counts per config)
 _SCENE_LIMIT = 48  # scenes (model copy + data) kept per pile
+_PIECE_BITS = 1 << np.arange(NUM_PIECES, dtype=np.int64)
 #: (15, 3) where a piece out of play is (parked under the table)
 PARKING = np.array([_parking_spot(piece) for piece in range(NUM_PIECES)])
 
@@ -218,17 +228,22 @@ class _Scene:
             b = body[slot]
             self.geom_slot[model.body_geomadr[b] : model.body_geomadr[b] + model.body_geomnum[b]] = slot
         self.views = _DataViews(model, self.data) if _compiled_step() is not None else None
+        #: in-play bit mask -> PilePhysics' piece maps in this scene (PilePhysics._use)
+        self.piece_maps: dict[int, tuple[Any, ...]] = {}
 
 
 class _StructLayout(NamedTuple):
     """Where the compiled settle loop finds what it reads of an ``mjData`` (this MuJoCo build)."""
 
-    step: int  # address of the C function mj_step
+    step: int  # addresses of the C functions mj_step, mj_kinematics, mj_collision
+    kinematics: int
+    collision: int
     clock: int  # address of the C function clock_gettime
     ncon: int  # int32 index of mjData.ncon
     time: int  # float64 index of mjData.time
     arena: int  # uint64 index of mjData.arena (mj_collision writes the contacts at its start)
-    geom: int  # byte offset of mjContact.geom
+    geom: int  # byte offsets of mjContact.geom and mjContact.dist
+    dist: int
     contact_size: int  # sizeof(mjContact)
     header_bytes: int  # bytes of the struct the views cover
 
@@ -278,16 +293,20 @@ def _find_layout() -> _StructLayout | None:
         candidates = {i for i in candidates if header[i] == data.ncon}
     if counts != {0, 4, 8} or len(candidates) != 1:
         return None
-    contacts = data.contact.dist.ctypes.data  # mjContact's first field
+    contacts = min(data.contact.dist.ctypes.data, data.contact.geom.ctypes.data)  # mjContact's dist is its first field
     pointers = header.view(np.uint64)
     arena = [i for i in range((energy + 16) // 8, header_bytes // 8) if int(pointers[i]) == contacts]
     time_index = (energy - 8) // 8
     data.time = 12.375
     if not arena or header.view(np.float64)[time_index] != data.time:
         return None
+    def address(function: Any) -> int:
+        return ctypes.cast(function, ctypes.c_void_p).value or 0
+
     return _StructLayout(
-        step=ctypes.cast(library.mj_step, ctypes.c_void_p).value or 0, clock=ctypes.cast(libc.clock_gettime, ctypes.c_void_p).value or 0,
-        ncon=candidates.pop(), time=time_index, arena=arena[0], geom=data.contact.geom.ctypes.data - contacts,
+        step=address(library.mj_step), kinematics=address(library.mj_kinematics), collision=address(library.mj_collision),
+        clock=address(libc.clock_gettime), ncon=candidates.pop(), time=time_index, arena=arena[0],
+        geom=data.contact.geom.ctypes.data - contacts, dist=data.contact.dist.ctypes.data - contacts,
         contact_size=data.contact.geom.strides[0], header_bytes=header_bytes,
     )
 
@@ -302,9 +321,12 @@ class _DataViews:
         self.header_int32 = np.ctypeslib.as_array((ctypes.c_int32 * (layout.header_bytes // 4)).from_address(data._address))
         self.header_float64 = self.header_int32.view(np.float64)
         arena = int(self.header_int32.view(np.uint64)[layout.arena])
-        rows = (int(model.narena) - layout.geom) // layout.contact_size
-        flat = np.ctypeslib.as_array((ctypes.c_int32 * (rows * layout.contact_size // 4)).from_address(arena + layout.geom))
-        self.contact_geom = np.lib.stride_tricks.as_strided(flat, shape=(rows, 2), strides=(layout.contact_size, 4), writeable=False)
+        rows = (int(model.narena) - max(layout.geom, layout.dist)) // layout.contact_size
+        size = rows * layout.contact_size
+        geoms = np.ctypeslib.as_array((ctypes.c_int32 * (size // 4)).from_address(arena + layout.geom))
+        distances = np.ctypeslib.as_array((ctypes.c_double * (size // 8)).from_address(arena + layout.dist))
+        self.contact_geom = np.lib.stride_tricks.as_strided(geoms, shape=(rows, 2), strides=(layout.contact_size, 4), writeable=False)
+        self.contact_dist = np.lib.stride_tricks.as_strided(distances, shape=(rows,), strides=(layout.contact_size,), writeable=False)
 
 
 #: [nanoseconds inside mj_step, steps, scratch, scratch] of the compiled settle loops while
@@ -340,9 +362,13 @@ class PilePhysics:
         self._nested_buffer = np.zeros((NUM_PIECES * NUM_PIECES, 2), dtype=np.int64)
         self._on_table = np.zeros(NUM_PIECES, dtype=bool)
         self._touching = np.zeros(NUM_PIECES, dtype=bool)
-        #: step in the compiled loop (kernels.settle_pile) where this MuJoCo build allows it;
-        #: False: the Python loop (the same steps, the same outcome: tests/test_thin_ice_physics.py)
-        self.compiled_settle = _compiled_step() is not None
+        #: settle and lower in compiled loops (kernels.settle_pile, kernels.lower_piece) where this
+        #: MuJoCo build allows it; False: the Python loops (the same steps, the same outcome, the
+        #: same state to the bit: tests/test_thin_ice_physics.py)
+        self.compiled_loops = _compiled_step() is not None
+        #: bumped at every change of the pile's state through this class (a settle, restore,
+        #: reset): what is derived from the pile (the env's observation features) is cached by it
+        self.version = 0
         warning = mujoco.mjtWarning
         self._bad_state_warnings = (int(warning.mjWARN_BADQACC), int(warning.mjWARN_BADQVEL), int(warning.mjWARN_BADQPOS))
         self._use(self._scene((0, 0, 0) if self._removing else None))
@@ -361,6 +387,7 @@ class PilePhysics:
         self._mujoco.mj_resetData(self.model, self.data)
         self._mujoco.mj_forward(self.model, self.data)
         self._warnings_seen = self._instability_warnings()
+        self.version += 1
 
     # ---- bookkeeping ------------------------------------------------------------------------
     def _scene(self, counts: tuple[int, int, int] | None) -> _Scene:
@@ -379,6 +406,14 @@ class PilePhysics:
         """Make ``scene`` the live one and map the pieces in play to its body slots."""
         self._counts, self._live_scene = scene.counts, scene
         self.model, self.data = scene.model, scene.data
+        # The maps depend only on which pieces are in play: computed once per scene and set.
+        key = -1 if scene.counts is None else int(self.in_play @ _PIECE_BITS)
+        maps = scene.piece_maps.get(key)
+        if maps is None:
+            maps = scene.piece_maps[key] = self._piece_maps(scene)
+        (self.piece_body, self.qpos_adr, self.dof_adr, self.geom_piece, self.piece_geoms, self._present) = maps
+
+    def _piece_maps(self, scene: _Scene) -> tuple[Any, ...]:
         if scene.counts is None:
             slot_of = np.arange(NUM_PIECES)
         else:
@@ -390,15 +425,16 @@ class PilePhysics:
                     slot_of[piece] = size * PIECES_PER_SIZE + k
         present = slot_of >= 0
         safe = np.where(present, slot_of, 0)
-        self.piece_body = np.where(present, scene.slot_body[safe], 0)
-        self.qpos_adr = np.where(present, scene.slot_qpos[safe], -1)
-        self.dof_adr = np.where(present, scene.slot_dof[safe], -1)
         piece_of_slot = np.full(NUM_PIECES, -1, dtype=np.int64)
         piece_of_slot[slot_of[present]] = np.flatnonzero(present)
-        #: geom id -> piece index (-1 for the table)
-        self.geom_piece = np.where(scene.geom_slot >= 0, piece_of_slot[np.maximum(scene.geom_slot, 0)], -1)
-        self.piece_geoms = [np.flatnonzero(self.geom_piece == p) for p in range(NUM_PIECES)]
-        self._present = present
+        geom_piece = np.where(scene.geom_slot >= 0, piece_of_slot[np.maximum(scene.geom_slot, 0)], -1)  # -1: the table
+        maps = (np.where(present, scene.slot_body[safe], 0), np.where(present, scene.slot_qpos[safe], -1),
+                np.where(present, scene.slot_dof[safe], -1), geom_piece,
+                [np.flatnonzero(geom_piece == p) for p in range(NUM_PIECES)], present)
+        for array in maps:  # shared by every use of this scene with these pieces in play
+            if isinstance(array, np.ndarray):
+                array.flags.writeable = False
+        return maps
 
     def _activate(self, piece: int, active: bool) -> None:
         if self._removing:
@@ -517,6 +553,7 @@ class PilePhysics:
     def settle(self) -> Outcome:
         """Step until every piece in play is still (or the cap), checking the rules every step;
         then the derived data (positions, contacts) is brought up to the final state."""
+        self.version += 1
         outcome = self._settle()
         # mj_step leaves positions and contacts of the state *before* its last integration;
         # observations read them, so recompute them from the state (as a restored pile has them).
@@ -525,7 +562,7 @@ class PilePhysics:
 
     def _settle(self) -> Outcome:
         scene = self._live_scene
-        if scene.views is None or not self.compiled_settle:
+        if scene.views is None or not self.compiled_loops:
             return self._settle_in_python()
         layout, views, config = _compiled_step(), scene.views, self.config
         assert layout is not None
@@ -653,10 +690,38 @@ class PilePhysics:
         if self._penetrates(piece):  # pragma: no cover - start is above everything
             raise PhysicsError("could not find a free height to lower the piece from")
         step = 0.001
-        z = z_free
         # While the piece's bounding spheres are above everything else's there is no contact to
         # find: skip those 1 mm steps without collision queries (same z sequence, same result).
-        for _ in range(max(int(self._clearance(piece) / step) - 1, 0)):
+        skip = max(int(self._clearance(piece) / step) - 1, 0)
+        scene = self._live_scene
+        if scene.views is not None and self.compiled_loops:
+            z = self._lower_compiled(scene, piece, xy, quaternion, z_free, skip, step)
+        else:
+            z = self._lower_in_python(piece, xy, quaternion, z_free, skip, step)
+        self._set_pose(piece, np.array([xy[0], xy[1], z + 0.001]), quaternion)
+        self._mujoco.mj_forward(self.model, self.data)
+        return self.settle()
+
+    BISECTIONS = 6  # between the last free and the first penetrating height: to ~0.03 mm
+
+    def _lower_compiled(self, scene: _Scene, piece: int, xy: NDArray[np.float64], quaternion: NDArray[np.float64],
+                        z_free: float, skip: int, step: float) -> float:
+        layout, views, data, model = _compiled_step(), scene.views, self.data, self.model
+        assert layout is not None and views is not None
+        z = _kernels.lower_piece(
+            layout.kinematics, layout.collision, views.model_address, views.data_address, views.header_int32, layout.ncon,
+            views.contact_geom, views.contact_dist, self.geom_piece, data.qpos, data.qvel, int(self.qpos_adr[piece]),
+            int(self.dof_adr[piece]), piece, float(xy[0]), float(xy[1]), quaternion, z_free, skip, step, -HEIGHT[2],
+            model.geom_margin, model.body_margin, self.piece_geoms[piece], int(self.piece_body[piece]), self.SEPARATION_MARGIN,
+            self.BISECTIONS)
+        if z == _kernels.FELL_THROUGH:  # pragma: no cover - the table always stops it
+            raise PhysicsError("the piece fell through the table")
+        return float(z)
+
+    def _lower_in_python(self, piece: int, xy: NDArray[np.float64], quaternion: NDArray[np.float64], z_free: float,
+                         skip: int, step: float) -> float:
+        z = z_free
+        for _ in range(skip):
             z = z - step
         while True:
             z_next = z - step
@@ -671,16 +736,14 @@ class PilePhysics:
             # clearance, so skip the 1 mm steps inside it (same z sequence, same first contact).
             for _ in range(max(int(self._separation(piece) / step) - 1, 0)):
                 z = z - step
-        for _ in range(6):  # bisection between free z and contact z to ~0.03 mm
+        for _ in range(self.BISECTIONS):
             middle = (z + z_contact) / 2
             self._set_pose(piece, np.array([xy[0], xy[1], middle]), quaternion)
             if self._penetrates(piece):
                 z_contact = middle
             else:
                 z = middle
-        self._set_pose(piece, np.array([xy[0], xy[1], z + 0.001]), quaternion)
-        self._mujoco.mj_forward(self.model, self.data)
-        return self.settle()
+        return z
 
     def release(self, pieces: list[tuple[int, NDArray[np.float64], NDArray[np.float64]]]) -> Outcome:
         """Test helper: put pieces at exact poses ``(piece, position, rotation matrix)`` at rest, then settle."""
@@ -721,6 +784,7 @@ class PilePhysics:
         mujoco.mj_setState(self.model, self.data, snapshot["state"], mujoco.mjtState.mjSTATE_INTEGRATION)
         mujoco.mj_forward(self.model, self.data)
         self._warnings_seen = self._instability_warnings()
+        self.version += 1
 
     def __getstate__(self) -> dict[str, Any]:
         return {"config": self.config, "snapshot": self.snapshot()}

@@ -11,7 +11,7 @@ An action goes env -> rules -> physics.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
@@ -78,6 +78,15 @@ class ThinIceState:
             self.out_round = [-1] * n
             self.out_rule = [""] * n
             self.last_call = [-1] * n
+
+    def copy(self) -> "ThinIceState":
+        """An independent copy (what ``copy.deepcopy`` gives, without its per-object walk: the
+        env takes one before every physical action to roll it back on a physics error)."""
+        return replace(
+            self, supply=self.supply.copy(), pending=list(self.pending), round_order=list(self.round_order),
+            slot_sizes=[list(sizes) for sizes in self.slot_sizes], slot_in_pile=[list(flags) for flags in self.slot_in_pile],
+            out_round=list(self.out_round), out_rule=list(self.out_rule), last_call=list(self.last_call), points=list(self.points),
+        )
 
     @property
     def current_player(self) -> int:
