@@ -148,7 +148,7 @@ class raw_env(TurnBasedAECEnv):
         self.num_targets = grid * grid * NUM_ORIENTATIONS
         self.num_actions = rules.NUM_CALLS + 3 * self.num_targets + rules.MAX_SLOTS + 1
         self.possible_agents = [f"player_{i}" for i in range(num_players)]
-        size = rules.observation_size(num_players)
+        size = self._observation_size = rules.observation_size(num_players)
         self._init_spaces(spaces.Box(-1.0, 1.0, (size,), dtype=np.float32))
         super().__init__(render_mode)
         self._renderer: Any = None
@@ -244,23 +244,24 @@ class raw_env(TurnBasedAECEnv):
         cached = self._feature_cache.get(player)
         if cached is not None and cached[0] is pile and cached[1] == pile.version:
             return cached[2]
-        features = np.empty((NUM_PIECES, 7), dtype=np.float32)
-        features[:, 0:3] = np.clip(pile.positions() / POSITION_SCALE, -1, 1)
-        features[:, 3:6] = pile.axes()
-        features[:, 6] = pile.contacts().on_table
+        features = pile.features(POSITION_SCALE, np.empty((NUM_PIECES, 7), dtype=np.float32))
         self._feature_cache[player] = (pile, pile.version, features)
         return features
 
     def _observation(self, seat: int) -> NDArray[np.float32]:
+        # Written into one buffer: per player (seat first) MAX_SLOTS x SLOT_FEATURES and 2 flags,
+        # then call, pending, in hand, supply, turn, phase, rearrangements used.
         s = self.game.state
         n = self.num_players
-        blocks = []
+        out = np.zeros(self._observation_size, dtype=np.float32)
+        slots_size = rules.MAX_SLOTS * SLOT_FEATURES
         for offset in range(n):
             player = (seat + offset) % n
-            block = np.zeros((rules.MAX_SLOTS, SLOT_FEATURES), dtype=np.float32)
+            base = offset * PLAYER_FEATURES
             pieces = self.piles.slot_piece[player]
             if pieces:
                 count = len(pieces)
+                block = out[base : base + slots_size].reshape(rules.MAX_SLOTS, SLOT_FEATURES)
                 flags = s.slot_in_pile[player]
                 in_pile = np.array([bool(flags[slot]) if slot < len(flags) else False for slot in range(count)])
                 block[:count, 0] = in_pile
@@ -268,24 +269,27 @@ class raw_env(TurnBasedAECEnv):
                     block[s.in_hand, 1] = 1.0
                 block[np.arange(count), 2 + np.asarray(s.slot_sizes[player][:count])] = 1.0
                 block[:count, 5:12] = np.where(in_pile[:, None], self._pile_features(player)[pieces], 0.0)
-            out = s.out_round[player] >= 0
-            extra = np.array([out, out and s.out_round[player] == s.calls_made - 1], dtype=np.float32)
-            blocks.append(np.concatenate([block.ravel(), extra]))
-        call = np.zeros(rules.NUM_CALLS, dtype=np.float32)
+            if s.out_round[player] >= 0:
+                out[base + slots_size] = 1.0
+                out[base + slots_size + 1] = s.out_round[player] == s.calls_made - 1
+        k = n * PLAYER_FEATURES
         if s.current_call >= 0:
-            call[s.current_call] = 1
-        pending = np.array([s.pending.count(size) / 2 for size in range(3)], dtype=np.float32)
-        in_hand = np.zeros(3, dtype=np.float32)
+            out[k + s.current_call] = 1.0
+        k += rules.NUM_CALLS
+        for size in range(3):
+            out[k + size] = s.pending.count(size) / 2
+        k += 3
         if s.phase == rules.ADD and s.in_hand >= 0:
-            in_hand[s.slot_sizes[s.adder][s.in_hand]] = 1
-        supply = (s.supply / rules.PIECES_PER_SIZE).astype(np.float32)
-        turn = np.zeros(n, dtype=np.float32)
+            out[k + s.slot_sizes[s.adder][s.in_hand]] = 1.0
+        k += 3
+        out[k : k + 3] = s.supply / rules.PIECES_PER_SIZE
+        k += 3
         if s.phase != rules.OVER:
-            turn[(s.current_player - seat) % n] = 1
-        phase = np.zeros(3, dtype=np.float32)
-        phase[s.phase] = 1
-        used = np.array([s.rearrangements / max(self.max_rearrangements, 1)], dtype=np.float32)
-        return np.concatenate([*blocks, call, pending, in_hand, supply, turn, phase, used]).astype(np.float32)
+            out[k + (s.current_player - seat) % n] = 1.0
+        k += n
+        out[k + s.phase] = 1.0
+        out[k + 3] = s.rearrangements / max(self.max_rearrangements, 1)
+        return out
 
     # ---- snapshots (search agents) ----------------------------------------------------------
     def _move_snapshot(self, only: int | None = None) -> dict[str, Any]:

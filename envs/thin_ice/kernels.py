@@ -298,3 +298,26 @@ def lower_piece(kinematics, collision, model_address, data_address, header_int32
         else:
             z = middle
     return z
+
+
+# ---------------------------------------------------------------------------- observation features
+@njit(cache=True, nogil=True)
+def pile_features(xpos, xmat, piece_body, present, parking, contact_geom, geom_piece, position_scale, out):  # type: ignore[no-untyped-def]
+    """``out`` (15, 7) float32 per piece: base-centre position / ``position_scale`` clipped to
+    [-1, 1] (pieces not ``present`` in the scene: their ``parking`` spot), the axis (third column
+    of the body's rotation), touching the table (from the contact geom pairs) - what
+    ``PilePhysics.positions()``, ``axes()`` and ``contacts().on_table`` give, in one call."""
+    for p in range(out.shape[0]):
+        body = piece_body[p]
+        for k in range(3):
+            position = xpos[body, k] if present[p] else parking[p, k]
+            out[p, k] = min(max(position / position_scale, -1.0), 1.0)
+            out[p, 3 + k] = xmat[body, 3 * k + 2]
+        out[p, 6] = 0.0
+    for c in range(contact_geom.shape[0]):
+        a = geom_piece[contact_geom[c, 0]]
+        b = geom_piece[contact_geom[c, 1]]
+        if a < 0 and b >= 0:
+            out[b, 6] = 1.0
+        elif b < 0 and a >= 0:
+            out[a, 6] = 1.0

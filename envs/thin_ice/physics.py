@@ -188,6 +188,7 @@ _MODEL_CACHE: dict[tuple[PhysicsConfig, tuple[int, int, int] | None], Any] = {}
 _MODEL_CACHE_LIMIT = 512  # compiled scenes kept per process (216 piece counts per config)
 _SCENE_LIMIT = 48  # scenes (model copy + data) kept per pile
 _PIECE_BITS = 1 << np.arange(NUM_PIECES, dtype=np.int64)
+_SEVEN, _SIX = np.arange(7), np.arange(6)  # a free joint's qpos and dof offsets
 #: (15, 3) where a piece out of play is (parked under the table)
 PARKING = np.array([_parking_spot(piece) for piece in range(NUM_PIECES)])
 
@@ -457,19 +458,17 @@ class PilePhysics:
         if bool(self.in_play[piece]) == active:
             return
         data = self.data
-        keep = [p for p in np.flatnonzero(self.in_play) if p != piece]
-        poses = [data.qpos[self.qpos_adr[p] : self.qpos_adr[p] + 7].copy() for p in keep]
-        velocities = [data.qvel[self.dof_adr[p] : self.dof_adr[p] + 6].copy() for p in keep]
-        warm = [data.qacc_warmstart[self.dof_adr[p] : self.dof_adr[p] + 6].copy() for p in keep]
+        keep = self.in_play.copy()
+        keep[piece] = False
+        qpos_index, dof_index = self.qpos_adr[keep][:, None] + _SEVEN, self.dof_adr[keep][:, None] + _SIX
+        poses, velocities, warm = data.qpos[qpos_index], data.qvel[dof_index], data.qacc_warmstart[dof_index]
         time = data.time
         self.in_play[piece] = active
         self._use(self._scene(self._piece_counts()))
         new = self.data
         self._mujoco.mj_resetData(self.model, new)
-        for p, pose, velocity, start in zip(keep, poses, velocities, warm):
-            new.qpos[self.qpos_adr[p] : self.qpos_adr[p] + 7] = pose
-            new.qvel[self.dof_adr[p] : self.dof_adr[p] + 6] = velocity
-            new.qacc_warmstart[self.dof_adr[p] : self.dof_adr[p] + 6] = start
+        qpos_index, dof_index = self.qpos_adr[keep][:, None] + _SEVEN, self.dof_adr[keep][:, None] + _SIX
+        new.qpos[qpos_index], new.qvel[dof_index], new.qacc_warmstart[dof_index] = poses, velocities, warm
         if active:
             self._set_pose(piece, PARKING[piece], np.array([1.0, 0.0, 0.0, 0.0]))
         new.time = time
@@ -496,6 +495,15 @@ class PilePhysics:
         if self._counts is not None:
             positions[~self._present] = PARKING[~self._present]
         return positions
+
+    def features(self, position_scale: float, out: NDArray[np.float32]) -> NDArray[np.float32]:
+        """``out`` (15, 7): per piece, :meth:`positions` / ``position_scale`` clipped to [-1, 1],
+        :meth:`axes`, touching the table (``contacts().on_table``), in one compiled call
+        (:func:`kernels.pile_features`; what the env's observation reads)."""
+        data = self.data
+        _kernels.pile_features(data.xpos, data.xmat, self.piece_body, self._present, PARKING, self._contact_geoms(),
+                               self.geom_piece, position_scale, out)
+        return out
 
     def axes(self) -> NDArray[np.float64]:
         """(15, 3) unit vectors from base centre toward the apex (pieces out of play: +z)."""
@@ -699,7 +707,6 @@ class PilePhysics:
         else:
             z = self._lower_in_python(piece, xy, quaternion, z_free, skip, step)
         self._set_pose(piece, np.array([xy[0], xy[1], z + 0.001]), quaternion)
-        self._mujoco.mj_forward(self.model, self.data)
         return self.settle()
 
     BISECTIONS = 6  # between the last free and the first penetrating height: to ~0.03 mm
@@ -759,7 +766,6 @@ class PilePhysics:
             raise ValueError(f"piece {piece} is not in the pile")
         self._activate(piece, False)
         self._set_pose(piece, np.array(_parking_spot(piece)), np.array([1.0, 0.0, 0.0, 0.0]))
-        self._mujoco.mj_forward(self.model, self.data)
         return self.settle()
 
     # ---- snapshots --------------------------------------------------------------------------
