@@ -223,8 +223,8 @@ def settle_pile(step_function, model_address, data_address, header_int32, ncon_i
 
 
 # ---------------------------------------------------------------------------- the lowering
-#: :func:`lower_piece`'s result when the piece went through the table
-FELL_THROUGH = -2.0
+#: :func:`lower_piece`'s results when the start was not free / the piece went through the table
+START_BLOCKED, FELL_THROUGH = -1.0, -2.0
 
 
 @njit(cache=True)
@@ -250,20 +250,51 @@ def _set_height(qpos, qvel, qpos_address, dof_address, x, y, z, quaternion):  # 
 
 
 @njit(cache=True)
+def clearance(geom_xpos, geom_rbound, geom_piece, in_play, piece):  # type: ignore[no-untyped-def]
+    """Vertical gap between the lowest point of ``piece``'s geom bounding spheres and the highest
+    of the other pieces in play whose spheres overlap one of its own seen from above (or the
+    table top, 0), at the current kinematics: how far the piece can come down before anything
+    can touch it."""
+    low = math.inf
+    for g in range(geom_piece.shape[0]):
+        if geom_piece[g] == piece:
+            low = min(low, geom_xpos[g, 2] - geom_rbound[g])
+    high = 0.0
+    for o in range(geom_piece.shape[0]):
+        other = geom_piece[o]
+        if other < 0 or other == piece or not in_play[other]:
+            continue
+        for g in range(geom_piece.shape[0]):
+            if geom_piece[g] != piece:
+                continue
+            dx = geom_xpos[o, 0] - geom_xpos[g, 0]
+            dy = geom_xpos[o, 1] - geom_xpos[g, 1]
+            if math.sqrt(dx * dx + dy * dy) < geom_rbound[o] + geom_rbound[g]:
+                high = max(high, geom_xpos[o, 2] + geom_rbound[o])
+                break
+    return low - high
+
+
+@njit(cache=True)
 def lower_piece(kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom, contact_dist,
-                geom_piece, qpos, qvel, qpos_address, dof_address, piece, x, y, quaternion, z_free, skip, step, floor,
-                geom_margin, body_margin, piece_geoms, body, margin, bisections):  # type: ignore[no-untyped-def]
-    """The lowering of ``PilePhysics.place`` in one call: from ``z_free`` (``skip`` steps of
-    ``step`` metres passed over first) down in steps until the piece penetrates something, with
-    conservative advancement (a collision query with contact ``margin`` on the piece's geoms
-    skips the steps within its distance to the rest), then ``bisections`` halvings between the
-    last free and the first penetrating height.  The piece starts free at ``z_free`` (checked by
-    the caller).  Returns the free height (the piece is left at the last height queried), or
-    :data:`FELL_THROUGH`.  The same heights
-    and queries, in the same order, as the Python version (MuJoCo's C functions at the addresses
-    ``kinematics`` and ``collision``; contacts read in place as in :func:`settle_pile`)."""
+                geom_piece, in_play, qpos, qvel, geom_xpos, geom_rbound, qpos_address, dof_address, piece, x, y, quaternion,
+                z_free, step, floor, geom_margin, body_margin, body, margin, bisections):  # type: ignore[no-untyped-def]
+    """The lowering of ``PilePhysics.place`` in one call.  The piece starts at ``z_free`` (it
+    must be free there: :data:`START_BLOCKED` otherwise); the 1 mm steps (``step``) within its
+    :func:`clearance` are passed over without a query; then it comes down a step at a time until
+    it penetrates something, with conservative advancement (a collision query with contact
+    ``margin`` on the piece's geoms skips the steps within its distance to the rest), then
+    ``bisections`` halvings between the last free and the first penetrating height.  Returns the
+    free height (the piece is left at the last height queried), or :data:`FELL_THROUGH` below
+    ``floor``.  The heights visited are the Python version's, in the same order (MuJoCo's C
+    functions at the addresses ``kinematics`` and ``collision``; contacts read in place as in
+    :func:`settle_pile`)."""
+    _set_height(qpos, qvel, qpos_address, dof_address, x, y, z_free, quaternion)
+    if _penetrates(kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom, contact_dist,
+                   geom_piece, piece):
+        return START_BLOCKED
     z = z_free
-    for _ in range(skip):
+    for _ in range(max(int(clearance(geom_xpos, geom_rbound, geom_piece, in_play, piece) / step) - 1, 0)):
         z = z - step
     while True:
         z_next = z - step
@@ -276,12 +307,14 @@ def lower_piece(kinematics, collision, model_address, data_address, header_int32
         if z < floor:
             return FELL_THROUGH
         # the separation query: the piece's geoms (and the broad phase's body margin) get the margin
-        for g in piece_geoms:
-            geom_margin[g] = margin
+        for g in range(geom_piece.shape[0]):
+            if geom_piece[g] == piece:
+                geom_margin[g] = margin
         body_margin[body] = margin
         _call_model_data(collision, model_address, data_address)
-        for g in piece_geoms:
-            geom_margin[g] = 0.0
+        for g in range(geom_piece.shape[0]):
+            if geom_piece[g] == piece:
+                geom_margin[g] = 0.0
         body_margin[body] = 0.0
         separation = margin
         for c in range(header_int32[ncon_index]):

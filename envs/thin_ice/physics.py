@@ -677,7 +677,7 @@ class PilePhysics:
         """Lower a piece of ``size`` above ``point`` until first contact, lift 1 mm, release, settle."""
         if piece is None:
             piece = self.free_piece(size)
-        rotation = orientation_matrix(size, orientation)
+        rotation = ORIENTATION_MATRICES[size, orientation]
         offset = np.zeros(3)
         if rng is not None and self.config.tremor_tilt_degrees > 0:
             axis = rng.normal(size=3)
@@ -694,41 +694,42 @@ class PilePhysics:
         self._activate(piece, True)
         top = max([0.0] + [float(self.data.xpos[self.piece_body[p]][2]) + HEIGHT[2] for p in np.flatnonzero(self.in_play) if p != piece])
         z_free = top + 2 * HEIGHT[2]
-        self._set_pose(piece, np.array([xy[0], xy[1], z_free]), quaternion)
-        if self._penetrates(piece):  # pragma: no cover - start is above everything
-            raise PhysicsError("could not find a free height to lower the piece from")
         step = 0.001
-        # While the piece's bounding spheres are above everything else's there is no contact to
-        # find: skip those 1 mm steps without collision queries (same z sequence, same result).
-        skip = max(int(self._clearance(piece) / step) - 1, 0)
         scene = self._live_scene
         if scene.views is not None and self.compiled_loops:
-            z = self._lower_compiled(scene, piece, xy, quaternion, z_free, skip, step)
+            z = self._lower_compiled(scene, piece, xy, quaternion, z_free, step)
         else:
-            z = self._lower_in_python(piece, xy, quaternion, z_free, skip, step)
+            z = self._lower_in_python(piece, xy, quaternion, z_free, step)
         self._set_pose(piece, np.array([xy[0], xy[1], z + 0.001]), quaternion)
         return self.settle()
 
     BISECTIONS = 6  # between the last free and the first penetrating height: to ~0.03 mm
 
     def _lower_compiled(self, scene: _Scene, piece: int, xy: NDArray[np.float64], quaternion: NDArray[np.float64],
-                        z_free: float, skip: int, step: float) -> float:
+                        z_free: float, step: float) -> float:
         layout, views, data, model = _compiled_step(), scene.views, self.data, self.model
         assert layout is not None and views is not None
         z = _kernels.lower_piece(
             layout.kinematics, layout.collision, views.model_address, views.data_address, views.header_int32, layout.ncon,
-            views.contact_geom, views.contact_dist, self.geom_piece, data.qpos, data.qvel, int(self.qpos_adr[piece]),
-            int(self.dof_adr[piece]), piece, float(xy[0]), float(xy[1]), quaternion, z_free, skip, step, -HEIGHT[2],
-            model.geom_margin, model.body_margin, self.piece_geoms[piece], int(self.piece_body[piece]), self.SEPARATION_MARGIN,
-            self.BISECTIONS)
+            views.contact_geom, views.contact_dist, self.geom_piece, self.in_play, data.qpos, data.qvel, data.geom_xpos,
+            model.geom_rbound, int(self.qpos_adr[piece]), int(self.dof_adr[piece]), piece, float(xy[0]), float(xy[1]),
+            quaternion, z_free, step, -HEIGHT[2], model.geom_margin, model.body_margin, int(self.piece_body[piece]),
+            self.SEPARATION_MARGIN, self.BISECTIONS)
+        if z == _kernels.START_BLOCKED:  # pragma: no cover - start is above everything
+            raise PhysicsError("could not find a free height to lower the piece from")
         if z == _kernels.FELL_THROUGH:  # pragma: no cover - the table always stops it
             raise PhysicsError("the piece fell through the table")
         return float(z)
 
     def _lower_in_python(self, piece: int, xy: NDArray[np.float64], quaternion: NDArray[np.float64], z_free: float,
-                         skip: int, step: float) -> float:
+                         step: float) -> float:
+        self._set_pose(piece, np.array([xy[0], xy[1], z_free]), quaternion)
+        if self._penetrates(piece):  # pragma: no cover - start is above everything
+            raise PhysicsError("could not find a free height to lower the piece from")
         z = z_free
-        for _ in range(skip):
+        # While the piece's bounding spheres are above everything else's there is no contact to
+        # find: skip those 1 mm steps without collision queries (same z sequence, same result).
+        for _ in range(max(int(self._clearance(piece) / step) - 1, 0)):
             z = z - step
         while True:
             z_next = z - step
@@ -827,6 +828,11 @@ def orientation_matrix(size: int, orientation: int) -> NDArray[np.float64]:
     x_axis /= np.linalg.norm(x_axis)
     y_axis = np.cross(z_axis, x_axis)
     return np.column_stack([x_axis, y_axis, z_axis])
+
+
+#: (3 sizes, 6 orientations, 3, 3): :func:`orientation_matrix` of each
+ORIENTATION_MATRICES = np.array([[orientation_matrix(size, o) for o in range(NUM_ORIENTATIONS)] for size in range(3)])
+ORIENTATION_MATRICES.flags.writeable = False
 
 
 def matrix_to_quaternion(matrix: NDArray[np.float64]) -> NDArray[np.float64]:
