@@ -2,19 +2,28 @@
 
     python -m benchmarks.training_fps --timesteps 16384                    # vectorisations, MLP
     python -m benchmarks.training_fps --policies --timesteps 16384         # board policy vs MLP
+    python -m benchmarks.training_fps --default-run thin_ice_v0 --baseline fad9a2b   # the training command, A/B
 
 The first table compares vectorised envs with the same hyperparameters (2048 transitions per
 update, batch 512, 5 epochs, 256x256 MLP, one torch thread).  ``--policies`` compares the board
 policy (``baselines/policies/sb3.py``) with the flat MLP at each game's default training config
 (``baselines/training/hyperparams.yaml``: envs, rollout, batch, epochs, torch threads), learner against
-random, ``DummyVecEnv(SingleAgentEnv)``.
+random, ``DummyVecEnv(SingleAgentEnv)``.  ``--default-run ENV`` times the README's training
+command itself (its config, vectorisation, opponents and self-play; evaluations off), with
+``--baseline COMMIT`` also that commit's code (exported with ``git archive``), alternately.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 
@@ -80,16 +89,61 @@ def policies(envs: list[str], timesteps: int) -> None:
                   f"| {threads} | {rate:,.0f} |", flush=True)
 
 
+def default_run(env_id: str, timesteps: int, baseline: str | None, rounds: int) -> None:
+    """The README's training command itself (``polarzoo.baselines.train --env ENV``: the default
+    config, its vectorisation, opponents and self-play) for ``timesteps``, without periodic or
+    final evaluations, each side in its own process, alternately (A B A B ...); the fps is the
+    run's own (``training.json``), the median over rounds."""
+    from benchmarks.thin_ice_ab import export_commit
+
+    with tempfile.TemporaryDirectory() as folder:
+        sides: list[tuple[str, Path | None]] = [("this checkout", None)]
+        if baseline:
+            sides.insert(0, (f"{baseline} (baseline)", export_commit(baseline, Path(folder) / "baseline")))
+        rates: dict[str, list[float]] = {name: [] for name, _ in sides}
+        for round_ in range(rounds):
+            for name, path in sides:
+                environ = dict(os.environ)
+                if path is not None:
+                    environ["PYTHONPATH"] = str(path)
+                run_name = f"side{len(rates[name])}-{abs(hash(name)) % 10**6}"
+                command = [sys.executable, "-m", "polarzoo.baselines.train", "--env", env_id, "--total-timesteps", str(timesteps),
+                           "--eval-every", "0", "--no-final-eval", "--runs", folder, "--run-name", run_name, "--no-progress"]
+                done = subprocess.run(command, capture_output=True, text=True, env=environ, cwd=tempfile.gettempdir())
+                if done.returncode:
+                    raise SystemExit(f"{name}: the training failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
+                rate = json.loads((Path(folder) / run_name / "training.json").read_text())["fps"]
+                rates[name].append(rate)
+                print(f"round {round_ + 1}: {name}: {rate:.1f} fps", flush=True)
+    print(f"\n`python -m polarzoo.baselines.train --env {env_id}` (default config), {timesteps:,} timesteps, no evaluations, "
+          f"{rounds} round(s)\n")
+    print("| code | training fps (median) | rounds |\n|---|---:|---|")
+    for name, values in rates.items():
+        print(f"| {name} | {statistics.median(values):.1f} | {', '.join(f'{v:.1f}' for v in values)} |")
+    if baseline:
+        old, new = (statistics.median(values) for values in rates.values())
+        print(f"\nspeed-up: {new / old:.2f}x")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--timesteps", type=int, default=16384)
+    parser.add_argument("--timesteps", type=int, default=None, help="timesteps per measurement (default: 16384; "
+                        "--default-run: 20480, past the first self-play snapshot of Thin Ice's config)")
     parser.add_argument("--envs", nargs="+", default=["fire_and_ice_v0", "go_with_the_floe_v0"])
     parser.add_argument("--policies", action="store_true", help="board policy vs MLP at the default configs")
+    parser.add_argument("--default-run", metavar="ENV", default=None,
+                        help="the README's training command for ENV itself (default config, no evaluations)")
+    parser.add_argument("--baseline", default=None, help="with --default-run: also run COMMIT's code, alternately (an A/B)")
+    parser.add_argument("--rounds", type=int, default=1, help="with --default-run: rounds per side (default: 1)")
     args = parser.parse_args(argv)
-    if args.policies:
-        policies(args.envs, args.timesteps)
+    if args.baseline and not args.default_run:
+        parser.error("--baseline goes with --default-run")
+    if args.default_run:
+        default_run(args.default_run, args.timesteps or 20480, args.baseline, args.rounds)
+    elif args.policies:
+        policies(args.envs, args.timesteps or 16384)
     else:
-        vectorisations(args.envs, args.timesteps)
+        vectorisations(args.envs, args.timesteps or 16384)
 
 
 if __name__ == "__main__":
