@@ -22,8 +22,9 @@ from numba with the rules read from ``mjData`` in place, no Python call per phys
 layout of ``mjData`` is found once per process on a probe scene and checked
 (:func:`_compiled_step`); where it is not found (an unusual MuJoCo build) or
 ``POLARZOO_THIN_ICE_PYTHON_SETTLE=1``, the same loops run in Python: the same steps, outcome and
-state to the bit (tested in lockstep).  A MuJoCo *error* (not a warning) inside the compiled loop
-would end the process instead of raising: MuJoCo raises none for these scenes.
+state to the bit (tested in lockstep).  MuJoCo's warnings (a bad state, which it answers by
+resetting the data) are handled as in Python; one of its fatal *errors* (its stack running out)
+inside a compiled loop would end the process instead of raising a Python exception.
 """
 
 from __future__ import annotations
