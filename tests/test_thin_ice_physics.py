@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from typing import Any
+
 import numpy as np
 import pytest
 from polarzoo.envs.thin_ice.physics import PhysicsConfig, PhysicsError, PilePhysics, orientation_matrix
@@ -121,25 +125,16 @@ def test_equivalence_check_accepts_the_default_settle_window_and_rejects_a_coars
     assert coarse.disagreements(), coarse.table()
 
 
-def test_random_play_is_bit_identical_to_the_recorded_games() -> None:
-    """The exact speed-ups of the env (snapshots of the mover's pile only, the bad-state check by
-    MuJoCo's time) change no number: with the settle window of that code, seeded random games end
-    with the same MuJoCo states as the code before them (digest recorded at commit 9dc0992)."""
-    import hashlib
-    import json
-
-    import mujoco
-
-    from polarzoo.envs import thin_ice_v0
-
-    if mujoco.__version__ != RECORDED_WITH_MUJOCO:
-        pytest.skip(f"the digest was recorded with MuJoCo {RECORDED_WITH_MUJOCO} (bit-identical only within a version)")
-
-    env = thin_ice_v0.raw_env(settle_steps=25, idle_pieces="parked")  # the settings of commit 9dc0992
-    rng = np.random.default_rng(0)
+def random_games_digest(env: Any, games: int, seed: int, warm_start: bool = False, piles: Any = None) -> str:
+    """sha256 of seeded random games' results and final MuJoCo states (``qpos``; with
+    ``warm_start`` also ``qvel`` and the solver's warm start); ``piles(env)`` is called after
+    each reset (to set the piles up)."""
+    rng = np.random.default_rng(seed)
     digest = hashlib.sha256()
-    for game in range(5):
+    for game in range(games):
         env.reset(seed=game)
+        if piles is not None:
+            piles(env)
         for agent in env.agent_iter():
             observation, reward, termination, truncation, info = env.last()
             if termination or truncation:
@@ -149,7 +144,26 @@ def test_random_play_is_bit_identical_to_the_recorded_games() -> None:
         digest.update(json.dumps(env.unwrapped.result(), sort_keys=True).encode())
         for pile in env.unwrapped.piles.piles:
             digest.update(pile.data.qpos.tobytes())
-    assert digest.hexdigest() in RECORDED_RANDOM_GAMES_SHA256, digest.hexdigest()
+            if warm_start:
+                digest.update(pile.data.qvel.tobytes() + pile.data.qacc_warmstart.tobytes())
+    return digest.hexdigest()
+
+
+def test_random_play_is_bit_identical_to_the_recorded_games() -> None:
+    """The exact speed-ups of the env (snapshots of the mover's pile only, the bad-state check by
+    MuJoCo's time, the compiled loops) change no number: with the settle window of that code,
+    seeded random games end with the same MuJoCo states as the code before them (digest recorded
+    at commit 9dc0992)."""
+    import mujoco
+
+    from polarzoo.envs import thin_ice_v0
+
+    if mujoco.__version__ != RECORDED_WITH_MUJOCO:
+        pytest.skip(f"the digest was recorded with MuJoCo {RECORDED_WITH_MUJOCO} (bit-identical only within a version)")
+
+    env = thin_ice_v0.raw_env(settle_steps=25, idle_pieces="parked")  # the settings of commit 9dc0992
+    digest = random_games_digest(env, 5, seed=0)
+    assert digest in RECORDED_RANDOM_GAMES_SHA256, digest
 
 
 def test_settle_steps_is_a_whole_number_in_range() -> None:
@@ -270,29 +284,15 @@ def test_compiled_loops_loop_reports_a_bad_state_and_can_time_mj_step() -> None:
 def test_compiled_loops_play_random_games_like_the_python_loops() -> None:
     """Seeded random 3-player games with every pile on the compiled loops and on the Python
     ones: the same results and the same final MuJoCo states (position, velocity, warm start)."""
-    import hashlib
-    import json
-
     from polarzoo.envs import thin_ice_v0
 
-    digests = []
-    for compiled in (True, False):
-        env = thin_ice_v0.raw_env(num_players=3)
-        rng = np.random.default_rng(5)
-        digest = hashlib.sha256()
-        for game in range(3):
-            env.reset(seed=game)
+    def use(compiled: bool) -> Any:
+        def set_piles(env: Any) -> None:
             for pile in env.unwrapped.piles.piles:
                 pile.compiled_loops = compiled
-            for agent in env.agent_iter():
-                observation, reward, termination, truncation, info = env.last()
-                if termination or truncation:
-                    env.step(None)
-                    continue
-                env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
-            digest.update(json.dumps(env.unwrapped.result(), sort_keys=True).encode())
-            for pile in env.unwrapped.piles.piles:
-                for array in (pile.data.qpos, pile.data.qvel, pile.data.qacc_warmstart):
-                    digest.update(array.tobytes())
-        digests.append(digest.hexdigest())
+
+        return set_piles
+
+    digests = [random_games_digest(thin_ice_v0.raw_env(num_players=3), 3, seed=5, warm_start=True, piles=use(compiled))
+               for compiled in (True, False)]
     assert digests[0] == digests[1]
