@@ -269,7 +269,7 @@ def _compiled_step() -> _StructLayout | None:
     if os.environ.get("POLARZOO_THIN_ICE_PYTHON_SETTLE", "") in ("", "0"):
         try:
             layout = _find_layout()
-        except (OSError, AttributeError, ValueError):  # an unusual build: keep the Python loop
+        except (OSError, AttributeError, TypeError, ValueError):  # another platform or build: the Python loops
             layout = None
     _LAYOUT.append(layout)
     return layout
@@ -302,15 +302,20 @@ def _find_layout() -> _StructLayout | None:
     data.time = 12.375
     if not arena or header.view(np.float64)[time_index] != data.time:
         return None
-    def address(function: Any) -> int:
-        return ctypes.cast(function, ctypes.c_void_p).value or 0
-
     return _StructLayout(
-        step=address(library.mj_step), kinematics=address(library.mj_kinematics), collision=address(library.mj_collision),
-        clock=address(libc.clock_gettime), ncon=candidates.pop(), time=time_index, arena=arena[0],
+        step=_address(library.mj_step), kinematics=_address(library.mj_kinematics), collision=_address(library.mj_collision),
+        clock=_address(libc.clock_gettime), ncon=candidates.pop(), time=time_index, arena=arena[0],
         geom=data.contact.geom.ctypes.data - contacts, dist=data.contact.dist.ctypes.data - contacts,
         contact_size=data.contact.geom.strides[0], header_bytes=header_bytes,
     )
+
+
+def _address(function: Any) -> int:
+    """The address of a C function of a ``ctypes`` library (``ValueError`` if it has none)."""
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    if not address:
+        raise ValueError("a C function without an address")
+    return address
 
 
 class _DataViews:
