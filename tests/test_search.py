@@ -1,4 +1,5 @@
-"""baselines.search (az:N): PUCT guided by a policy sees wins in one and refuses to allow them."""
+"""Search agents: ``az:N`` (PUCT guided by a policy) sees wins in one and refuses to allow them;
+Thin Ice's ``search:K`` avoids a placement its policy prefers that the physics says puts it out."""
 
 from __future__ import annotations
 
@@ -124,3 +125,59 @@ def test_a_pickled_az_agent_carries_its_file_not_its_tensors() -> None:
         move = agent.act(env, env.agent_selection, np.random.default_rng(0))
         assert copy.act(env, env.agent_selection, np.random.default_rng(0)) == move
         env.step(move)
+
+
+# ------------------------------------------------------------------------------ Thin Ice search:K
+def _thin_ice_nest_position():  # noqa: ANN202
+    """A 2-player Thin Ice game where player_0 must add an S and has an M upright in the middle of
+    its pile: an S placed upright on that spot nests (rule N, out), one elsewhere stands."""
+    pytest.importorskip("mujoco")
+    from polarzoo.envs import thin_ice_v0
+    from polarzoo.envs.thin_ice import rules as thin_rules
+
+    env = thin_ice_v0.raw_env()
+    env.reset(seed=0)
+    game, centre = env.game, (env.grid * env.grid) // 2
+
+    def place(size: int, cell: int, orientation: int) -> int:
+        return game.place_base + size * env.num_targets + 6 * cell + orientation
+
+    for action in (thin_rules.CALLS.index("M"), place(1, centre, 0), game.done_action, place(1, 0, 0), game.done_action,
+                   thin_rules.CALLS.index("S"), place(0, 0, 2), game.done_action):
+        env.step(action)
+    assert env.agent_selection == "player_0" and game.state.pending == [0]
+    return env, place(0, centre, 0), place(0, 3, 0)
+
+
+class _PreferringPolicy:
+    """A stand-in policy whose probabilities put ``first`` before ``second`` before the rest."""
+
+    def __init__(self, first: int, second: int) -> None:
+        self.first, self.second = first, second
+
+    def action_probabilities(self, env, agent: str) -> np.ndarray:  # noqa: ANN001
+        probs = env.observe(agent)["action_mask"].astype(float) * 1e-3
+        probs[self.first], probs[self.second] = 0.6, 0.3
+        return probs / probs.sum()
+
+    def act(self, env, agent: str, rng: np.random.Generator) -> int:  # noqa: ANN001
+        return int(np.argmax(self.action_probabilities(env, agent)))
+
+
+def test_thin_ice_search_avoids_a_nest_the_policy_prefers() -> None:
+    from polarzoo.baselines.agents.thin_ice import ThinIceSearch, placement_score
+
+    env, nest, elsewhere = _thin_ice_nest_position()
+    assert placement_score(env, 0, nest) == -1000.0  # the physics does nest it: the test can fail
+    placements = env.piles.placements
+    chosen = ThinIceSearch(_PreferringPolicy(nest, elsewhere), k=3).act(env, "player_0", np.random.default_rng(0))
+    assert chosen == elsewhere
+    # the work of one move is bounded: the trial placements (here two: the nest, then the one
+    # that stands), never more than k, and the live game is where it was
+    assert env.piles.placements - placements == 2
+    assert env.agent_selection == "player_0" and env.game.state.pending == [0]
+    env.step(chosen)
+    assert env.game.state.out_round[0] < 0
+    # with k = 1 the search plays the policy's first choice whatever it does
+    fresh, _, _ = _thin_ice_nest_position()
+    assert ThinIceSearch(_PreferringPolicy(nest, elsewhere), k=1).act(fresh, "player_0", np.random.default_rng(0)) == nest
