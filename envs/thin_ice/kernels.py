@@ -7,6 +7,13 @@ is still.  Written as NumPy calls these were about half of a placement's time (d
 calls per step beside one ``mj_step``); here they are one call that reads MuJoCo's arrays in
 place.  ``PilePhysics.contacts()`` and ``rule_violated()`` use the same kernel, so there is one
 definition of each rule.
+
+The loops around them are compiled too: :func:`settle_pile` steps the pile with MuJoCo's C
+``mj_step`` and checks after every step, :func:`lower_piece` lowers a piece to first contact with
+``mj_kinematics`` / ``mj_collision`` (the C functions called by address through an LLVM
+intrinsic, so the kernels still cache), and :func:`pile_features` gives an observation's
+per-piece numbers; ``PilePhysics`` keeps the Python versions of the loops, which take the same
+steps (tested in lockstep).
 """
 
 from __future__ import annotations
@@ -166,7 +173,7 @@ def _clock_ns(typingctx, function, timespec):  # type: ignore[no-untyped-def]
         callee = builder.inttoptr(address, function_type.as_pointer())
         view = context.make_array(sig.args[1])(context, builder, array)
         data = builder.bitcast(view.data, pointer)
-        builder.call(callee, [ir.Constant(ir.IntType(32), 1), data])  # 1 = CLOCK_MONOTONIC on Linux
+        builder.call(callee, [ir.Constant(ir.IntType(32), 1), data])  # 1 = CLOCK_MONOTONIC (Linux only: see physics)
         words = view.data
         seconds = builder.load(words)
         nanoseconds = builder.load(builder.gep(words, [ir.Constant(ir.IntType(64), 1)]))

@@ -32,6 +32,7 @@ from __future__ import annotations
 import ctypes
 import math
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -304,7 +305,8 @@ def _find_layout() -> _StructLayout | None:
         return None
     return _StructLayout(
         step=_address(library.mj_step), kinematics=_address(library.mj_kinematics), collision=_address(library.mj_collision),
-        clock=_address(libc.clock_gettime), ncon=candidates.pop(), time=time_index, arena=arena[0],
+        # CLOCK_MONOTONIC is 1 on Linux only: elsewhere mj_step is not timed (time_mj_step)
+        clock=_address(libc.clock_gettime) if sys.platform.startswith("linux") else 0, ncon=candidates.pop(), time=time_index, arena=arena[0],
         geom=data.contact.geom.ctypes.data - contacts, dist=data.contact.dist.ctypes.data - contacts,
         contact_size=data.contact.geom.strides[0], header_bytes=header_bytes,
     )
@@ -344,7 +346,8 @@ _TIMING = [False]
 
 def time_mj_step(on: bool = True) -> None:
     """Time every ``mj_step`` of the compiled settle loop into :data:`STEP_CLOCK` (two clock
-    reads a step, about 50 ns beside tens of microseconds)."""
+    reads a step, about 50 ns beside tens of microseconds; Linux only, elsewhere nothing is
+    counted)."""
     _TIMING[0] = bool(on)
 
 
