@@ -70,7 +70,12 @@ def test_tiny_benchmark_end_to_end_survives_kill_9(leagues: Path, tmp_path: Path
     while not first.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.2)
     assert first.exists(), process.stderr.read() if process.poll() is not None else "no run finished in time"
-    time.sleep(2.0)  # into the next run's training
+    # Into the next run's training: killed as soon as it has written its first checkpoint (a
+    # fixed wait let a fast machine finish the whole tiny run first).
+    second = out / "tiny" / GAME / "ppo-board" / "seed0"
+    while (not (second / "train" / "checkpoints" / "latest.zip").exists() and process.poll() is None
+           and time.monotonic() < deadline):
+        time.sleep(0.01)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     kept = first.stat().st_mtime_ns
