@@ -99,14 +99,17 @@ def default_run(env_id: str, timesteps: int, baseline: str | None, rounds: int) 
     with tempfile.TemporaryDirectory() as folder:
         sides: list[tuple[str, Path | None]] = [("this checkout", None)]
         if baseline:
-            sides.insert(0, (f"{baseline} (baseline)", export_commit(baseline, Path(folder) / "baseline")))
+            try:
+                sides.insert(0, (f"{baseline} (baseline)", export_commit(baseline, Path(folder) / "baseline")))
+            except subprocess.CalledProcessError:
+                raise SystemExit(f"--baseline {baseline!r}: not a commit of this repository (git archive failed)") from None
         rates: dict[str, list[float]] = {name: [] for name, _ in sides}
         for round_ in range(rounds):
-            for name, path in sides:
+            for side, (name, path) in enumerate(sides):
                 environ = dict(os.environ)
                 if path is not None:
                     environ["PYTHONPATH"] = str(path)
-                run_name = f"side{len(rates[name])}-{abs(hash(name)) % 10**6}"
+                run_name = f"side{side}-round{round_}"
                 command = [sys.executable, "-m", "polarzoo.baselines.train", "--env", env_id, "--total-timesteps", str(timesteps),
                            "--eval-every", "0", "--no-final-eval", "--runs", folder, "--run-name", run_name, "--no-progress"]
                 done = subprocess.run(command, capture_output=True, text=True, env=environ, cwd=tempfile.gettempdir())
@@ -138,6 +141,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.baseline and not args.default_run:
         parser.error("--baseline goes with --default-run")
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1; got {args.rounds}")
+    if args.timesteps is not None and args.timesteps < 1:
+        parser.error(f"--timesteps must be at least 1; got {args.timesteps}")
     if args.default_run:
         default_run(args.default_run, args.timesteps or 20480, args.baseline, args.rounds)
     elif args.policies:

@@ -58,6 +58,22 @@ def test_training_fps_benchmark_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert "| fire_and_ice_v0 | board |" in out and "| fire_and_ice_v0 | mlp |" in out
 
 
+def test_training_fps_default_run_and_its_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import training_fps
+
+    training_fps.main(["--default-run", "go_with_the_floe_v0", "--timesteps", "64"])
+    out = capsys.readouterr().out
+    assert "round 1: this checkout:" in out and "| this checkout |" in out and "speed-up" not in out
+    for argv, message in ((["--baseline", "HEAD"], "--baseline goes with --default-run"),
+                          (["--default-run", "go_with_the_floe_v0", "--rounds", "0"], "--rounds must be at least 1; got 0"),
+                          (["--timesteps", "0"], "--timesteps must be at least 1; got 0")):
+        with pytest.raises(SystemExit) as exit_info:
+            training_fps.main(argv)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="--baseline 'no-such-commit': not a commit of this repository"):
+        training_fps.main(["--default-run", "go_with_the_floe_v0", "--baseline", "no-such-commit", "--timesteps", "64"])
+
+
 def test_solitaire_eval_cli(tmp_path: Path) -> None:
     out = run("-m", "polarzoo.baselines.solitaire_eval", "--timesteps", "256", "--deals", "2", "--out", str(tmp_path))
     assert "| solver | 2 | 2 |" in out and (tmp_path / "solitaire.json").exists() and (tmp_path / "model.zip").exists()

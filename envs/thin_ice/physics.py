@@ -30,6 +30,7 @@ inside a compiled loop would end the process instead of raising a Python excepti
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import os
 import sys
@@ -251,12 +252,12 @@ class _StructLayout(NamedTuple):
     header_bytes: int  # bytes of the struct the views cover
 
 
-_LAYOUT: list[_StructLayout | None] = []  # computed once per process
 _PROBE = """<mujoco><worldbody><geom type="plane" size="1 1 .1"/>
 <body pos="0 0 0.5"><freejoint/><geom type="box" size=".01 .01 .01"/></body>
 <body pos="0.1 0 0.5"><freejoint/><geom type="box" size=".01 .01 .01"/></body></worldbody></mujoco>"""
 
 
+@functools.cache  # once per process
 def _compiled_step() -> _StructLayout | None:
     """The layout of MuJoCo's ``mjData`` as this process's build has it, found and checked on a
     probe scene of two boxes: ``ncon`` is the one int field that follows the probe's contact
@@ -264,16 +265,12 @@ def _compiled_step() -> _StructLayout | None:
     field the first pointer after the header holding the contacts' address.  ``None`` (the
     Python loop is used) where anything does not check out; ``POLARZOO_THIN_ICE_PYTHON_SETTLE=1``
     asks for the Python loop."""
-    if _LAYOUT:
-        return _LAYOUT[0]
-    layout = None
-    if os.environ.get("POLARZOO_THIN_ICE_PYTHON_SETTLE", "") in ("", "0"):
-        try:
-            layout = _find_layout()
-        except (OSError, AttributeError, TypeError, ValueError):  # another platform or build: the Python loops
-            layout = None
-    _LAYOUT.append(layout)
-    return layout
+    if os.environ.get("POLARZOO_THIN_ICE_PYTHON_SETTLE", "") not in ("", "0"):
+        return None
+    try:
+        return _find_layout()
+    except (OSError, AttributeError, TypeError, ValueError):  # another platform or build: the Python loops
+        return None
 
 
 def _find_layout() -> _StructLayout | None:
