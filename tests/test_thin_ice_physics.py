@@ -236,7 +236,20 @@ def test_this_mujoco_build_steps_piles_in_compiled_code() -> None:
     assert PilePhysics().compiled_loops
 
 
-def test_compiled_loops_loop_takes_the_python_loops_steps() -> None:
+def test_the_python_loops_can_be_asked_for() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = ("from polarzoo.envs.thin_ice.physics import PilePhysics, _compiled_step; p = PilePhysics(); "
+            "print(_compiled_step() is None, p.compiled_loops, p.place(1, (0.0, 0.0), 0, None).settled)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "POLARZOO_THIN_ICE_PYTHON_SETTLE": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False", "True"]
+
+
+def test_compiled_loops_take_the_python_loops_steps() -> None:
     """``kernels.settle_pile`` (MuJoCo's C mj_step called from compiled code, the rules read from
     the ``mjData`` struct in place) against the Python loop: on every scripted pile and tremor
     seed the same outcome at the same step, and the same MuJoCo state to the bit."""
@@ -263,7 +276,7 @@ def test_compiled_loops_loop_takes_the_python_loops_steps() -> None:
                 assert runs[0][1] == runs[1][1], (mode, name, seed)
 
 
-def test_compiled_loops_loop_reports_a_bad_state_and_can_time_mj_step() -> None:
+def test_compiled_settle_loop_reports_a_bad_state_and_can_time_mj_step() -> None:
     from polarzoo.envs.thin_ice import physics as thin_ice_physics
 
     physics = PilePhysics()
