@@ -50,15 +50,19 @@ def test_solitaire_eval_loads_the_pretrained_model(tmp_path) -> None:
     assert "| trained | 2 |" in out.stdout
 
 
-def test_thin_ice_search_plays_with_the_pretrained_policy(tmp_path) -> None:
+@pytest.mark.parametrize("spec", ["search:2", "vsearch:2"])
+def test_thin_ice_search_plays_with_the_pretrained_policy(tmp_path, spec: str) -> None:
+    """From another folder (the installed package's model), a whole legal game; the value search
+    in 3 players too (its critic is asked about any number of players)."""
     pytest.importorskip("mujoco")
     code = ("from polarzoo.baselines.agents import make_agent; from polarzoo.baselines.evaluation.tournament import play_game; "
-            "a = make_agent('search:2', 'thin_ice_v0'); r = play_game('thin_ice_v0', [a, make_agent('random', 'thin_ice_v0')], seed=5); "
-            "print('ok', a.name, r.illegal)")
+            f"a = make_agent('{spec}', 'thin_ice_v0'); r = make_agent('random', 'thin_ice_v0'); "
+            "print('ok', a.name, play_game('thin_ice_v0', [a, r], seed=5).illegal, "
+            "play_game('thin_ice_v0', [r, a, r], seed=6, env_kwargs={'num_players': 3}).illegal)")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().endswith("ok search:2 [0, 0]")
+    assert out.stdout.strip().endswith(f"ok {spec} [0, 0] [0, 0, 0]")
 
 
 def test_the_two_player_thin_ice_policy_plays_three_and_six_players() -> None:

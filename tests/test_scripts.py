@@ -47,6 +47,20 @@ def test_thin_ice_benchmark_cli() -> None:
     assert "placements per second" in out and "RSS" in out
 
 
+def test_move_time_benchmark_cli(tmp_path: Path) -> None:
+    """Every move of the agent is timed (the opponent's are not), and a bad spec is one line."""
+    import json
+
+    out = run("-m", "benchmarks.move_time", "--env", "fire_and_ice_v0", "--agents", "random", "mcts:20", "--opponent", "random",
+              "--games", "2", "--json", str(tmp_path / "t.json"))
+    assert "| mcts:20 |" in out and "| random |" in out
+    rows = json.loads((tmp_path / "t.json").read_text())["agents"]
+    assert rows["mcts:20"]["moves"] > 4 and rows["mcts:20"]["median_ms"] > 0 and rows["random"]["max_ms"] >= rows["random"]["median_ms"]
+    bad = subprocess.run([sys.executable, "-m", "benchmarks.move_time", "--env", "fire_and_ice_v0", "--agents", "mcts:x"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=scaled(120))
+    assert bad.returncode != 0 and bad.stderr.strip().splitlines()[-1].startswith("mcts:x: mcts needs a positive whole number")
+
+
 def test_training_fps_benchmark_cli(capsys: pytest.CaptureFixture[str]) -> None:
     from benchmarks import training_fps  # in this process: two interpreter start-ups less
 

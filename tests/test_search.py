@@ -1,5 +1,6 @@
 """Search agents: ``az:N`` (PUCT guided by a policy) sees wins in one and refuses to allow them;
-Thin Ice's ``search:K`` avoids a placement its policy prefers that the physics says puts it out."""
+Thin Ice's ``search:K`` avoids a placement its policy prefers that the physics says puts it out,
+and ``vsearch:K`` plays the placement its critic values most on the pile each one leaves."""
 
 from __future__ import annotations
 
@@ -181,3 +182,64 @@ def test_thin_ice_search_avoids_a_nest_the_policy_prefers() -> None:
     # with k = 1 the search plays the policy's first choice whatever it does
     fresh, _, _ = _thin_ice_nest_position()
     assert ThinIceSearch(_PreferringPolicy(nest, elsewhere), k=1).act(fresh, "player_0", np.random.default_rng(0)) == nest
+
+
+# ------------------------------------------------------------------------------ Thin Ice vsearch:K
+class _ScriptedCritic(_PreferringPolicy):
+    """A stand-in policy whose critic gives the values of ``values`` in turn, and records what it
+    was asked to value (the pieces still to place, the live pile's placements)."""
+
+    def __init__(self, first: int, second: int, values: list[float]) -> None:
+        super().__init__(first, second)
+        self.values, self.asked = list(values), []
+
+    def value(self, env, agent: str) -> float:  # noqa: ANN001
+        self.asked.append((agent, list(env.game.state.pending), env.game.state.out_round[0]))
+        return self.values.pop(0)
+
+
+def _third_choice(env, first: int, second: int) -> int:  # noqa: ANN001
+    """The most probable placement of :class:`_PreferringPolicy` after its two favourites."""
+    probs = _PreferringPolicy(first, second).action_probabilities(env, "player_0")
+    game = env.game
+    places = game.place_base + np.flatnonzero(probs[game.place_base : game.pick_base] > 0)
+    return int(places[np.argsort(-probs[places], kind="stable")][2])
+
+
+def test_thin_ice_vsearch_plays_the_placement_its_critic_values_most() -> None:
+    from polarzoo.baselines.agents.thin_ice import OUT_VALUE, ThinIceSearch, placement_value
+
+    env, nest, elsewhere = _thin_ice_nest_position()
+    third = _third_choice(env, nest, elsewhere)
+    # the nest is tried and valued as out, below any value of the critic, which is never asked
+    critic = _ScriptedCritic(nest, elsewhere, [0.2, 0.7])
+    assert placement_value(env, "player_0", nest, critic) == OUT_VALUE and critic.asked == []
+    placements = env.piles.placements
+    chosen = ThinIceSearch(critic, k=3, scoring="value").act(env, "player_0", np.random.default_rng(0))
+    # the less probable of the two that stand, because the critic values its pile more; the
+    # critic was asked about the piles after the S was placed (nothing pending, still in)
+    assert chosen == third and critic.asked == [("player_0", [], -1), ("player_0", [], -1)]
+    assert env.piles.placements - placements == 3  # the three tries, no more
+    assert env.agent_selection == "player_0" and env.game.state.pending == [0]  # the live game as it was
+    # at equal values the most probable wins
+    fresh, _, _ = _thin_ice_nest_position()
+    assert ThinIceSearch(_ScriptedCritic(nest, elsewhere, [0.5, 0.5]), k=3, scoring="value").act(
+        fresh, "player_0", np.random.default_rng(0)) == elsewhere
+
+
+def test_thin_ice_vsearch_spec() -> None:
+    from polarzoo.baselines.agents import make_agent
+    from polarzoo.baselines.agents.registry import model_files
+    from polarzoo.baselines.agents.thin_ice import ThinIceSearch
+
+    pytest.importorskip("mujoco")
+    agent = make_agent("vsearch:3", "thin_ice_v0")
+    assert isinstance(agent, ThinIceSearch) and agent.scoring == "value" and agent.k == 3 and agent.name == "vsearch:3"
+    assert make_agent("search:3", "thin_ice_v0").scoring == "safe"
+    assert model_files("vsearch:3", "thin_ice_v0") == model_files("pretrained", "thin_ice_v0")
+    with pytest.raises(ValueError, match="vsearch:K is the Thin Ice policy look-ahead"):
+        make_agent("vsearch:4", "fire_and_ice_v0")
+    with pytest.raises(ValueError, match="vsearch needs a positive whole number of placements to try"):
+        make_agent("vsearch:0", "thin_ice_v0")
+    with pytest.raises(ValueError, match="scoring must be one of"):
+        ThinIceSearch(agent.policy, 2, scoring="best")

@@ -13,7 +13,8 @@ mask) and, for search, the rules state ``env.state`` with the pure rules module 
   placements on a snapshot (the physics decides) and keeping the one that leaves the player in
   with the fewest pieces on the table, then the highest pile.
 * :class:`ThinIceSearch`: a trained Thin Ice policy whose most probable placements are tried on a
-  snapshot first (``search:K``).
+  snapshot first: the first that keeps the player in (``search:K``), or the one whose pile the
+  policy's critic values most (``vsearch:K``).
 * :class:`MCTSAgent`: UCT with random rollouts over the rules core (Fire & Ice, Go with the Floe).
 * :class:`PolicyAgent`: a saved MaskablePPO model, acting greedily on its masked policy.
 
@@ -22,8 +23,8 @@ mask) and, for search, the rules state ``env.state`` with the pure rules module 
 ``make_agent(spec, env_id)`` builds one from a spec: ``random``, ``heuristic``, ``mcts:N``,
 ``model:PATH``, ``pretrained`` (the model shipped in the package for that env), ``az:N`` (PUCT with
 N simulations guided by the pretrained model) or ``az:N:PATH`` (guided by a saved model), and for
-Thin Ice ``search:K`` / ``search:K:PATH`` (the pretrained or a saved policy with a K-placement
-physics look-ahead).
+Thin Ice ``search:K`` / ``search:K:PATH`` and ``vsearch:K`` / ``vsearch:K:PATH`` (the pretrained or a
+saved policy with a K-placement physics look-ahead).
 """
 
 from polarzoo.baselines.agents.base import Agent, RandomAgent, legal_actions

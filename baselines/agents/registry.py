@@ -29,7 +29,7 @@ def _count(argument: str, kind: str, default: int) -> int:
     if not argument:
         return default
     if not argument.isdigit() or int(argument) < 1:
-        what = {"search": "placements to try", "heuristic": "placements to try"}.get(kind, "simulations")
+        what = {"search": "placements to try", "vsearch": "placements to try", "heuristic": "placements to try"}.get(kind, "simulations")
         raise ValueError(f"{kind} needs a positive whole number of {what}, e.g. {kind}:{default}; got {argument!r}")
     return int(argument)
 
@@ -44,7 +44,7 @@ def model_path(path: str) -> str:
 def make_agent(spec: str, env_id: str) -> Any:
     """``"random"``, ``"heuristic"``, ``"mcts"`` / ``"mcts:N"``, ``"model:PATH"``, ``"pretrained"``,
     ``"az:N"`` / ``"az:N:PATH"``, ``"az-jax:PATH"`` / ``"az-jax:N:PATH"`` (AlphaZero trained on the JAX
-    twins), ``"search:K"`` / ``"search:K:PATH"`` (Thin Ice) -> agent."""
+    twins), ``"search:K"`` / ``"search:K:PATH"`` and ``"vsearch:K"`` / ``"vsearch:K:PATH"`` (Thin Ice) -> agent."""
     kind, _, argument = spec.partition(":")
     if kind == "random":
         return RandomAgent()
@@ -68,13 +68,14 @@ def make_agent(spec: str, env_id: str) -> Any:
         return PolicyAgent(model_path(argument)).check_fits(env_id)
     if kind == "pretrained":
         return PolicyAgent(pretrained_path(env_id), name="pretrained")
-    if kind == "search":
+    if kind in ("search", "vsearch"):
         if env_id != "thin_ice_v0":
-            raise ValueError(f"search:K is the Thin Ice policy look-ahead; for {env_id} use az:N or mcts:N")
+            raise ValueError(f"{kind}:K is the Thin Ice policy look-ahead; for {env_id} use az:N or mcts:N")
         count, _, path = argument.partition(":")
-        k = _count(count, "search", 4)
+        k = _count(count, kind, 4)
         policy = PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
-        return ThinIceSearch(policy, k, name=f"search:{k}" + (f":{Path(path).parent.name}" if path else ""))
+        return ThinIceSearch(policy, k, name=f"{kind}:{k}" + (f":{Path(path).parent.name}" if path else ""),
+                             scoring="value" if kind == "vsearch" else "safe")
     if kind == "az-jax":
         count, _, path = argument.partition(":")
         if not count.isdigit():  # az-jax:PATH
@@ -97,11 +98,11 @@ def make_agent(spec: str, env_id: str) -> Any:
     if argument and kind not in KINDS:
         return user_agent(kind, argument, env_id)
     raise ValueError(f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], "
-                     "az-jax:[N:]PATH, (Thin Ice) search[:K[:PATH]] or heuristic:K, or your own module:callable")
+                     "az-jax:[N:]PATH, (Thin Ice) search[:K[:PATH]], vsearch[:K[:PATH]] or heuristic:K, or your own module:callable")
 
 
 #: The spec kinds :func:`make_agent` knows; any other ``a.b:c`` is a user's ``module:callable``.
-KINDS = ("random", "heuristic", "mcts", "model", "pretrained", "search", "az-jax", "az")
+KINDS = ("random", "heuristic", "mcts", "model", "pretrained", "search", "vsearch", "az-jax", "az")
 
 
 def user_agent(module_name: str, attribute: str, env_id: str) -> Any:
@@ -144,9 +145,9 @@ def model_files(spec: str, env_id: str) -> list[Path]:
     count, _, path = argument.partition(":")
     if kind == "model":
         return [Path(argument)]
-    if kind == "pretrained" or (kind in ("az", "search") and not path):
+    if kind == "pretrained" or (kind in ("az", "search", "vsearch") and not path):
         return [pretrained_path(env_id)]
-    if kind in ("az", "search"):
+    if kind in ("az", "search", "vsearch"):
         return [Path(path)]
     if kind == "az-jax":
         path = argument if not count.isdigit() else path

@@ -337,7 +337,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--env", choices=sorted(ENVIRONMENTS), help="environment id (required unless --resume)")
     parser.add_argument("--agents", nargs="+", default=["random", "heuristic"],
                         help="agent specs: random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], az-jax:[N:]PATH, "
-                             "search[:K[:PATH]] (Thin Ice); 3+ players: one per seat")
+                             "search[:K[:PATH]], vsearch[:K[:PATH]] (Thin Ice); 3+ players: one per seat")
     parser.add_argument("--games", type=int, default=20,
                         help="seeded games per pairing and seat (3+ players: per rotation of the lineup)")
     parser.add_argument("--seed", type=seed_type, default=0, help="first seed")
