@@ -79,6 +79,12 @@ def test_train_rejects_a_bad_config(tmp_path: Path, runs: Path, capsys: pytest.C
                         ("fire_and_ice_v0: {learner_seat: {white: 1}}\n", "unknown seat 'white'")):
         wrong.write_text(text)
         assert_one_line_error(run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(wrong)), words)
+    # Thin Ice's list of player counts: a count out of range, with cloning (one count), with seat weights
+    for text, words in (("thin_ice_v0: {env_kwargs: {num_players: [3, 9]}}\n", "list of whole numbers 2..6"),
+                        ("thin_ice_v0: {env_kwargs: {num_players: [3, 4]}, bc_games: 10}\n", "set bc_games: 0"),
+                        ("thin_ice_v0: {env_kwargs: {num_players: [3, 4]}, learner_seat: {player_0: 1}}\n", "needs one player count")):
+        wrong.write_text(text)
+        assert_one_line_error(run_main(capsys, TRAIN, "--env", "thin_ice_v0", "--runs", str(runs), "--config", str(wrong)), words)
     assert not runs.exists() or not any(runs.iterdir())
 
 

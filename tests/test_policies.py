@@ -215,6 +215,28 @@ def test_thin_ice_net_shapes_masks_and_any_number_of_players(num_players: int) -
         net(torch.zeros(1, 100))
 
 
+def test_thin_ice_net_reads_padded_observations_as_the_unpadded_ones() -> None:
+    """A trainer of several player counts pads every observation to the largest game's layout
+    (absent seats); the pile network drops them again: the same logits and value, row by row,
+    in a batch that mixes the counts, and the gradient reaches the weights through it."""
+    from polarzoo.baselines.policies.networks import ThinIceNet
+    from polarzoo.envs.thin_ice import rules as thin_rules
+
+    games = [_thin_ice_observations(players, steps=6, seed=players)[0] for players in (2, 3, 4, 6)]
+    torch.manual_seed(0)
+    net = ThinIceNet(thin_rules.observation_size(6), 907, dim=16, blocks=1)
+    padded = np.concatenate([np.stack([thin_rules.pad_observation(o, 6) for o in game]) for game in games])
+    logits, value = net(torch.as_tensor(padded))
+    row = 0
+    for game in games:
+        own_logits, own_value = net(torch.as_tensor(game))
+        assert torch.allclose(logits[row : row + len(game)], own_logits, atol=1e-5)
+        assert torch.allclose(value[row : row + len(game)], own_value, atol=1e-5)
+        row += len(game)
+    (logits.sum() + value.sum()).backward()
+    assert net.token[0].weight.grad is not None and net.token[0].weight.grad.abs().sum() > 0
+
+
 def test_thin_ice_net_canonical_is_invariant_and_equivariant_under_the_square() -> None:
     from polarzoo.baselines.policies.networks import ThinIceNet
     from polarzoo.envs.thin_ice import symmetry

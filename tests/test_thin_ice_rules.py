@@ -150,3 +150,43 @@ def test_state_copy_is_a_deep_copy() -> None:
     copied.supply[0] -= 1
     copied.points.append(1.0)
     assert repr(copied) != before and repr(state) == before
+
+
+# ---------------------------------------------------------------------------- padded observations
+def _observation(players: int, seed: int):  # noqa: ANN202
+    """A flat observation of ``players`` with random values where the encoding allows any, the
+    flags 0 / 1 and whose-turn one-hot, as the env writes them."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = rng.uniform(-1, 1, rules.observation_size(players)).astype(np.float32)
+    blocks = out[: players * rules.PLAYER_FEATURES].reshape(players, rules.PLAYER_FEATURES)
+    blocks[:, -2:] = rng.integers(0, 2, (players, 2))
+    k = players * rules.PLAYER_FEATURES + rules.TURN_OFFSET
+    out[k : k + players] = np.eye(players)[rng.integers(players)]
+    return out
+
+
+def test_pad_observation_adds_absent_seats_that_unpad_removes() -> None:
+    import numpy as np
+
+    for players in (2, 3, 5):
+        observation = _observation(players, players)
+        for to in range(players, 7):
+            padded = rules.pad_observation(observation, to)
+            assert padded.shape == (rules.observation_size(to),) and rules.players_of_size(len(padded)) == to
+            n, k = players * rules.PLAYER_FEATURES, to * rules.PLAYER_FEATURES
+            assert np.array_equal(padded[:n], observation[:n])  # the players' blocks where they were
+            absent = padded[n:k].reshape(to - players, rules.PLAYER_FEATURES)
+            assert not absent[:, :-2].any() and (absent[:, -2:] == rules.ABSENT_FLAGS).all()
+            turn = padded[k + rules.TURN_OFFSET : k + rules.TURN_OFFSET + to]
+            assert turn.sum() == 1 and not turn[players:].any()  # an absent seat never has the turn
+            assert np.array_equal(padded[-4:], observation[-4:])  # phase and rearrangements
+            assert rules.present_players(padded)[0] == players
+            assert np.array_equal(rules.unpad_observation(padded), observation)
+    batch = np.stack([rules.pad_observation(_observation(p, p), 6) for p in (2, 6, 4)])
+    assert list(rules.present_players(batch)) == [2, 6, 4]
+    with pytest.raises(ValueError, match="cannot pad a 3-player observation to 2"):
+        rules.pad_observation(_observation(3, 0), 2)
+    with pytest.raises(ValueError, match="not a Thin Ice observation: 100 numbers"):
+        rules.pad_observation(np.zeros(100, dtype=np.float32), 4)

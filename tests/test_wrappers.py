@@ -123,6 +123,45 @@ def test_three_seat_thin_ice_learner_plays_to_the_end() -> None:
     assert terminated and reward in (-1.0, 0.0, 1.0) and "points" in info["final_infos"]
 
 
+def test_thin_ice_learner_of_several_player_counts_sees_one_padded_shape() -> None:
+    """``num_players`` as a list: each episode draws a count; every observation has the largest
+    game's layout, the smaller games' with absent seats; the draws follow the env's seed; the
+    env passes Gymnasium's check; bad lists are one line."""
+    from gymnasium.utils.env_checker import check_env
+
+    from polarzoo.envs.thin_ice import rules as thin_rules
+
+    def episodes(seed: int) -> list[tuple[int, str]]:
+        env = SingleAgentEnv("thin_ice_v0", env_kwargs={"num_players": [3, 4, 6], "grid": 3})
+        assert env.observation_space.shape == (thin_rules.observation_size(6),)
+        rng, seen = np.random.default_rng(seed), []
+        for episode in range(6):
+            observation, _ = env.reset(seed=seed if episode == 0 else None)
+            players = env.aec.num_players
+            seen.append((players, env.learner))
+            done = False
+            while not done:
+                assert observation.shape == env.observation_space.shape
+                assert thin_rules.present_players(observation)[0] == players
+                assert np.array_equal(thin_rules.unpad_observation(observation), env.aec.observe(env.learner)["observation"])
+                observation, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+                done = terminated or truncated
+        return seen
+
+    seen = episodes(5)
+    assert len({players for players, _ in seen}) > 1 and seen == episodes(5)
+    check_env(SingleAgentEnv("thin_ice_v0", env_kwargs={"num_players": [2, 3], "grid": 3}), skip_render_check=True)
+    for kwargs, message in ((("fire_and_ice_v0", {"num_players": [2]}), "is Thin Ice's"),
+                            (("thin_ice_v0", {"num_players": [3, 7]}), "list of whole numbers 2..6"),
+                            (("thin_ice_v0", {"num_players": []}), "list of whole numbers 2..6")):
+        with pytest.raises(ValueError, match=message):
+            SingleAgentEnv(kwargs[0], env_kwargs=kwargs[1])
+    with pytest.raises(ValueError, match="not a seat of every game"):
+        SingleAgentEnv("thin_ice_v0", env_kwargs={"num_players": [2, 4], "grid": 3}, learner_seat=3)
+    with pytest.raises(ValueError, match="needs one player count"):
+        SingleAgentEnv("thin_ice_v0", env_kwargs={"num_players": [2, 4], "grid": 3}, learner_seat={"player_0": 1})
+
+
 def test_potential_shaping_telescopes_and_keeps_the_games_returns() -> None:
     """With gamma = 1 the shaped rewards of an episode sum to the game's return minus phi at the
     start (phi is 0 at the end); Monitor inside still logs the game's own return."""

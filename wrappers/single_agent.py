@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 
 from polarzoo.envs._common.aec import check_choice
 from polarzoo.envs._common.spaces import LegalDiscrete
+from polarzoo.envs.thin_ice.rules import pad_observation
 
 
 def observation_scale(raw_space: gym.spaces.Box) -> NDArray[np.float32]:
@@ -72,6 +73,18 @@ def check_weights(name: str, weights: Any, count: int) -> list[float]:
     return values
 
 
+def player_counts(env_id: str, num_players: Any) -> list[int] | None:
+    """``num_players`` as a list of player counts (Thin Ice: each a whole number 2..6), or None
+    when it is not a list (one count, the env's own check); ``ValueError`` naming the problem."""
+    if not isinstance(num_players, (list, tuple)):
+        return None
+    if env_id != "thin_ice_v0":
+        raise ValueError(f"num_players as a list (a count drawn per episode) is Thin Ice's; {env_id} takes one number")
+    if not num_players or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and 2 <= n <= 6 for n in num_players):
+        raise ValueError(f"num_players must be a list of whole numbers 2..6, got {list(num_players)!r}")
+    return [int(n) for n in num_players]
+
+
 class SingleAgentEnv(gym.Env):
     """One learner seat against opponent agents inside the env.
 
@@ -84,7 +97,11 @@ class SingleAgentEnv(gym.Env):
             seat index / agent name to always play, or a mapping ``{agent name: weight}`` to draw
             the learner's seat each episode with those odds (e.g. ``{"white": 3, "black": 1}``
             for a seat whose reward is rarer); seats left out are never played.
-        env_kwargs: constructor arguments of the AEC env (e.g. ``{"num_players": 3}``).
+        env_kwargs: constructor arguments of the AEC env (e.g. ``{"num_players": 3}``).  Thin Ice
+            also takes a list, ``{"num_players": [3, 4, 5, 6]}``: each episode draws one of the
+            counts, and the observations of smaller games are padded to the largest with absent
+            seats (``envs.thin_ice.rules.pad_observation``; the pile policy reads them as the
+            unpadded ones), so one vectorised trainer learns every player count.
         illegal_action: ``"lose"`` (default: the episode ends with reward -1 and
             ``info["illegal_action"]`` = True, as ``env()`` does for the AEC envs, so Gymnasium's
             ``check_env`` passes) or ``"raise"`` (``ValueError`` naming the action).
@@ -113,10 +130,26 @@ class SingleAgentEnv(gym.Env):
         check_choice("illegal_action", illegal_action, ("raise", "lose"))
         self.env_id = env_id
         self.env_kwargs = dict(env_kwargs or {})
-        self.aec = ENVIRONMENTS[env_id].raw_env(render_mode=render_mode, **self.env_kwargs)
+        #: Thin Ice with a list of player counts: one AEC env per count, one drawn per episode
+        self.player_counts = player_counts(env_id, self.env_kwargs.get("num_players"))
+        if self.player_counts is None:
+            self._aecs = {0: ENVIRONMENTS[env_id].raw_env(render_mode=render_mode, **self.env_kwargs)}
+        else:
+            if isinstance(learner_seat, Mapping):
+                raise ValueError("learner_seat: a mapping of seat weights needs one player count, not a list of them")
+            self._aecs = {n: ENVIRONMENTS[env_id].raw_env(render_mode=render_mode, **{**self.env_kwargs, "num_players": n})
+                          for n in sorted(set(self.player_counts))}
+        # The largest game gives the observation layout (smaller ones are padded to it).
+        self.aec = self._aecs[max(self._aecs)]
+        self._pad_to = None if self.player_counts is None else max(self.player_counts)
         self.render_mode = render_mode
         self.seats = list(self.aec.possible_agents)
         self._seat_odds: NDArray[np.float64] | None = None
+        if self.player_counts is not None and isinstance(learner_seat, (int, np.integer, str)) \
+                and not isinstance(learner_seat, bool) and learner_seat not in ("alternate", "random"):
+            seat = self.seats.index(learner_seat) if learner_seat in self.seats else learner_seat
+            if not isinstance(seat, (int, np.integer)) or not 0 <= int(seat) < min(self.player_counts):
+                raise ValueError(f"learner_seat: {learner_seat!r} is not a seat of every game of {self.player_counts} players")
         if isinstance(learner_seat, Mapping):
             self._seat_odds = seat_odds(learner_seat, self.seats)
         else:
@@ -203,6 +236,9 @@ class SingleAgentEnv(gym.Env):
         super().reset(seed=seed)
         if seed is not None:
             self._episode = 0  # a seeded reset restarts the seat sequence, so it is reproducible
+        if self.player_counts is not None:
+            self.aec = self._aecs[self.player_counts[int(self.np_random.integers(len(self.player_counts)))]]
+            self.seats = list(self.aec.possible_agents)
         if self._seat_odds is not None:
             seat = int(self.np_random.choice(len(self.seats), p=self._seat_odds))
         elif self.learner_seat == "alternate":
@@ -311,6 +347,8 @@ class SingleAgentEnv(gym.Env):
 
     def _observation(self) -> NDArray:
         observation = self.aec.observe(self._learner)["observation"]
+        if self._pad_to is not None:
+            observation = pad_observation(observation, self._pad_to)
         if self.normalize_observation:
             return normalize(observation, self._scale)
         return observation
@@ -327,4 +365,5 @@ class SingleAgentEnv(gym.Env):
         return self.aec.render()
 
     def close(self) -> None:
-        self.aec.close()
+        for aec in self._aecs.values():
+            aec.close()

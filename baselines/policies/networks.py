@@ -370,11 +370,8 @@ class ThinIceNet(nn.Module):
         return torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1)
 
     def players_of(self, features: torch.Tensor) -> int:
-        """The number of players of a batch of flat observations (any of 2..6)."""
-        players, rest = divmod(features.shape[1] - self.rules.GLOBAL_FEATURES, self.rules.PLAYER_FEATURES + 1)
-        if rest or not 2 <= players <= 6:
-            raise ValueError(f"not a Thin Ice observation: {features.shape[1]} numbers")
-        return players
+        """The number of players (seats, absent ones included) of a batch of flat observations (any of 2..6)."""
+        return self.rules.players_of_size(features.shape[1])
 
     def _tables(self, players: int, device: torch.device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """(8, size) observation index and sign of each map, and the canonical score (size,)."""
@@ -438,7 +435,26 @@ class ThinIceNet(nn.Module):
         return logits, context
 
     def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits and value latent of a batch of observations of one size; rows padded with absent
+        seats (:func:`polarzoo.envs.thin_ice.rules.pad_observation`, a trainer's one shape for games
+        of several sizes) are read without them, exactly as their unpadded observations."""
         features = features.reshape(features.shape[0], -1).float()
+        r, n = self.rules, self.players_of(features)
+        absent = features[:, : n * r.PLAYER_FEATURES].reshape(len(features), n, r.PLAYER_FEATURES)[:, :, -1] < -0.5
+        if not bool(absent.any()):
+            return self._forward_players(features)
+        present = n - absent.sum(1)
+        logits = features.new_empty(len(features), self.latent_dim_pi)
+        value = features.new_empty(len(features), self.latent_dim_vf)
+        k, turn = n * r.PLAYER_FEATURES, r.TURN_OFFSET
+        for count in present.unique().tolist():
+            rows = (present == count).nonzero().squeeze(1)
+            x = features[rows]
+            compact = torch.cat([x[:, : count * r.PLAYER_FEATURES], x[:, k : k + turn + count], x[:, k + turn + n :]], dim=1)
+            logits[rows], value[rows] = self._forward_players(compact)
+        return logits, value
+
+    def _forward_players(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         if self.symmetrize == "none":
             return self._single(features)
         k = self.canonical(features)

@@ -37,6 +37,7 @@ from polarzoo.baselines.cli.runs import (HelpFormatter, atomic_write, prog_name,
 from polarzoo.baselines.evaluation.evaluate import evaluate
 from polarzoo.baselines.evaluation.tournament import head_to_head, seat_names, wilson_interval
 from polarzoo.baselines.training.imitation import clone, collect_demonstrations
+from polarzoo.wrappers.single_agent import player_counts
 
 try:
     import yaml
@@ -206,7 +207,6 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
                     counters["next_checkpoint"], counters["next_snapshot"], counters["next_eval"])
             #: the state at the start of the current rollout (the last update boundary)
             self.boundary: dict[str, Any] | None = None
-            self.seats = config_seats(config)
             self.started, self.steps_at_start, self.last_log = time.perf_counter(), state["timesteps"], time.perf_counter()
             self.last_eval = ""
 
@@ -270,25 +270,30 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
         def _evaluate(self) -> None:
             learner = PolicyAgent(model=self.model, name="learner")
             rows = []
-            for spec in REFERENCE_AGENTS:
-                try:
-                    opponent = make_agent(spec, config["env"])
-                except ValueError:
-                    continue
-                result = head_to_head(config["env"], learner, opponent, config["eval_games"], seed=10_000, env_kwargs=config["env_kwargs"])
-                low, high = wilson_interval(result.wins, result.games)
-                rate = result.wins / result.games
-                self.logger.record(f"eval/win_rate_vs_{spec}", rate)
-                row = {"timesteps": self.num_timesteps, "opponent": spec, "win_rate": rate, "ci_low": low, "ci_high": high,
-                       "games": result.games, "illegal": result.illegal}
-                # Both seats together can hide a seat that never learns (the Floe's bears did):
-                # each seat's own win rate too.
-                for index, seat in enumerate(self.seats):
-                    wins, draws, losses = result.by_seat.get(index, [0, 0, 0])
-                    seat_rate = wins / max(1, wins + draws + losses)
-                    row[f"win_rate_as_{seat}"] = seat_rate
-                    self.logger.record(f"eval/win_rate_vs_{spec}_as_{seat}", seat_rate)
-                rows.append(row)
+            games = evaluation_env_kwargs(config)
+            for env_kwargs in games:
+                # Several player counts (Thin Ice): a row per count, its opponent named with it.
+                suffix = f" ({env_kwargs['num_players']} players)" if len(games) > 1 else ""
+                tag = f"_{env_kwargs['num_players']}p" if len(games) > 1 else ""
+                for spec in REFERENCE_AGENTS:
+                    try:
+                        opponent = make_agent(spec, config["env"])
+                    except ValueError:
+                        continue
+                    result = head_to_head(config["env"], learner, opponent, config["eval_games"], seed=10_000, env_kwargs=env_kwargs)
+                    low, high = wilson_interval(result.wins, result.games)
+                    rate = result.wins / result.games
+                    self.logger.record(f"eval/win_rate_vs_{spec}{tag}", rate)
+                    row = {"timesteps": self.num_timesteps, "opponent": spec + suffix, "win_rate": rate, "ci_low": low, "ci_high": high,
+                           "games": result.games, "illegal": result.illegal}
+                    # Both seats together can hide a seat that never learns (the Floe's bears did):
+                    # each seat's own win rate too.
+                    for index, seat in enumerate(seat_names(config["env"], env_kwargs)):
+                        wins, draws, losses = result.by_seat.get(index, [0, 0, 0])
+                        seat_rate = wins / max(1, wins + draws + losses)
+                        row[f"win_rate_as_{seat}"] = seat_rate
+                        self.logger.record(f"eval/win_rate_vs_{spec}{tag}_as_{seat}", seat_rate)
+                    rows.append(row)
             self.last_eval = "; last evaluation (" + f"{self.num_timesteps:,}): " + ", ".join(
                 f"{row['win_rate']:.0%} vs {row['opponent']}" for row in rows)
             if log_every:
@@ -296,7 +301,7 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
                     f"{row['win_rate']:.0%} [{row['ci_low']:.0%}, {row['ci_high']:.0%}] vs {row['opponent']}" for row in rows), flush=True)
             path = run_dir / "evaluations.csv"
             new = not path.exists() or path.stat().st_size == 0
-            fields = list(rows[0])
+            fields = list(dict.fromkeys(key for row in rows for key in row))  # every seat of every player count
             if not new:  # a run resumed from an older version keeps its file's columns
                 with path.open(newline="") as handle:
                     fields = next(csv.reader(handle), fields)
@@ -577,23 +582,32 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
         print(f"{state['physics_failures']} episodes were truncated by a physics failure (rolled back; see tb rollout/physics_failures)")
     vec_env.close()
     if final_eval:
-        agents = [PolicyAgent(run_dir / "model.zip", name="trained")]
+        trained = PolicyAgent(run_dir / "model.zip", name="trained")
+        references = []
         for spec in REFERENCE_AGENTS:
             try:
-                agents.append(make_agent(spec, config["env"]))
+                references.append(make_agent(spec, config["env"]))
             except ValueError:
                 pass
-        try:
-            summary = evaluate(config["env"], [], config["final_eval_games"], run_dir, seed=20_000, env_kwargs=config["env_kwargs"],
-                               run_dir=run_dir, agents=agents, show_progress=progress_bar)
-        except KeyboardInterrupt:
-            print(f"\ninterrupted during the final evaluation: the trained model is saved ({run_dir / 'model.zip'}), the "
-                  f"finished games are in {run_dir / 'games.jsonl'}; --resume {run_dir} runs the evaluation again",
-                  file=sys.stderr)
-            sys.exit(130)
-        print(f"\n## Final evaluation: {config['env']}, {config['final_eval_games']} games per pairing and seat\n")
-        print(summary["table"])
-        print("\nwritten:\n" + "\n".join(f"  {path}" for path in [str(run_dir / "model.zip"), *summary["written"]]))
+        games = evaluation_env_kwargs(config)
+        for env_kwargs in games:
+            # Two players: a round robin of the trained model and the references; more: one
+            # lineup, the trained model, random and heuristics in the other seats, every rotation.
+            seats = len(seat_names(config["env"], env_kwargs))
+            agents = [trained, *references] if seats <= len(references) + 1 else [trained, *references, *references[-1:] * (seats - 1 - len(references))]
+            out = run_dir if len(games) == 1 else run_dir / f"eval-{seats}p"
+            try:
+                summary = evaluate(config["env"], [], config["final_eval_games"], out, seed=20_000, env_kwargs=env_kwargs,
+                                   run_dir=run_dir, agents=agents, show_progress=progress_bar)
+            except KeyboardInterrupt:
+                print(f"\ninterrupted during the final evaluation: the trained model is saved ({run_dir / 'model.zip'}), the "
+                      f"finished games are in {out / 'games.jsonl'}; --resume {run_dir} runs the evaluation again",
+                      file=sys.stderr)
+                sys.exit(130)
+            players = f", {seats} players" if len(games) > 1 else ""
+            print(f"\n## Final evaluation: {config['env']}{players}, {config['final_eval_games']} games per pairing and seat\n")
+            print(summary["table"])
+            print("\nwritten:\n" + "\n".join(f"  {path}" for path in [str(run_dir / "model.zip"), *summary["written"]]))
     print(f"view the training logs: tensorboard --logdir {run_dir / 'tb'}")
     return run_dir
 
@@ -619,8 +633,19 @@ def init_model_path(config: dict[str, Any]) -> Path:
 
 
 def config_seats(config: dict[str, Any]) -> list[str]:
-    """The seat (agent) names of the game a training config plays, with its env arguments."""
-    return seat_names(config["env"], config["env_kwargs"])
+    """The seat (agent) names of the game a training config plays, with its env arguments (of
+    its largest game when ``num_players`` is a list)."""
+    return seat_names(config["env"], evaluation_env_kwargs(config)[-1])
+
+
+def evaluation_env_kwargs(config: dict[str, Any]) -> list[dict[str, Any]]:
+    """The env arguments of each game the evaluations play: the config's own, or one per player
+    count when ``env_kwargs.num_players`` is a list (Thin Ice, a count drawn per episode)."""
+    kwargs = dict(config["env_kwargs"])
+    counts = player_counts(config["env"], kwargs.get("num_players"))
+    if counts is None:
+        return [kwargs]
+    return [{**kwargs, "num_players": n} for n in sorted(set(counts))]
 
 
 def check_config(config: dict[str, Any]) -> None:
@@ -648,6 +673,12 @@ def check_config(config: dict[str, Any]) -> None:
         raise ValueError(f"policy must be board or mlp, got {config['policy']!r}")
     if not isinstance(config.get("opponents"), dict) or not config["opponents"]:
         raise ValueError("opponents must be a mapping like {random: 0.5, self: 0.5}")
+    counts = player_counts(config["env"], (config.get("env_kwargs") or {}).get("num_players"))
+    if counts is not None:
+        if isinstance(config.get("learner_seat"), dict):
+            raise ValueError("learner_seat: a mapping of seat weights needs one player count, not a list of them")
+        if config.get("bc_games", 0) > 0:
+            raise ValueError("bc_games: behaviour cloning plays one player count; set bc_games: 0 with a list of num_players")
     if isinstance(config.get("learner_seat"), dict):
         from polarzoo.wrappers.single_agent import seat_odds
 

@@ -36,9 +36,67 @@ PLAYER_FEATURES = MAX_SLOTS * SLOT_FEATURES + 2
 GLOBAL_FEATURES = 22
 
 
+#: Observation encoding: where whose-turn (one-hot, relative to the observer) starts in the globals.
+TURN_OFFSET = 18
+#: The two flags ``[is_out, went_out_this_round]`` of a seat added by :func:`pad_observation`: no
+#: player of a game has them (the second flag is 0 or 1).
+ABSENT_FLAGS = (1.0, -1.0)
+
+
 def observation_size(num_players: int) -> int:
     """Length of the flat observation vector for ``num_players``."""
     return PLAYER_FEATURES * num_players + GLOBAL_FEATURES + num_players
+
+
+def players_of_size(size: int) -> int:
+    """The number of players whose observation has ``size`` numbers (``ValueError`` if none has)."""
+    players, rest = divmod(size - GLOBAL_FEATURES, PLAYER_FEATURES + 1)
+    if rest or not 2 <= players <= 6:
+        raise ValueError(f"not a Thin Ice observation: {size} numbers")
+    return players
+
+
+def pad_observation(observation: NDArray[np.float32], players: int) -> NDArray[np.float32]:
+    """An N-player observation laid out as one of ``players`` >= N (one shape for games of several
+    sizes, as a vectorised trainer needs): the N player blocks, then ``players - N`` absent seats
+    (empty piles, flags :data:`ABSENT_FLAGS`), then the globals with whose-turn widened to
+    ``players`` entries (an absent seat never has the turn).  :func:`present_players` counts the
+    seats that are not absent; a network that reads any number of players (the pile policy)
+    drops the absent ones, so a padded observation means what the unpadded one does."""
+    n = players_of_size(observation.shape[-1])
+    if players < n:
+        raise ValueError(f"cannot pad a {n}-player observation to {players} players")
+    if players == n:
+        return observation
+    out = np.zeros(observation_size(players), dtype=np.float32)
+    out[: n * PLAYER_FEATURES] = observation[: n * PLAYER_FEATURES]
+    absent = out[n * PLAYER_FEATURES : players * PLAYER_FEATURES].reshape(players - n, PLAYER_FEATURES)
+    absent[:, -2:] = ABSENT_FLAGS
+    k, j = n * PLAYER_FEATURES, players * PLAYER_FEATURES
+    out[j : j + TURN_OFFSET] = observation[k : k + TURN_OFFSET]
+    out[j + TURN_OFFSET : j + TURN_OFFSET + n] = observation[k + TURN_OFFSET : k + TURN_OFFSET + n]
+    out[j + TURN_OFFSET + players :] = observation[k + TURN_OFFSET + n :]
+    return out
+
+
+def present_players(observations: NDArray[np.float32]) -> NDArray[np.int64]:
+    """Per row of a batch of flat observations (padded or not), the number of seats that are
+    not absent (:func:`pad_observation`)."""
+    batch = np.atleast_2d(observations)
+    n = players_of_size(batch.shape[-1])
+    flags = batch[:, : n * PLAYER_FEATURES].reshape(len(batch), n, PLAYER_FEATURES)[:, :, -1]
+    return n - (flags < -0.5).sum(axis=1)
+
+
+def unpad_observation(observation: NDArray[np.float32]) -> NDArray[np.float32]:
+    """The observation of :func:`pad_observation` without its absent seats."""
+    n = players_of_size(observation.shape[-1])
+    present = int(present_players(observation)[0])
+    if present == n:
+        return observation
+    k = n * PLAYER_FEATURES
+    return np.concatenate([observation[: present * PLAYER_FEATURES], observation[k : k + TURN_OFFSET],
+                           observation[k + TURN_OFFSET : k + TURN_OFFSET + present], observation[k + TURN_OFFSET + n :]])
 
 
 class PhysicsBackend(Protocol):
