@@ -36,3 +36,17 @@ def test_a_saved_stack_continues_exactly_in_the_same_objects() -> None:
     other = Checkpointable(SingleAgentEnv("fire_and_ice_v0"))
     with pytest.raises(ValueError, match="is not this one"):
         other.set_state(saved)
+
+
+def test_a_thin_ice_stack_of_several_player_counts_continues_exactly() -> None:
+    """``num_players`` as a list: the game in progress, which count it is, and the counts drawn
+    at the next resets all come back with the saved stack."""
+    pytest.importorskip("mujoco")
+    env = Checkpointable(Monitor(SingleAgentEnv("thin_ice_v0", env_kwargs={"num_players": [2, 3], "grid": 3})))
+    env.reset(seed=3)
+    _play(env, 5, seed=1)
+    saved, players = env.get_state(), env.unwrapped.aec.num_players
+    expected = _play(env, 60, seed=2)  # through several episode ends (new counts drawn)
+    env.set_state(saved)
+    assert env.unwrapped.aec.num_players == players
+    assert _play(env, 60, seed=2) == expected
