@@ -446,12 +446,10 @@ class ThinIceNet(nn.Module):
         present = n - absent.sum(1)
         logits = features.new_empty(len(features), self.latent_dim_pi)
         value = features.new_empty(len(features), self.latent_dim_vf)
-        k, turn = n * r.PLAYER_FEATURES, r.TURN_OFFSET
         for count in present.unique().tolist():
             rows = (present == count).nonzero().squeeze(1)
-            x = features[rows]
-            compact = torch.cat([x[:, : count * r.PLAYER_FEATURES], x[:, k : k + turn + count], x[:, k + turn + n :]], dim=1)
-            logits[rows], value[rows] = self._forward_players(compact)
+            kept = torch.as_tensor(r.present_indices(n, count), device=features.device)
+            logits[rows], value[rows] = self._forward_players(features[rows][:, kept])
         return logits, value
 
     def _forward_players(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

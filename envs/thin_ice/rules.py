@@ -88,15 +88,19 @@ def present_players(observations: NDArray[np.float32]) -> NDArray[np.int64]:
     return n - (flags < -0.5).sum(axis=1)
 
 
+def present_indices(players: int, present: int) -> NDArray[np.int64]:
+    """Where the numbers of a ``present``-player observation sit in one padded to ``players``
+    (:func:`pad_observation`): indexing a padded observation with them drops its absent seats."""
+    k = players * PLAYER_FEATURES
+    return np.concatenate([np.arange(present * PLAYER_FEATURES), np.arange(k, k + TURN_OFFSET + present),
+                           np.arange(k + TURN_OFFSET + players, observation_size(players))])
+
+
 def unpad_observation(observation: NDArray[np.float32]) -> NDArray[np.float32]:
     """The observation of :func:`pad_observation` without its absent seats."""
     n = players_of_size(observation.shape[-1])
     present = int(present_players(observation)[0])
-    if present == n:
-        return observation
-    k = n * PLAYER_FEATURES
-    return np.concatenate([observation[: present * PLAYER_FEATURES], observation[k : k + TURN_OFFSET],
-                           observation[k + TURN_OFFSET : k + TURN_OFFSET + present], observation[k + TURN_OFFSET + n :]])
+    return observation if present == n else observation[present_indices(n, present)]
 
 
 class PhysicsBackend(Protocol):
