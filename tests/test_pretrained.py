@@ -18,8 +18,14 @@ import numpy as np
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.evaluation.tournament import play_game
 env_id = sys.argv[1]
-agent = make_agent("pretrained", env_id)
-result = play_game(env_id, [agent, make_agent("random", env_id)], seed=3)
+agent, other = make_agent("pretrained", env_id), make_agent("random", env_id)
+# every seat; Thin Ice also every player count (one network for 2-6 players)
+counts = range(2, 7) if env_id == "thin_ice_v0" else [2]
+for players in counts:
+    for seat in range(players):
+        lineup = [other] * seat + [agent] + [other] * (players - seat - 1)
+        record = play_game(env_id, lineup, seed=3 + seat, env_kwargs={"num_players": players} if players > 2 else None)
+        assert record.illegal == [0] * players, (players, seat, record.illegal)
 print("ok", agent.name)
 """
 
