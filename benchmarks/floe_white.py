@@ -19,7 +19,8 @@ Four measurements (five with ``--search-games``), all against the random seals t
 3. **Search in the endgame**: on the first ``--endgames`` of those positions, White played by an
    expectimax over the rules against the random seal (1, 2 and 3 White moves deep; a position
    where the bear stands next to the seal with White to move counts as won, any other leaf as
-   0.9), beside the policy on the same positions.  Compiled (numba, bitboards, memoised).
+   0.9), beside the policy on the same positions.  The search is the ``search:D`` agent's
+   (:mod:`polarzoo.baselines.agents.floe_search`: numba, bitboards, memoised).
 4. **What the endgame is worth at best**: for every endgame position, the exact value of White's
    best play against the random seal lies between the expectimax with undecided leaves counted
    as lost and the one with them counted as won (``--bound-depth`` White moves searched).  The
@@ -47,16 +48,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from numba import njit, types
-from numba.typed import Dict
 
+from polarzoo.baselines.agents.floe_search import UNDECIDED_LEAF, best_capture, endgame_arguments, endgame_bound, play_endgame
 from polarzoo.baselines.cli.runs import HelpFormatter, prog_name
-from polarzoo.envs.go_with_the_floe import kernels as floe_kernels
 from polarzoo.envs.go_with_the_floe import rules
-
-#: Leaf value of an undecided endgame position in the expectimax (a bear next to the seal with
-#: White to move is a capture, so a win: 1.0).
-UNDECIDED_LEAF = 0.9
 
 
 class GreedyPolicy:
@@ -120,147 +115,12 @@ def load_positions(core: Any, positions: list[tuple[np.ndarray, np.ndarray, int]
     core.set_state(board=np.stack(boards), rings=np.stack(rings), to_move=np.array(to_move), passes=0, winner=-1)
 
 
-# ---------------------------------------------------------------------------------------------
-# The endgame searched: one bear against one seal that moves uniformly at random.  Compiled with
-# numba on bitboards (``rings`` uint64, squares as ints); the end test is the env's own kernel.
-# The recursion cannot be cached by numba, so the first call compiles (~3 s).
-# ---------------------------------------------------------------------------------------------
-_TARGET = rules.TARGET.astype(np.int64)
-_KING_DISTANCE = rules.KING_DISTANCE.astype(np.int64)
-_MEMO_KEY = types.UniTuple(types.int64, 3)
-
-
-@njit(cache=True)
-def _token_moves(square, other, rings, destinations, new_rings):  # type: ignore[no-untyped-def]
-    """The moves of the token on ``square`` (the other token on ``other``; captures left out):
-    their destination squares and the ring bits each adds; returns how many."""
-    one = np.uint64(1)
-    count = 0
-    for direction in range(8):
-        near, far = _TARGET[square, direction, 0], _TARGET[square, direction, 1]
-        if near < 0 or near == other:
-            continue
-        if (rings >> np.uint64(near)) & one == 0:
-            destinations[count], new_rings[count] = near, one << np.uint64(square)
-            count += 1
-        if far >= 0 and far != other and (rings >> np.uint64(far)) & one == 0:
-            destinations[count], new_rings[count] = far, (one << np.uint64(square)) | (one << np.uint64(near))
-            count += 1
-    return count
-
-
-@njit
-def _endgame_value(white_to_move, bear, seal, rings, passes, depth, leaf, memo):  # type: ignore[no-untyped-def]
-    """White's winning chance with ``depth`` more White moves searched (then ``leaf`` for a
-    position not yet decided): the best of White's moves, the mean of the seal's."""
-    destinations, new_rings = np.empty(16, np.int64), np.empty(16, np.uint64)
-    one = np.uint64(1)
-    if not white_to_move:
-        count = _token_moves(seal, bear, rings, destinations, new_rings)
-        if count == 0:
-            return 0.0 if passes >= 1 else _endgame_value(True, bear, seal, rings, passes + 1, depth, leaf, memo)
-        total = 0.0
-        for i in range(count):
-            after = rings | new_rings[i]
-            if not floe_kernels.seal_isolated(one << np.uint64(bear), destinations[i], after):
-                total += _endgame_value(True, bear, destinations[i], after, 0, depth, leaf, memo)
-        return total / count
-    if _KING_DISTANCE[bear, seal] <= 1:
-        return 1.0  # the capture
-    if depth == 0:
-        return leaf
-    key = (np.int64(rings), np.int64(64 * bear + seal), np.int64(64 * passes + depth))
-    if key in memo:
-        return memo[key]
-    count = _token_moves(bear, seal, rings, destinations, new_rings)
-    if count == 0:
-        best = 0.0 if passes >= 1 else _endgame_value(False, bear, seal, rings, passes + 1, depth - 1, leaf, memo)
-    else:
-        best = _best_bear_move(seal, rings, destinations, new_rings, count, depth, leaf, memo)[0]
-    memo[key] = best
-    return best
-
-
-@njit
-def _best_bear_move(seal, rings, destinations, new_rings, count, depth, leaf, memo):  # type: ignore[no-untyped-def]
-    """(value, index) of the best of the bear's ``count`` moves, each searched ``depth - 1``
-    White moves further (the first of equal ones; a move that isolates the seal is worth 0)."""
-    one = np.uint64(1)
-    best, chosen = 0.0, 0
-    for i in range(count):
-        after = rings | new_rings[i]
-        if not floe_kernels.seal_isolated(one << np.uint64(destinations[i]), seal, after):
-            value = _endgame_value(False, destinations[i], seal, after, 0, depth - 1, leaf, memo)
-            if value > best:
-                best, chosen = value, i
-        if best >= 1.0:
-            break
-    return best, chosen
-
-
-@njit
-def endgame_bound(bear, seal, rings, depth, leaf):  # type: ignore[no-untyped-def]
-    """White's winning chance from an endgame position with the seal to move, searched ``depth``
-    White moves deep with ``leaf`` for undecided positions: leaf 1 gives an upper bound on the
-    exact value (White's best play against the random seal), leaf 0 a lower bound."""
-    memo = Dict.empty(key_type=_MEMO_KEY, value_type=types.float64)
-    return _endgame_value(False, bear, seal, rings, 0, depth, leaf, memo)
-
-
-@njit
-def play_endgame(bear, seal, rings, depth, leaf, seed):  # type: ignore[no-untyped-def]
-    """Play an endgame position (the seal to move) to its end: the seal uniformly at random, the
-    bear by expectimax ``depth`` White moves deep.  Whether White won."""
-    np.random.seed(seed)
-    destinations, new_rings = np.empty(16, np.int64), np.empty(16, np.uint64)
-    one = np.uint64(1)
-    passes = 0
-    while True:
-        count = _token_moves(seal, bear, rings, destinations, new_rings)
-        if count == 0:
-            passes += 1
-            if passes >= 2:
-                return False
-        else:
-            i = np.random.randint(count)
-            rings, seal, passes = rings | new_rings[i], destinations[i], 0
-            if floe_kernels.seal_isolated(one << np.uint64(bear), seal, rings):
-                return False
-        if _KING_DISTANCE[bear, seal] <= 1:
-            return True
-        count = _token_moves(bear, seal, rings, destinations, new_rings)
-        if count == 0:
-            passes += 1
-            if passes >= 2:
-                return False
-            continue
-        memo = Dict.empty(key_type=_MEMO_KEY, value_type=types.float64)
-        chosen = _best_bear_move(seal, rings, destinations, new_rings, count, depth, leaf, memo)[1]
-        rings, bear, passes = rings | new_rings[chosen], destinations[chosen], 0
-        if floe_kernels.seal_isolated(one << np.uint64(bear), seal, rings):
-            return False
-
-
-def endgame_arguments(board: np.ndarray, rings: np.ndarray) -> tuple[int, int, np.uint64]:
-    """(bear square, seal square, ring bitboard) of a one-bear, one-seal position."""
-    ring_bits = np.uint64(rules._bits(rings.astype(bool)))
-    return int(np.flatnonzero(board == rules.BEAR)[0]), int(np.flatnonzero(board == rules.SEAL)[0]), ring_bits
-
-
 def search_endgames(positions: list[tuple[np.ndarray, np.ndarray, int]], depth: int, seed: int) -> float:
     """White's win rate from ``positions`` (the seal to move) with the bear played by expectimax
     ``depth`` White moves deep (undecided leaves :data:`UNDECIDED_LEAF`)."""
     wins = sum(play_endgame(*endgame_arguments(board, rings), depth, UNDECIDED_LEAF, seed + k)
                for k, (board, rings, _) in enumerate(positions))
     return wins / len(positions)
-
-
-def _capture_value(board: np.ndarray, rings: np.ndarray, action: int, depth: int) -> float:
-    """Searched value of the endgame a capture leaves (0 if the other seal is isolated by it)."""
-    state = rules.apply_inplace(rules.State(board.copy(), rings.astype(bool), rules.WHITE), action)
-    if state.winner >= 0:
-        return float(state.winner == rules.WHITE)
-    return float(endgame_bound(*endgame_arguments(state.board, state.rings), depth, UNDECIDED_LEAF))
 
 
 def play_with_search(policy: GreedyPolicy, core: Any, rng: np.random.Generator, depth: int,
@@ -281,10 +141,9 @@ def play_with_search(policy: GreedyPolicy, core: Any, rng: np.random.Generator, 
         for game in games.tolist():
             board = core.board[game]
             legal = np.flatnonzero(core.mask[game])
-            captures = [a for a in legal.tolist() if a != rules.PASS and board[rules.action_destination(a)] == rules.SEAL]
-            if captures:
-                values = [_capture_value(board, core.rings[game], a, depth) for a in captures]
-                actions[game] = captures[int(np.argmax(values))]
+            capture = best_capture(board, core.rings[game], legal, depth)
+            if capture >= 0:
+                actions[game] = capture
             elif first_phase == "heuristic":
                 state = rules.State(board.copy(), core.rings[game].astype(bool), rules.WHITE, int(core.passes[game]))
                 actions[game] = heuristic.choose(state, legal, rng)

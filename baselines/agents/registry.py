@@ -11,6 +11,7 @@ from typing import Any
 from polarzoo.baselines.agents.alphazero_jax import AlphaZeroJaxAgent
 from polarzoo.baselines.agents.base import RandomAgent
 from polarzoo.baselines.agents.fire_and_ice import FireAndIceHeuristic
+from polarzoo.baselines.agents.floe_search import FloeSearch
 from polarzoo.baselines.agents.go_with_the_floe import FloeHeuristic
 from polarzoo.baselines.agents.mcts import MCTSAgent
 from polarzoo.baselines.agents.policy import PolicyAgent
@@ -29,7 +30,9 @@ def _count(argument: str, kind: str, default: int) -> int:
     if not argument:
         return default
     if not argument.isdigit() or int(argument) < 1:
-        what = {"search": "placements to try", "vsearch": "placements to try", "heuristic": "placements to try"}.get(kind, "simulations")
+        what = {"search": "placements to try", "vsearch": "placements to try", "heuristic": "placements to try",
+                "floe-search": "White moves to search"}.get(kind, "simulations")
+        kind = kind.removeprefix("floe-")
         raise ValueError(f"{kind} needs a positive whole number of {what}, e.g. {kind}:{default}; got {argument!r}")
     return int(argument)
 
@@ -44,7 +47,8 @@ def model_path(path: str) -> str:
 def make_agent(spec: str, env_id: str) -> Any:
     """``"random"``, ``"heuristic"``, ``"mcts"`` / ``"mcts:N"``, ``"model:PATH"``, ``"pretrained"``,
     ``"az:N"`` / ``"az:N:PATH"``, ``"az-jax:PATH"`` / ``"az-jax:N:PATH"`` (AlphaZero trained on the JAX
-    twins), ``"search:K"`` / ``"search:K:PATH"`` and ``"vsearch:K"`` / ``"vsearch:K:PATH"`` (Thin Ice) -> agent."""
+    twins), ``"search:K"`` / ``"search:K:PATH"`` and ``"vsearch:K"`` / ``"vsearch:K:PATH"`` (Thin Ice: K placements
+    tried), ``"search:D"`` / ``"search:D:PATH"`` (Go with the Floe: the endgame searched D White moves) -> agent."""
     kind, _, argument = spec.partition(":")
     if kind == "random":
         return RandomAgent()
@@ -68,9 +72,15 @@ def make_agent(spec: str, env_id: str) -> Any:
         return PolicyAgent(model_path(argument)).check_fits(env_id)
     if kind == "pretrained":
         return PolicyAgent(pretrained_path(env_id), name="pretrained")
+    if kind == "search" and env_id == "go_with_the_floe_v0":
+        count, _, path = argument.partition(":")
+        depth = _count(count, "floe-search", 3)
+        policy = PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
+        return FloeSearch(policy, depth, name=f"search:{depth}" + (f":{Path(path).parent.name}" if path else ""))
     if kind in ("search", "vsearch"):
         if env_id != "thin_ice_v0":
-            raise ValueError(f"{kind}:K is the Thin Ice policy look-ahead; for {env_id} use az:N or mcts:N")
+            hint = "search:D for the Floe's endgame search, " if env_id == "go_with_the_floe_v0" else ""
+            raise ValueError(f"{kind}:K is the Thin Ice policy look-ahead; for {env_id} use {hint}az:N or mcts:N")
         count, _, path = argument.partition(":")
         k = _count(count, kind, 4)
         policy = PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
@@ -98,7 +108,8 @@ def make_agent(spec: str, env_id: str) -> Any:
     if argument and kind not in KINDS:
         return user_agent(kind, argument, env_id)
     raise ValueError(f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], "
-                     "az-jax:[N:]PATH, (Thin Ice) search[:K[:PATH]], vsearch[:K[:PATH]] or heuristic:K, or your own module:callable")
+                     "az-jax:[N:]PATH, (Thin Ice) search[:K[:PATH]], vsearch[:K[:PATH]] or heuristic:K, (Go with the Floe) "
+                     "search[:D[:PATH]], or your own module:callable")
 
 
 #: The spec kinds :func:`make_agent` knows; any other ``a.b:c`` is a user's ``module:callable``.
