@@ -15,6 +15,8 @@ mask) and, for search, the rules state ``env.state`` with the pure rules module 
 * :class:`ThinIceSearch`: a trained Thin Ice policy whose most probable placements are tried on a
   snapshot first: the first that keeps the player in (``search:K``), or the one whose pile the
   policy's critic values most (``vsearch:K``).
+* :class:`FloeSearch`: a Go with the Floe policy whose White chooses captures by the endgame they
+  leave and hunts the last seal by expectimax against a random seal (``search:D``).
 * :class:`MCTSAgent`: UCT with random rollouts over the rules core (Fire & Ice, Go with the Floe).
 * :class:`PolicyAgent`: a saved MaskablePPO model, acting greedily on its masked policy.
 
@@ -24,11 +26,13 @@ mask) and, for search, the rules state ``env.state`` with the pure rules module 
 ``model:PATH``, ``pretrained`` (the model shipped in the package for that env), ``az:N`` (PUCT with
 N simulations guided by the pretrained model) or ``az:N:PATH`` (guided by a saved model), and for
 Thin Ice ``search:K`` / ``search:K:PATH`` and ``vsearch:K`` / ``vsearch:K:PATH`` (the pretrained or a
-saved policy with a K-placement physics look-ahead).
+saved policy with a K-placement physics look-ahead), for Go with the Floe ``search:D`` /
+``search:D:PATH`` (the endgame searched D White moves deep).
 """
 
 from polarzoo.baselines.agents.base import Agent, RandomAgent, legal_actions
 from polarzoo.baselines.agents.fire_and_ice import FireAndIceHeuristic
+from polarzoo.baselines.agents.floe_search import FloeSearch
 from polarzoo.baselines.agents.go_with_the_floe import FloeHeuristic
 from polarzoo.baselines.agents.mcts import MCTSAgent
 from polarzoo.baselines.agents.policy import PolicyAgent
@@ -37,7 +41,7 @@ from polarzoo.baselines.agents.registry import HEURISTICS, make_agent
 from polarzoo.baselines.agents.thin_ice import ThinIceHeuristic, ThinIceSearch, placement_score
 
 __all__ = [
-    "Agent", "RandomAgent", "legal_actions", "FireAndIceHeuristic", "FloeHeuristic", "ThinIceHeuristic", "ThinIceSearch",
+    "Agent", "RandomAgent", "legal_actions", "FireAndIceHeuristic", "FloeHeuristic", "FloeSearch", "ThinIceHeuristic", "ThinIceSearch",
     "placement_score", "MCTSAgent", "PolicyAgent", "HEURISTICS", "PRETRAINED", "PRETRAINED_AZ_JAX", "PRETRAINED_DIR",
     "pretrained_path", "make_agent",
 ]
