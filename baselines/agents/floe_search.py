@@ -186,6 +186,15 @@ def endgame_move(bear, seal, rings, depth, leaf):  # type: ignore[no-untyped-def
     return destinations[best_bear_move(seal, rings, destinations, new_rings, count, depth, leaf, memo)[1]]
 
 
+def compile_search() -> None:
+    """Compile the search now (a few seconds, once per process; numba cannot cache the recursion),
+    so that an agent's first capture or endgame move is not the one that waits for it."""
+    squares = np.flatnonzero(rules.ON_BOARD)
+    bear, seal = int(squares[0]), int(squares[-1])
+    endgame_move(bear, seal, np.uint64(0), 1, UNDECIDED_LEAF)
+    endgame_bound(bear, seal, np.uint64(0), 1, UNDECIDED_LEAF)
+
+
 class FloeSearch:
     """``search:D``: a Go with the Floe policy whose White is helped by the endgame search.
 
@@ -200,6 +209,7 @@ class FloeSearch:
             raise ValueError(f"the endgame search needs at least 1 White move of depth, got {depth}")
         self.policy, self.depth, self.leaf = policy, int(depth), float(leaf)
         self.name = name or f"search:{depth}"
+        compile_search()
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
         state = env.state
