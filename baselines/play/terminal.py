@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--human", default=None, help="the seat you play (e.g. fire, ice, black, white, player_0); "
                         "without it two random agents play")
     parser.add_argument("--opponent", default="heuristic",
-                        help="agent spec for the other seats: random, heuristic, mcts:N, model:PATH, pretrained, az:N, az-jax:PATH, search:K, vsearch:K (Thin Ice) "
+                        help="agent spec for the other seats: random, heuristic, mcts:N, model:PATH, pretrained, az:N, az-jax:PATH, search:K, vsearch:K (Thin Ice), search:D (Go with the Floe) "
                              "(default: %(default)s)")
     parser.add_argument("--players", type=int, default=None, help="Thin Ice: number of players 2..6 (default: 2)")
     parser.add_argument("--window", action="store_true", help="also show the position in a window after every move")

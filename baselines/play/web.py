@@ -52,7 +52,9 @@ STATIC = Path(__file__).parent / "web_static"
 #: games (and loaded replay files) kept in memory; the oldest go first
 MAX_GAMES, MAX_REPLAYS = 256, 32
 TITLES = {"fire_and_ice_v0": "Fire & Ice", "go_with_the_floe_v0": "Go with the Floe", "thin_ice_v0": "Thin Ice"}
-OPPONENTS = ("random", "heuristic", "pretrained", "mcts:200", "az:50", "az-jax:pretrained", "search:4", "vsearch:4")
+#: suggestions in the page's opponent box (any spec may be typed): search:3 is the Floe's endgame
+#: search, search:4 / vsearch:4 Thin Ice's look-ahead
+OPPONENTS = ("random", "heuristic", "pretrained", "mcts:200", "az:50", "az-jax:pretrained", "search:3", "search:4", "vsearch:4")
 
 
 class BadRequest(ValueError):
