@@ -168,3 +168,14 @@ def test_search_agent_plays_legal_games_in_both_seats() -> None:
         make_agent("search:0", "go_with_the_floe_v0")
     with pytest.raises(ValueError, match="search:D for the Floe"):
         make_agent("vsearch:2", "go_with_the_floe_v0")
+
+
+def test_the_search_finds_the_one_forced_win() -> None:
+    # The seal on C4 boxed in (its one move is C4-D4); the bear on G4, White to move: of the bear's
+    # 11 moves only the slide to E4 wins for sure (the seal must then step next to it).
+    state = _white_to_move(_position("G4", "C4", "B3 B4 B5 C3 C5 C2 C6 D3 D5 E2 E6 A4 A6"))
+    legal = rules.legal_actions(state)
+    sure = [int(a) for a in legal if _reference(rules.apply(state, int(a)), 1, 0.0) == 1.0]
+    assert len(legal) == 11 and sure == [rules.notation_to_action("G4-E4")]
+    for depth in (1, 2, 3):
+        assert search.FloeSearch(policy=None, depth=depth).search_move(state.board, state.rings, legal) == sure[0]  # type: ignore[arg-type]
