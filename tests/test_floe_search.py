@@ -155,7 +155,7 @@ def test_the_search_takes_the_capture_that_leaves_the_best_endgame() -> None:
 
 
 def test_search_agent_plays_legal_games_in_both_seats() -> None:
-    from polarzoo.baselines.agents import RandomAgent, make_agent
+    from polarzoo.baselines.agents import RandomAgent, make_agent, pretrained_path
     from polarzoo.baselines.evaluation.tournament import play_game
 
     agent = make_agent("search:2", "go_with_the_floe_v0")
@@ -166,6 +166,8 @@ def test_search_agent_plays_legal_games_in_both_seats() -> None:
         assert record.illegal == [0, 0] and record.length > 0
     with pytest.raises(ValueError, match="White moves to search"):
         make_agent("search:0", "go_with_the_floe_v0")
+    with pytest.raises(ValueError, match="does not fit go_with_the_floe_v0"):
+        make_agent(f"search:2:{pretrained_path('fire_and_ice_v0')}", "go_with_the_floe_v0")
     with pytest.raises(ValueError, match="search:D for the Floe"):
         make_agent("vsearch:2", "go_with_the_floe_v0")
 

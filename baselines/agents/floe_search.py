@@ -18,7 +18,6 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-from polarzoo.baselines.agents.base import legal_actions
 from polarzoo.envs.go_with_the_floe import kernels as floe_kernels
 from polarzoo.envs.go_with_the_floe import rules
 
@@ -216,7 +215,8 @@ class FloeSearch:
         state = env.state
         if state.to_move != rules.WHITE:
             return self.policy.act(env, agent, rng)
-        move = self.search_move(state.board, state.rings, legal_actions(env, agent))
+        # the rules' own legal moves: the env's observation (reach planes) is built once, by the policy
+        move = self.search_move(state.board, state.rings, rules.legal_actions(state))
         return self.policy.act(env, agent, rng) if move < 0 else move
 
     def search_move(self, board: np.ndarray, rings: np.ndarray, legal: np.ndarray) -> int:

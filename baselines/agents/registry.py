@@ -26,13 +26,10 @@ HEURISTICS: dict[str, type] = {
 }
 
 
-def _count(argument: str, kind: str, default: int) -> int:
+def _count(argument: str, kind: str, default: int, what: str = "simulations") -> int:
     if not argument:
         return default
     if not argument.isdigit() or int(argument) < 1:
-        what = {"search": "placements to try", "vsearch": "placements to try", "heuristic": "placements to try",
-                "floe-search": "White moves to search"}.get(kind, "simulations")
-        kind = kind.removeprefix("floe-")
         raise ValueError(f"{kind} needs a positive whole number of {what}, e.g. {kind}:{default}; got {argument!r}")
     return int(argument)
 
@@ -58,7 +55,7 @@ def make_agent(spec: str, env_id: str) -> Any:
         if argument:  # Thin Ice: heuristic:K tries K placements (default 6)
             if env_id != "thin_ice_v0":
                 raise ValueError(f"heuristic:K (placements to try) is Thin Ice's; {env_id}'s heuristic takes no argument")
-            agent = ThinIceHeuristic(_count(argument, "heuristic", 6))
+            agent = ThinIceHeuristic(_count(argument, "heuristic", 6, "placements to try"))
             agent.name = f"heuristic:{agent.candidates}"
             return agent
         return HEURISTICS[env_id]()
@@ -74,7 +71,7 @@ def make_agent(spec: str, env_id: str) -> Any:
         return PolicyAgent(pretrained_path(env_id), name="pretrained")
     if kind == "search" and env_id == "go_with_the_floe_v0":
         count, _, path = argument.partition(":")
-        depth = _count(count, "floe-search", 3)
+        depth = _count(count, "search", 3, "White moves to search")
         policy = PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
         return FloeSearch(policy, depth, name=f"search:{depth}" + (f":{Path(path).parent.name}" if path else ""))
     if kind in ("search", "vsearch"):
@@ -82,7 +79,7 @@ def make_agent(spec: str, env_id: str) -> Any:
             hint = "search:D for the Floe's endgame search, " if env_id == "go_with_the_floe_v0" else ""
             raise ValueError(f"{kind}:K is the Thin Ice policy look-ahead; for {env_id} use {hint}az:N or mcts:N")
         count, _, path = argument.partition(":")
-        k = _count(count, kind, 4)
+        k = _count(count, kind, 4, "placements to try")
         policy = PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
         return ThinIceSearch(policy, k, name=f"{kind}:{k}" + (f":{Path(path).parent.name}" if path else ""),
                              scoring="value" if kind == "vsearch" else "safe")
