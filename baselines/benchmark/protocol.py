@@ -61,14 +61,14 @@ BUDGETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
 
 #: Every run's trainer settings that keep runs comparable and two of them side by side on two
 #: cores: one torch thread, the envs in the learner's process.
-PPO_FIXED: dict[str, Any] = {"torch_threads": 1, "vec_env": "dummy"}
+PPO_FIXED: dict[str, Any] = {"torch_threads": 1, "update_threads": 0, "vec_env": "dummy"}
 #: What the protocol's PPO algorithms keep whatever the main job's defaults become: they learn
 #: from scratch (no behaviour cloning), Fire & Ice against the opponent mixture its published
 #: runs used (the main job's default moved to behaviour cloning of the heuristic afterwards).
 PPO_PINNED: dict[str, dict[str, Any]] = {
     "fire_and_ice_v0": {"bc_games": 0, "bc_epochs": 20, "opponents": {"random": 0.4, "heuristic": 0.2, "self": 0.4}},
     "go_with_the_floe_v0": {"bc_games": 0},
-    "thin_ice_v0": {"bc_games": 0},
+    "thin_ice_v0": {"bc_games": 0, "n_envs": 4, "n_steps": 256},  # the main job's default moved to 8 x 128
 }
 
 

@@ -48,6 +48,11 @@ CONFIG_PATH = Path(__file__).with_name("hyperparams.yaml")
 REFERENCE_AGENTS = ("random", "heuristic")
 
 
+#: Config keys added after runs were published or started, with the value that trains as the
+#: code before them did: a run's saved config without the key (``--resume``, the benchmark's
+#: published configs) takes this value, not today's default.
+ADDED_KEYS: dict[str, Any] = {"update_threads": 0}
+
 #: ``--quick``: settings of a smoke run (about a minute on 2 cores, every game; every output written)
 QUICK: dict[str, Any] = {
     "total_timesteps": 1024, "n_envs": 2, "vec_env": "dummy", "n_steps": 128, "batch_size": 128, "n_epochs": 1,
@@ -124,6 +129,12 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
 
     def factory(rank: int):  # noqa: ANN202
         def build() -> Any:
+            if config["vec_env"] == "subproc":
+                import torch
+
+                # One process per env on a few cores: the snapshot opponents' small forward
+                # passes gain nothing from threads that would only contend with the other envs.
+                torch.set_num_threads(1)
             agents, weights = _opponent_pool(config, snapshots)
             env = SingleAgentEnv(
                 config["env"], opponents=agents, opponent_weights=weights, learner_seat=config["learner_seat"],
@@ -191,8 +202,14 @@ def restore_update_boundary(model: Any, boundary: dict[str, Any]) -> None:
 
 
 def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, Any], log_every: float = 0.0,
-                       counters: dict[str, Any] | None = None, seconds_before: float = 0.0) -> Any:
+                       counters: dict[str, Any] | None = None, seconds_before: float = 0.0,
+                       threads: tuple[int, int] = (0, 0)) -> Any:
+    """``threads``: the learner's torch threads while collecting and in the update (0 = leave as
+    they are)."""
+    import torch
     from stable_baselines3.common.callbacks import BaseCallback
+
+    collect_threads, update_threads = threads
 
     class SelfPlayCallback(BaseCallback):
         """Checkpoints, snapshots into the opponent pool, periodic evaluation."""
@@ -244,7 +261,13 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
         def counters(self) -> dict[str, Any]:
             return {"next_checkpoint": self.next_checkpoint, "next_snapshot": self.next_snapshot, "next_eval": self.next_eval}
 
+        def _on_rollout_end(self) -> None:
+            if update_threads and update_threads != collect_threads:
+                torch.set_num_threads(update_threads)
+
         def _on_rollout_start(self) -> None:
+            if collect_threads and update_threads != collect_threads:
+                torch.set_num_threads(collect_threads)
             # Between two updates: the one place a run can be continued exactly.  Checkpoints
             # are written here, and a Ctrl-C during the rollout or the update saves this state.
             due = self.num_timesteps >= self.next_checkpoint
@@ -505,7 +528,9 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
 
     threads, why = choose_torch_threads(config)
     torch.set_num_threads(threads)
-    print(f"torch threads: {threads} ({why})", flush=True)
+    update_threads = int(config.get("update_threads") or threads)
+    in_update = f"; {update_threads} in the update (update_threads)" if update_threads != threads else ""
+    print(f"torch threads: {threads} ({why}){in_update}", flush=True)
     (run_dir / "snapshots").mkdir(parents=True, exist_ok=True)
     state: dict[str, Any] = {"timesteps": 0, "snapshots": [], "seed": seed}
     model_name = "latest.zip"
@@ -554,7 +579,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     seconds_before = float(state.get("train_seconds", 0.0))
     seconds_from = int(state.get("train_seconds_from", steps_before if "train_seconds" not in state else 0))
     state["train_seconds_from"] = seconds_from
-    callback = _training_callback(run_dir, config, state, log_every, counters, seconds_before)
+    callback = _training_callback(run_dir, config, state, log_every, counters, seconds_before, (threads, update_threads))
     try:
         if remaining > 0:
             model.learn(remaining, callback=callback, reset_num_timesteps=not resume, progress_bar=progress_bar, tb_log_name="ppo")
@@ -565,6 +590,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
               f"continue with --resume {run_dir}")
         sys.exit(130)
     elapsed = time.perf_counter() - started
+    torch.set_num_threads(threads)  # learn() ends after an update: the evaluation plays as the rollouts did
     state["train_seconds"] = seconds_before + elapsed
     # learn() ends after an update: an exact point to continue from (a larger --total-timesteps)
     save_checkpoint(run_dir, model, state, capture_update_boundary(model, callback.counters(), state))
@@ -615,7 +641,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
 #: config keys that must be positive whole numbers, and those that may also be 0 (= off)
 POSITIVE_KEYS = ("total_timesteps", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_games", "final_eval_games",
                  "checkpoint_every", "max_snapshots", "bc_epochs")
-NON_NEGATIVE_KEYS = ("snapshot_every", "eval_every", "bc_games", "torch_threads")
+NON_NEGATIVE_KEYS = ("snapshot_every", "eval_every", "bc_games", "torch_threads", "update_threads")
 #: Real-valued settings and their allowed ranges.
 NUMBER_RANGES = {"learning_rate": (0.0, 1.0), "gamma": (0.0, 1.0), "gae_lambda": (0.0, 1.0), "ent_coef": (0.0, 10.0),
                  "clip_range": (0.0, 10.0), "shaping": (-100.0, 100.0)}
@@ -741,6 +767,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--bc-games", type=int, default=None, help="override the behaviour-cloning games (0 = off)" + config_default("bc_games"))
     parser.add_argument("--bc-epochs", type=int, default=None, help="override the behaviour-cloning epochs" + config_default("bc_epochs"))
     parser.add_argument("--torch-threads", type=int, default=None, help="override torch threads (0 = auto: the cores free at the start)" + config_default("torch_threads"))
+    parser.add_argument("--update-threads", type=int, default=None,
+                        help="override torch threads in the learner's update (0 = as --torch-threads)" + config_default("update_threads"))
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
     parser.add_argument("--log-every", type=float, default=60.0,
                         help="seconds between progress lines when there is no progress bar (output not a terminal, or "
@@ -766,7 +794,7 @@ def main(argv: list[str] | None = None) -> None:
         "total_timesteps": args.total_timesteps, "n_envs": args.n_envs, "eval_every": args.eval_every,
         "eval_games": args.eval_games, "final_eval_games": args.final_eval_games, "checkpoint_every": args.checkpoint_every,
         "snapshot_every": args.snapshot_every, "vec_env": args.vec_env, "bc_games": args.bc_games, "bc_epochs": args.bc_epochs,
-        "torch_threads": args.torch_threads,
+        "torch_threads": args.torch_threads, "update_threads": args.update_threads,
     }
     if args.quick:
         if args.resume:
@@ -785,15 +813,16 @@ def main(argv: list[str] | None = None) -> None:
         writable_folder_or_exit(parser, "--resume", run_dir)  # checkpoints are written into it
         try:
             saved = yaml.safe_load((run_dir / "config.yaml").read_text())
-            # Keys added to the packaged defaults after the run started take their defaults.
-            config = {**load_config(saved["env"]), **saved}
+            # Keys added to the packaged defaults after the run started: the value that trains as
+            # the code of its start did where there is one, else the default.
+            config = {**load_config(saved["env"]), **ADDED_KEYS, **saved}
             check_config(config)
             read_checkpoint_state(run_dir)
         except (yaml.YAMLError, ValueError, TypeError, KeyError) as error:
             parser.error(f"--resume {run_dir}: {str(error).splitlines()[0]}")
         ignored = [f"--{name.replace('_', '-')}" for name in ("env", "config", "runs", "run_name", "seed", "n_envs", "eval_every",
                    "eval_games", "final_eval_games", "checkpoint_every", "snapshot_every", "vec_env", "bc_games", "bc_epochs",
-                   "torch_threads") if getattr(args, name) != parser.get_default(name)]
+                   "torch_threads", "update_threads") if getattr(args, name) != parser.get_default(name)]
         if ignored:
             print(f"resuming: ignoring {', '.join(ignored)} (the run's saved config and seed are used)")
         if args.total_timesteps:
