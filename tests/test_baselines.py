@@ -335,6 +335,49 @@ def test_a_run_with_snapshot_opponents_resumes_to_the_same_weights(tmp_path) -> 
     assert moments and all(torch.equal(s["exp_avg"], r["exp_avg"]) for s, r in moments)
 
 
+def test_the_update_runs_on_update_threads_and_the_rollouts_on_torch_threads(tmp_path, monkeypatch) -> None:
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from polarzoo.baselines.training import ppo
+
+    from polarzoo.wrappers.opponent_batching import OpponentBatchingVecEnv
+
+    seen: dict[str, set[int]] = {"update": set(), "rollout": set()}
+    update, step = MaskablePPO.train, OpponentBatchingVecEnv.step_wait
+
+    def recording_update(self, *args, **kwargs):  # noqa: ANN202
+        seen["update"].add(torch.get_num_threads())
+        return update(self, *args, **kwargs)
+
+    def recording_step(self):  # noqa: ANN202
+        seen["rollout"].add(torch.get_num_threads())
+        return step(self)
+
+    monkeypatch.setattr(MaskablePPO, "train", recording_update)
+    monkeypatch.setattr(OpponentBatchingVecEnv, "step_wait", recording_step)
+    threads = torch.get_num_threads()
+    config = ppo.load_config("fire_and_ice_v0", {"n_envs": 2, "n_steps": 32, "batch_size": 64, "n_epochs": 1, "eval_every": 0,
+                                                 "total_timesteps": 192, "torch_threads": 1, "update_threads": 2,
+                                                 "vec_env": "dummy", "bc_games": 0})
+    try:
+        ppo.train(config, tmp_path / "run", progress_bar=False, final_eval=False)
+        assert seen == {"update": {2}, "rollout": {1}}
+        assert torch.get_num_threads() == 1  # what follows the training (the evaluation) plays as the rollouts did
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_a_resumed_run_trains_keys_added_since_it_started_as_before() -> None:
+    from polarzoo.baselines.training import ppo
+
+    saved = ppo.load_config("thin_ice_v0")
+    assert saved["update_threads"] == 2  # today's Thin Ice default
+    del saved["update_threads"]  # a run started before the key existed updated on torch_threads
+    assert ppo.saved_run_config(saved)["update_threads"] == 0
+    assert ppo.saved_run_config({**saved, "update_threads": 3})["update_threads"] == 3
+
+
 def test_the_auto_thread_count_does_not_depend_on_the_load(monkeypatch) -> None:
     import os
 

@@ -88,6 +88,13 @@ def load_config(env_id: str, overrides: dict[str, Any] | None = None, path: Path
     return config
 
 
+def saved_run_config(saved: dict[str, Any]) -> dict[str, Any]:
+    """The config a run folder's ``config.yaml`` (``saved``) trains with on ``--resume``: keys
+    added to the packaged defaults since the run started take the value that trains as the code
+    of its start did (:data:`ADDED_KEYS`) where there is one, else today's default."""
+    return {**load_config(saved["env"]), **ADDED_KEYS, **saved}
+
+
 def policy_and_kwargs(config: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
     """The MaskablePPO policy named by ``config["policy"]``: ``board`` (the board network of
     :mod:`polarzoo.baselines.policies`) or ``mlp`` (SB3's flat MLP of ``net_arch``)."""
@@ -121,11 +128,11 @@ def _opponent_pool(config: dict[str, Any], snapshots: list[str]) -> tuple[list[A
 
 def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any:
     from stable_baselines3.common.monitor import Monitor
-    from stable_baselines3.common.vec_env import SubprocVecEnv
 
     from polarzoo.wrappers import SingleAgentEnv
     from polarzoo.wrappers.checkpointing import Checkpointable
     from polarzoo.wrappers.opponent_batching import OpponentBatchingVecEnv
+    from polarzoo.wrappers.subproc import MaskCachingSubprocVecEnv
 
     def factory(rank: int):  # noqa: ANN202
         def build() -> Any:
@@ -151,8 +158,8 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
         return build
 
     # dummy: one process, the snapshot opponents' moves batched across the envs (one forward pass
-    # for all instead of one per env); subproc: one process per env.
-    cls = SubprocVecEnv if config["vec_env"] == "subproc" else OpponentBatchingVecEnv
+    # for all instead of one per env); subproc: one process per env, the masks sent with the steps.
+    cls = MaskCachingSubprocVecEnv if config["vec_env"] == "subproc" else OpponentBatchingVecEnv
     vec_env = cls([factory(i) for i in range(config["n_envs"])])
     vec_env.seed(seed)
     return vec_env
@@ -813,9 +820,7 @@ def main(argv: list[str] | None = None) -> None:
         writable_folder_or_exit(parser, "--resume", run_dir)  # checkpoints are written into it
         try:
             saved = yaml.safe_load((run_dir / "config.yaml").read_text())
-            # Keys added to the packaged defaults after the run started: the value that trains as
-            # the code of its start did where there is one, else the default.
-            config = {**load_config(saved["env"]), **ADDED_KEYS, **saved}
+            config = saved_run_config(saved)
             check_config(config)
             read_checkpoint_state(run_dir)
         except (yaml.YAMLError, ValueError, TypeError, KeyError) as error:
