@@ -1,0 +1,60 @@
+"""``benchmarks.learning_ab``: two arms of finished training runs compared (final models against
+the references, the training return by window)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sb3_contrib")
+pytest.importorskip("tensorboard")
+learning_ab = pytest.importorskip("benchmarks.learning_ab")  # the repository's benchmarks/, run from its root
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    from polarzoo.baselines.training import ppo
+
+    folder = tmp_path_factory.mktemp("runs")
+    made = []
+    for seed in (0, 1):
+        config = ppo.load_config("fire_and_ice_v0", {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "eval_every": 0,
+                                                     "total_timesteps": 256, "torch_threads": 1, "vec_env": "dummy", "bc_games": 0})
+        run = folder / f"s{seed}"
+        run.mkdir()
+        (run / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
+        made.append(ppo.train(config, run, seed=seed, progress_bar=False, final_eval=False))
+    return made
+
+
+def test_windows_average_the_curve_up_to_the_end() -> None:
+    curve = [(100, 1.0), (150, 3.0), (250, -1.0), (420, 0.5)]
+    assert learning_ab.windowed(curve, 200, 450) == [2.0, -1.0, 0.5]
+    assert learning_ab.windowed(curve, 100, 400) == [None, 2.0, -1.0, None]
+
+
+def test_two_arms_of_runs_compared(runs: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert len(learning_ab.training_curve(runs[0])) >= 2  # one point per rollout, from the TensorBoard log
+    out = tmp_path / "ab"
+    learning_ab.main(["--a", str(runs[0]), "--b", str(runs[1]), "--names", "one", "two", "--games", "1", "--window", "128",
+                      "--out", str(out)])
+    record = json.loads((out / "learning_ab.json").read_text())
+    assert list(record["arms"]) == ["one", "two"]
+    for entries in record["arms"].values():
+        (entry,) = entries
+        assert set(entry["results"]) == {"random", "heuristic"}
+        assert all(result["games"] == 2 for result in entry["results"].values())  # one game per seat
+        assert len(entry["curve"]) == 2  # 256 timesteps in windows of 128
+    table = (out / "learning_ab.md").read_text()
+    assert "| one | s0 |" in table and "| two | s1 |" in table and "| 128-256 |" in table
+    assert (out / "learning_ab.png").stat().st_size > 0
+    assert str(out) in capsys.readouterr().out
+
+
+def test_a_folder_that_is_not_a_finished_run_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        learning_ab.main(["--a", str(tmp_path), "--b", str(tmp_path)])
+    assert exit_info.value.code == 2
+    assert f"{tmp_path}: not a finished training run" in capsys.readouterr().err
