@@ -68,7 +68,7 @@ PPO_FIXED: dict[str, Any] = {"torch_threads": 1, "update_threads": 0, "vec_env":
 PPO_PINNED: dict[str, dict[str, Any]] = {
     "fire_and_ice_v0": {"bc_games": 0, "bc_epochs": 20, "opponents": {"random": 0.4, "heuristic": 0.2, "self": 0.4}},
     "go_with_the_floe_v0": {"bc_games": 0},
-    "thin_ice_v0": {"bc_games": 0, "n_envs": 4, "n_steps": 256},  # the main job's default moved to 8 x 128
+    "thin_ice_v0": {"bc_games": 0},
 }
 
 
