@@ -55,6 +55,7 @@ TRAIN = "polarzoo.baselines.train"
     (["--n-envs", "0"], "--n-envs must be at least 1"),
     (["--total-timesteps", "-5"], "--total-timesteps must be at least 1"),
     (["--eval-every", "-1"], "--eval-every must be at least 0"),
+    (["--update-threads", "-1"], "--update-threads must be at least 0"),
 ])
 def test_train_rejects_bad_numbers_before_any_work(args: list[str], words: str, runs: Path) -> None:
     assert_one_line_error(cli(TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), *args), words)

@@ -58,3 +58,10 @@ def test_a_folder_that_is_not_a_finished_run_is_named(tmp_path: Path, capsys: py
         learning_ab.main(["--a", str(tmp_path), "--b", str(tmp_path)])
     assert exit_info.value.code == 2
     assert f"{tmp_path}: not a finished training run" in capsys.readouterr().err
+
+
+def test_bad_numbers_are_refused_in_one_line(runs: list[Path], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        learning_ab.main(["--a", str(runs[0]), "--b", str(runs[1]), "--games", "0"])
+    assert exit_info.value.code == 2
+    assert "--games and --window must be at least 1" in capsys.readouterr().err
