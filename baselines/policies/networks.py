@@ -422,13 +422,18 @@ class ThinIceNet(nn.Module):
         turn_mine = g[:, 18:19]  # whose turn, relative to the observer: the observer's entry
         globals_ = torch.cat([g[:, :18], turn_mine, g[:, 18 + n :]], dim=-1)
         context = self.context(torch.cat([mine_mean, mine_max, others, self.globals(globals_)], dim=-1))  # (B, d)
-        # Placement logits: target queries attend to the observer's pile.
+        # Placement logits: target queries attend to the observer's pile.  hidden(target) =
+        # relu(attention + W_q query + W_c context), computed without (B, 3T, d) temporaries
+        # beside the result (the update's largest cost): the padded keys get -1e4 added inside
+        # the score product (the empty token is never padded, so their weights underflow to 0 as
+        # with a fill), and as the attention weights sum to 1 the context term rides on the
+        # values (16 per sample) instead of being added to every target.
         queries = self.query(self.target_features)  # (3T, d)
         keys, values = self.keys(mine), self.values(mine)  # (B, 16, d)
-        scores = torch.einsum("qd,bkd->bqk", queries, keys) / math.sqrt(self.dim)
-        scores = scores.masked_fill(padding[:, None, :], -1e4)
-        attended = torch.einsum("bqk,bkd->bqd", scores.softmax(-1), values)  # (B, 3T, d)
-        hidden = torch.relu(attended + self.place_query(queries)[None] + self.place_context(context)[:, None])
+        key_bias = padding.to(keys.dtype)[:, None, :] * -1e4  # (B, 1, 16)
+        scores = torch.baddbmm(key_bias, queries.expand(batch, -1, -1), keys.transpose(1, 2), alpha=1.0 / math.sqrt(self.dim))
+        values = values + self.place_context(context)[:, None]
+        hidden = torch.baddbmm(self.place_query(queries), scores.softmax(-1), values).relu_()  # (B, 3T, d)
         place = self.place_out(hidden).squeeze(-1)
         pick = self.pick_out(torch.cat([mine[:, 1:], context[:, None].expand(-1, r.MAX_SLOTS, -1)], dim=-1)).squeeze(-1)
         logits = torch.cat([self.call_out(context), place, pick, self.done_out(context)], dim=-1)
