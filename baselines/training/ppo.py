@@ -51,11 +51,11 @@ REFERENCE_AGENTS = ("random", "heuristic")
 #: Config keys added after runs were published or started, with the value that trains as the
 #: code before them did: a run's saved config without the key (``--resume``, the benchmark's
 #: published configs) takes this value, not today's default.
-ADDED_KEYS: dict[str, Any] = {"update_threads": 0}
+ADDED_KEYS: dict[str, Any] = {"update_threads": 0, "rollouts": "lockstep"}
 
 #: ``--quick``: settings of a smoke run (about a minute on 2 cores, every game; every output written)
 QUICK: dict[str, Any] = {
-    "total_timesteps": 1024, "n_envs": 2, "vec_env": "dummy", "n_steps": 128, "batch_size": 128, "n_epochs": 1,
+    "total_timesteps": 1024, "n_envs": 2, "vec_env": "dummy", "rollouts": "lockstep", "n_steps": 128, "batch_size": 128, "n_epochs": 1,
     "eval_every": 512, "eval_games": 2, "final_eval_games": 2, "checkpoint_every": 512, "snapshot_every": 512,
 }
 #: ``--quick`` with a config that clones a teacher first: a few games and one epoch of it
@@ -533,6 +533,9 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     import torch
     from sb3_contrib import MaskablePPO
 
+    from polarzoo.baselines.training.rollouts import AsyncRolloutPPO
+
+    algorithm = AsyncRolloutPPO if config.get("rollouts") == "async" else MaskablePPO
     threads, why = choose_torch_threads(config)
     torch.set_num_threads(threads)
     update_threads = int(config.get("update_threads") or threads)
@@ -550,7 +553,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     vec_env = make_vec_env(config, state["snapshots"], seed + state["timesteps"])
     counters = None
     if resume:
-        model = MaskablePPO.load(run_dir / "checkpoints" / model_name, env=vec_env, device=config["device"],
+        model = algorithm.load(run_dir / "checkpoints" / model_name, env=vec_env, device=config["device"],
                                  tensorboard_log=str(run_dir / "tb"))
         boundary = read_exact(run_dir, model_name, state["timesteps"])
         if boundary is not None:
@@ -564,7 +567,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
                   "state (written by older code): the envs start new games")
     else:
         policy, policy_kwargs = policy_and_kwargs(config)
-        model = MaskablePPO(
+        model = algorithm(
             policy, vec_env, learning_rate=config["learning_rate"], n_steps=config["n_steps"], batch_size=config["batch_size"],
             n_epochs=config["n_epochs"], gamma=config["gamma"], gae_lambda=config["gae_lambda"], ent_coef=config["ent_coef"],
             clip_range=config["clip_range"], policy_kwargs=policy_kwargs, seed=seed, device=config["device"],
@@ -702,6 +705,10 @@ def check_config(config: dict[str, Any]) -> None:
         raise ValueError(f"device must be cpu, cuda or auto, got {config['device']!r}")
     if config["vec_env"] not in ("dummy", "subproc"):
         raise ValueError(f"vec_env must be dummy or subproc, got {config['vec_env']!r}")
+    if config.get("rollouts", "lockstep") not in ("lockstep", "async"):
+        raise ValueError(f"rollouts must be lockstep or async, got {config['rollouts']!r}")
+    if config.get("rollouts") == "async" and config["vec_env"] != "subproc":
+        raise ValueError("rollouts: async steps envs in subprocesses one at a time; it needs vec_env: subproc")
     if config["policy"] not in ("board", "mlp"):
         raise ValueError(f"policy must be board or mlp, got {config['policy']!r}")
     if not isinstance(config.get("opponents"), dict) or not config["opponents"]:
@@ -771,6 +778,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--checkpoint-every", type=int, default=None, help="override the checkpoint interval" + config_default("checkpoint_every"))
     parser.add_argument("--snapshot-every", type=int, default=None, help="override the self-play snapshot interval (0 = never)" + config_default("snapshot_every"))
     parser.add_argument("--vec-env", choices=["dummy", "subproc"], default=None, help="vectorised env class" + config_default("vec_env"))
+    parser.add_argument("--rollouts", choices=["lockstep", "async"], default=None,
+                        help="how rollouts step the envs: lockstep (SB3's) or async (each env as soon as it is back; "
+                             "needs --vec-env subproc)" + config_default("rollouts"))
     parser.add_argument("--bc-games", type=int, default=None, help="override the behaviour-cloning games (0 = off)" + config_default("bc_games"))
     parser.add_argument("--bc-epochs", type=int, default=None, help="override the behaviour-cloning epochs" + config_default("bc_epochs"))
     parser.add_argument("--torch-threads", type=int, default=None, help="override torch threads (0 = auto: the cores free at the start)" + config_default("torch_threads"))
@@ -800,7 +810,7 @@ def main(argv: list[str] | None = None) -> None:
     overrides = {
         "total_timesteps": args.total_timesteps, "n_envs": args.n_envs, "eval_every": args.eval_every,
         "eval_games": args.eval_games, "final_eval_games": args.final_eval_games, "checkpoint_every": args.checkpoint_every,
-        "snapshot_every": args.snapshot_every, "vec_env": args.vec_env, "bc_games": args.bc_games, "bc_epochs": args.bc_epochs,
+        "snapshot_every": args.snapshot_every, "vec_env": args.vec_env, "rollouts": args.rollouts, "bc_games": args.bc_games, "bc_epochs": args.bc_epochs,
         "torch_threads": args.torch_threads, "update_threads": args.update_threads,
     }
     if args.quick:
@@ -826,7 +836,7 @@ def main(argv: list[str] | None = None) -> None:
         except (yaml.YAMLError, ValueError, TypeError, KeyError) as error:
             parser.error(f"--resume {run_dir}: {str(error).splitlines()[0]}")
         ignored = [f"--{name.replace('_', '-')}" for name in ("env", "config", "runs", "run_name", "seed", "n_envs", "eval_every",
-                   "eval_games", "final_eval_games", "checkpoint_every", "snapshot_every", "vec_env", "bc_games", "bc_epochs",
+                   "eval_games", "final_eval_games", "checkpoint_every", "snapshot_every", "vec_env", "rollouts", "bc_games", "bc_epochs",
                    "torch_threads", "update_threads") if getattr(args, name) != parser.get_default(name)]
         if ignored:
             print(f"resuming: ignoring {', '.join(ignored)} (the run's saved config and seed are used)")
