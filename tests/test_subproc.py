@@ -69,3 +69,39 @@ def test_training_is_identical_to_subproc_vec_env() -> None:
         finally:
             venv.close()
     np.testing.assert_array_equal(parameters[0], parameters[1])
+
+
+def test_envs_stepped_one_at_a_time_give_what_a_lock_step_gives() -> None:
+    """send_step / ready / receive_step, envs read back in any order: the same observations,
+    rewards, dones, reset games and masks as step() with the same actions."""
+    lock, single = MaskCachingSubprocVecEnv([_make] * 3), MaskCachingSubprocVecEnv([_make] * 3)
+    try:
+        for venv in (lock, single):
+            venv.seed(8)
+        np.testing.assert_array_equal(lock.reset(), single.reset())
+        rng = np.random.default_rng(1)
+        ended = 0
+        for _ in range(60):
+            masks = np.stack(lock.env_method("action_masks"))
+            actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in masks])
+            observations, rewards, dones, _ = lock.step(actions)
+            for index in (2, 0, 1):
+                single.send_step(index, actions[index])
+            got: dict[int, tuple] = {}
+            while len(got) < 3:
+                for index in single.ready([i for i in range(3) if i not in got]):
+                    got[index] = single.receive_step(index)
+            for index, (observation, reward, done, info, mask) in got.items():
+                np.testing.assert_array_equal(observation, observations[index])
+                assert (reward, done) == (rewards[index], dones[index])
+                np.testing.assert_array_equal(mask, np.stack(lock.env_method("action_masks"))[index])
+            np.testing.assert_array_equal(np.stack(single.env_method("action_masks")), np.stack(lock.env_method("action_masks")))
+            ended += int(dones.sum())
+        assert ended > 0
+        # Steps sent and never read (an interrupted collector) are read off: the next call gets its own answer.
+        single.send_step(0, np.flatnonzero(single.env_method("action_masks", indices=[0])[0])[0])
+        single.discard_steps([0])
+        assert single.env_method("action_masks", indices=[0])[0].shape == masks[0].shape
+    finally:
+        lock.close()
+        single.close()

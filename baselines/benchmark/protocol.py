@@ -61,7 +61,7 @@ BUDGETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
 
 #: Every run's trainer settings that keep runs comparable and two of them side by side on two
 #: cores: one torch thread, the envs in the learner's process.
-PPO_FIXED: dict[str, Any] = {"torch_threads": 1, "update_threads": 0, "vec_env": "dummy"}
+PPO_FIXED: dict[str, Any] = {"torch_threads": 1, "update_threads": 0, "vec_env": "dummy", "rollouts": "lockstep"}
 #: What the protocol's PPO algorithms keep whatever the main job's defaults become: they learn
 #: from scratch (no behaviour cloning), Fire & Ice against the opponent mixture its published
 #: runs used (the main job's default moved to behaviour cloning of the heuristic afterwards).
