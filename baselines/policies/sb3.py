@@ -43,6 +43,15 @@ from torch import nn
 from polarzoo.baselines.policies.networks import BOARDS, FireAndIceNet, FloeNet, board_for_env, build_network  # noqa: F401
 
 
+def gumbel_max(log_probabilities: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    """One action per row of (masked, normalised) ``log_probabilities``, drawn with the Gumbel-max
+    trick from torch's global generator or ``generator`` (an env's own, in async rollouts)."""
+    device = generator.device if generator is not None else log_probabilities.device
+    uniform = torch.rand(log_probabilities.shape, dtype=log_probabilities.dtype, device=device, generator=generator)
+    uniform = uniform.to(log_probabilities.device).clamp_(min=torch.finfo(log_probabilities.dtype).tiny)
+    return (log_probabilities - torch.log(-torch.log(uniform))).argmax(dim=-1)
+
+
 class MaskedCategorical:
     """A categorical over thousands of actions, masked, normalised once.
 
@@ -78,8 +87,7 @@ class MaskedCategorical:
         return self._probs
 
     def sample(self) -> torch.Tensor:
-        uniform = torch.rand_like(self.logits).clamp_(min=torch.finfo(self.logits.dtype).tiny)
-        return (self.logits - torch.log(-torch.log(uniform))).argmax(dim=-1)
+        return gumbel_max(self.logits)
 
     def log_prob(self, actions: torch.Tensor) -> torch.Tensor:
         return self.logits.gather(-1, actions.long().reshape(-1, 1)).squeeze(-1)

@@ -37,6 +37,8 @@ from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
 
+from polarzoo.baselines.policies.sb3 import gumbel_max
+
 
 class AsyncRolloutPPO(MaskablePPO):
     """``MaskablePPO`` with the asynchronous, load-independent collector of the module docstring
@@ -135,10 +137,9 @@ class AsyncRolloutPPO(MaskablePPO):
             value = policy.value_net(latent_vf)
             distribution = policy._get_action_dist_from_latent(latent_pi)
             distribution.apply_masking(mask[None])
-            log_probabilities = distribution.distribution.logits  # normalised; masked actions at about -1e8
-            uniform = torch.rand(log_probabilities.shape, generator=generator).clamp_(min=torch.finfo(log_probabilities.dtype).tiny)
-            action = (log_probabilities.cpu() - torch.log(-torch.log(uniform))).argmax(dim=-1)
-            log_prob = distribution.log_prob(action.to(log_probabilities.device))
+            # (normalised log-probabilities, masked actions at about -1e8, for either distribution class)
+            action = gumbel_max(distribution.distribution.logits, generator)
+            log_prob = distribution.log_prob(action)
         return int(action.item()), float(value.item()), float(log_prob.item())
 
     def _value_one(self, observation: np.ndarray) -> float:
