@@ -185,13 +185,9 @@ def test_an_interrupted_async_rollout_resumes_to_the_same_weights(tmp_path: Path
     assert (tmp_path / "whole" / "evaluations.csv").read_text() == (tmp_path / "cut" / "evaluations.csv").read_text()
 
 
-@pytest.mark.parametrize("overrides,words", [
-    ({"rollouts": "parallel"}, "rollouts must be lockstep or async"),
-    ({"rollouts": "async", "vec_env": "dummy"}, "it needs vec_env: subproc"),
-])
-def test_bad_rollouts_settings_are_named(overrides: dict[str, Any], words: str) -> None:
-    config = train_module.load_config(ENV, overrides)
-    with pytest.raises(ValueError, match=words):
+def test_a_bad_rollouts_setting_is_named() -> None:
+    config = train_module.load_config(ENV, {"rollouts": "parallel"})
+    with pytest.raises(ValueError, match="rollouts must be lockstep or async, got 'parallel'"):
         train_module.check_config(config)
 
 

@@ -536,6 +536,9 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     from polarzoo.baselines.training.rollouts import AsyncRolloutPPO
 
     algorithm = AsyncRolloutPPO if config.get("rollouts") == "async" else MaskablePPO
+    if config.get("rollouts") == "async" and config["vec_env"] != "subproc":
+        # (AsyncRolloutPPO is then MaskablePPO to the bit: the envs share one process anyway)
+        print("rollouts: async steps subprocess envs; with vec_env: dummy the rollouts are lock steps", flush=True)
     threads, why = choose_torch_threads(config)
     torch.set_num_threads(threads)
     update_threads = int(config.get("update_threads") or threads)
@@ -707,8 +710,6 @@ def check_config(config: dict[str, Any]) -> None:
         raise ValueError(f"vec_env must be dummy or subproc, got {config['vec_env']!r}")
     if config.get("rollouts", "lockstep") not in ("lockstep", "async"):
         raise ValueError(f"rollouts must be lockstep or async, got {config['rollouts']!r}")
-    if config.get("rollouts") == "async" and config["vec_env"] != "subproc":
-        raise ValueError("rollouts: async steps envs in subprocesses one at a time; it needs vec_env: subproc")
     if config["policy"] not in ("board", "mlp"):
         raise ValueError(f"policy must be board or mlp, got {config['policy']!r}")
     if not isinstance(config.get("opponents"), dict) or not config["opponents"]:
