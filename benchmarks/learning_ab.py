@@ -16,7 +16,9 @@ Two measurements per run:
    snapshots, so this is a measure of the two arms side by side, not of strength).
 
 Written into ``--out``: ``learning_ab.json`` (everything), ``learning_ab.md`` (the tables) and
-``learning_ab.png`` (the curves, one colour per arm).  Nothing is trained here; the runs come
+``learning_ab.png`` (the curves, one colour per arm), and ``evaluated/``: each model's games,
+kept under its file's hash, so a comparison run again (interrupted, or with another arm beside
+the same runs) plays only the models it has not seen.  Nothing is trained here; the runs come
 from ``python -m polarzoo.baselines.train`` with their seeds.
 """
 
@@ -53,15 +55,37 @@ def windowed(curve: list[tuple[int, float]], window: int, end: int) -> list[floa
     return means
 
 
-def final_model_results(run: Path, env_id: str, games: int, seed: int) -> dict[str, dict[str, Any]]:
+def final_model_results(run: Path, env_id: str, games: int, seed: int, cache: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The run's final model against each reference, ``games`` per seat from ``seed``; kept in
+    ``cache`` (a folder) under the model file's hash and the settings, so that a comparison that
+    was interrupted, or one with another arm beside the same runs, does not play them again."""
+    import hashlib
+
     from polarzoo.baselines.agents import PolicyAgent, make_agent
     from polarzoo.baselines.evaluation.tournament import head_to_head
 
-    learner = PolicyAgent(run / "model.zip", name=run.name)
+    model = run / "model.zip"
+    kept = None
+    if cache is not None:
+        digest = hashlib.sha256(model.read_bytes()).hexdigest()[:20]
+        kept = cache / f"{env_id}-{digest}-{games}g-{seed}.json"
+        if kept.exists():
+            try:
+                results = json.loads(kept.read_text())
+                if set(results) == set(REFERENCES):
+                    return results
+            except ValueError:
+                pass  # a file cut short: play again
+    learner = PolicyAgent(model, name=run.name)
     results = {}
     for spec in REFERENCES:
         result = head_to_head(env_id, learner, make_agent(spec, env_id), games, seed=seed)
         results[spec] = result.as_dict()
+    if kept is not None:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        temporary = kept.with_suffix(".tmp")
+        temporary.write_text(json.dumps(results, indent=2) + "\n")
+        temporary.replace(kept)
     return results
 
 
@@ -110,7 +134,7 @@ def main(argv: list[str] | None = None) -> None:
         for run in arm:
             print(f"{name}: {run}: {2 * args.games} games against each of {', '.join(REFERENCES)}", flush=True)
             curve = training_curve(run)
-            entries.append({"run": str(run), "results": final_model_results(run, env_id, args.games, args.seed),
+            entries.append({"run": str(run), "results": final_model_results(run, env_id, args.games, args.seed, args.out / "evaluated"),
                             "curve": windowed(curve, args.window, end)})
         record["arms"][name] = entries
     lines.append(f"{env_id}: each run's final model, {args.games} games per seat (seeds from {args.seed}), greedy\n")

@@ -51,6 +51,15 @@ def test_two_arms_of_runs_compared(runs: list[Path], tmp_path: Path, capsys: pyt
     assert "| one | s0 |" in table and "| two | s1 |" in table and "| 128-256 |" in table
     assert (out / "learning_ab.png").stat().st_size > 0
     assert str(out) in capsys.readouterr().out
+    # Run again (another arm beside the same runs): the models' games are read back, not played.
+    kept = sorted((out / "evaluated").glob("*.json"))
+    assert len(kept) == 2
+    first = json.loads(kept[0].read_text())
+    first["random"]["marker"] = 99  # a replay would overwrite the file
+    kept[0].write_text(json.dumps(first))
+    learning_ab.main(["--a", str(runs[0]), "--b", str(runs[1]), "--games", "1", "--window", "128", "--out", str(out)])
+    again = json.loads((out / "learning_ab.json").read_text())
+    assert 99 in [entry["results"]["random"].get("marker") for entries in again["arms"].values() for entry in entries]
 
 
 def test_a_folder_that_is_not_a_finished_run_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
