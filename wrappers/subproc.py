@@ -64,7 +64,8 @@ class MaskCachingSubprocVecEnv(SubprocVecEnv):
         observation in ``info["terminal_observation"]``) and the mask of its next position (None
         when the infos carry none)."""
         observation, reward, done, info, reset_info = self.remotes[index].recv()
-        self.reset_infos = list(self.reset_infos)  # (step_wait leaves a tuple)
+        if not isinstance(self.reset_infos, list):  # step_wait leaves a tuple
+            self.reset_infos = list(self.reset_infos)
         self.reset_infos[index] = reset_info
         masks = _masks_of([reset_info if done else info])
         mask = None if masks is None else masks[0]
