@@ -82,10 +82,10 @@ def final_model_results(run: Path, env_id: str, games: int, seed: int, cache: Pa
         result = head_to_head(env_id, learner, make_agent(spec, env_id), games, seed=seed)
         results[spec] = result.as_dict()
     if kept is not None:
+        from polarzoo.baselines.cli.runs import atomic_write
+
         kept.parent.mkdir(parents=True, exist_ok=True)
-        temporary = kept.with_suffix(".tmp")
-        temporary.write_text(json.dumps(results, indent=2) + "\n")
-        temporary.replace(kept)
+        atomic_write(kept, json.dumps(results, indent=2) + "\n")
     return results
 
 
