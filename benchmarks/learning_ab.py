@@ -15,6 +15,16 @@ Two measurements per run:
    ``--window`` timesteps: the whole curve, not only its end (the mixture holds the run's own
    snapshots, so this is a measure of the two arms side by side, not of strength).
 
+With ``--own-evals`` the first measurement is each run's own final evaluation (its ``eval.json``:
+the games ``train`` played at its end) instead of new games: nothing is played.
+
+The arms are then compared per measurement (against each reference, and against the heuristic
+from each seat alone: a seat that learns less hides in the two-seat rate): the difference of the
+arms' means (A - B) with a bootstrap 95% interval over the runs and the two-sided p-value of a
+permutation test of the runs' labels (exact below 100,000 relabellings; scipy, fixed seeds).  The
+runs are the samples, not the games: with three seeds an arm's between-seed spread, not the
+games' binomial noise, decides (a permutation test of 3 runs against 3 cannot go below p = 0.1).
+
 Written into ``--out``: ``learning_ab.json`` (everything), ``learning_ab.md`` (the tables) and
 ``learning_ab.png`` (the curves, one colour per arm), and ``evaluated/``: each model's games,
 kept under its file's hash, so a comparison run again (interrupted, or with another arm beside
@@ -29,6 +39,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from polarzoo.envs._common.extras import require
 
 REFERENCES = ("random", "heuristic")
 
@@ -89,6 +101,68 @@ def final_model_results(run: Path, env_id: str, games: int, seed: int, cache: Pa
     return results
 
 
+def own_evaluation(run: Path) -> dict[str, dict[str, Any]]:
+    """The run's own final evaluation (``eval.json``: its trained model against each reference)."""
+    evaluation = json.loads((run / "eval.json").read_text())
+    results = {r["opponent"]: r for r in evaluation["results"] if r.get("agent") == "trained"}
+    missing = [spec for spec in REFERENCES if spec not in results]
+    if missing:
+        raise ValueError(f"{run / 'eval.json'}: no games against {', '.join(missing)}")
+    return {spec: results[spec] for spec in REFERENCES}
+
+
+def seat_rate(result: dict[str, Any], seat: str) -> float | None:
+    """The win rate from one seat (None when the result has no games there)."""
+    tally = (result.get("by_seat") or {}).get(seat)
+    if not tally:
+        return None
+    games = tally["wins"] + tally["draws"] + tally["losses"]
+    return tally["wins"] / games if games else None
+
+
+def compare(a: list[float], b: list[float], resamples: int = 10_000) -> dict[str, Any]:
+    """Arm A's runs against arm B's: means, A - B with a 95% percentile-bootstrap interval (the
+    runs resampled within each arm) and the two-sided p-value of a permutation test of the runs'
+    labels (exact when there are at most ``resamples`` relabellings).  Fixed seeds: the same runs
+    give the same numbers."""
+    import math
+
+    import numpy as np
+
+    stats = require("scipy.stats", "learning_ab's comparison of the arms")
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    difference = float(x.mean() - y.mean())
+    out: dict[str, Any] = {"mean_a": float(x.mean()), "mean_b": float(y.mean()), "difference": difference,
+                           "runs": [len(x), len(y)], "ci95": None, "p_value": None}
+    if len(x) < 2 or len(y) < 2:
+        return out  # one run an arm: nothing to resample
+
+    def statistic(first: np.ndarray, second: np.ndarray, axis: int = -1) -> np.ndarray:
+        return first.mean(axis=axis) - second.mean(axis=axis)
+
+    exact = math.comb(len(x) + len(y), len(x)) <= resamples
+    test = stats.permutation_test((x, y), statistic, permutation_type="independent", alternative="two-sided",
+                                  n_resamples=np.inf if exact else resamples, vectorized=True, rng=np.random.default_rng(0))
+    out["p_value"], out["exact"] = float(test.pvalue), exact
+    if np.ptp(np.concatenate([x, y])) == 0:
+        out["ci95"] = [difference, difference]
+    else:
+        with np.errstate(all="ignore"):  # a resample of equal values has no spread: harmless here
+            boot = stats.bootstrap((x, y), statistic, n_resamples=resamples, method="percentile", vectorized=True,
+                                   rng=np.random.default_rng(0))
+        out["ci95"] = [float(boot.confidence_interval.low), float(boot.confidence_interval.high)]
+    return out
+
+
+def measurements(results: dict[str, dict[str, Any]], seats: list[str]) -> dict[str, float | None]:
+    """A run's numbers that the arms are compared on: the win rate against each reference, and
+    against the heuristic from each seat."""
+    values: dict[str, float | None] = {f"vs {spec}": results[spec]["win_rate"] for spec in REFERENCES}
+    for seat in seats:
+        values[f"vs heuristic as {seat}"] = seat_rate(results["heuristic"], seat)
+    return values
+
+
 def _rate(wins: int, games: int) -> str:
     from polarzoo.baselines.evaluation.tournament import wilson_interval
 
@@ -103,6 +177,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--b", nargs="+", type=Path, required=True, help="the second arm's run folders")
     parser.add_argument("--names", nargs=2, default=["A", "B"], help="the arms' names (default: A B)")
     parser.add_argument("--games", type=int, default=100, help="games per seat against each reference agent (default: 100)")
+    parser.add_argument("--own-evals", action="store_true",
+                        help="use each run's own final evaluation (its eval.json) instead of playing new games")
     parser.add_argument("--seed", type=int, default=30_000, help="the first game's seed (default: 30000)")
     parser.add_argument("--window", type=int, default=20_000, help="timesteps per window of the training curve (default: 20000)")
     parser.add_argument("--out", type=Path, default=Path("runs/learning-ab"), help="output folder (default: runs/learning-ab)")
@@ -113,6 +189,8 @@ def main(argv: list[str] | None = None) -> None:
     for run in runs:
         if not (run / "model.zip").is_file() or not (run / "config.yaml").is_file():
             parser.error(f"{run}: not a finished training run (no model.zip or config.yaml)")
+        if args.own_evals and not (run / "eval.json").is_file():
+            parser.error(f"{run}: no eval.json (the run's final evaluation); leave out --own-evals to play its games")
     import yaml
 
     configs = {run: yaml.safe_load((run / "config.yaml").read_text()) for run in runs}
@@ -127,22 +205,37 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"output folder: {args.out}", flush=True)
 
-    record: dict[str, Any] = {"env": env_id, "games_per_seat": args.games, "seed": args.seed, "window": args.window, "arms": {}}
+    record: dict[str, Any] = {"env": env_id, "games_per_seat": None if args.own_evals else args.games,
+                              "seed": None if args.own_evals else args.seed, "own_evals": args.own_evals, "window": args.window, "arms": {}}
     lines = []
     for name, arm in zip(args.names, (args.a, args.b)):
         entries = []
         for run in arm:
-            print(f"{name}: {run}: {2 * args.games} games against each of {', '.join(REFERENCES)}", flush=True)
             curve = training_curve(run)
-            entries.append({"run": str(run), "results": final_model_results(run, env_id, args.games, args.seed, args.out / "evaluated"),
-                            "curve": windowed(curve, args.window, end)})
+            if args.own_evals:
+                try:
+                    results = own_evaluation(run)
+                except (ValueError, KeyError) as error:
+                    parser.error(f"{run}: its eval.json cannot be read ({error})")
+            else:
+                print(f"{name}: {run}: {2 * args.games} games against each of {', '.join(REFERENCES)}", flush=True)
+                results = final_model_results(run, env_id, args.games, args.seed, args.out / "evaluated")
+            entries.append({"run": str(run), "results": results, "curve": windowed(curve, args.window, end)})
         record["arms"][name] = entries
-    lines.append(f"{env_id}: each run's final model, {args.games} games per seat (seeds from {args.seed}), greedy\n")
-    lines.append("| arm | run | " + " | ".join(f"vs {spec}" for spec in REFERENCES) + " |")
-    lines.append("|---|---|" + "---|" * len(REFERENCES))
+    every = [entry for entries in record["arms"].values() for entry in entries]
+    seats = sorted({seat for entry in every for seat in (entry["results"]["heuristic"].get("by_seat") or {})})
+    if args.own_evals:
+        lines.append(f"{env_id}: each run's own final evaluation (its eval.json), greedy\n")
+    else:
+        lines.append(f"{env_id}: each run's final model, {args.games} games per seat (seeds from {args.seed}), greedy\n")
+    lines.append("| arm | run | " + " | ".join(f"vs {spec}" for spec in REFERENCES) + "".join(f" | wins vs heuristic as {seat}" for seat in seats) + " |")
+    lines.append("|---|---|" + "---|" * len(REFERENCES) + "---:|" * len(seats))
     for name, entries in record["arms"].items():
         for entry in entries:
             cells = [_rate(entry["results"][spec]["wins"], entry["results"][spec]["games"]) for spec in REFERENCES]
+            for seat in seats:
+                tally = (entry["results"]["heuristic"].get("by_seat") or {}).get(seat)
+                cells.append(f"{tally['wins']}/{tally['wins'] + tally['draws'] + tally['losses']}" if tally else "-")
             lines.append(f"| {name} | {Path(entry['run']).name} | " + " | ".join(cells) + " |")
     lines.append("\n| arm | runs | " + " | ".join(f"mean vs {spec} (per run)" for spec in REFERENCES) + " |")
     lines.append("|---|---:|" + "---|" * len(REFERENCES))
@@ -152,6 +245,22 @@ def main(argv: list[str] | None = None) -> None:
             rates = [entry["results"][spec]["win_rate"] for entry in entries]
             cells.append(f"{sum(rates) / len(rates):.1%} (" + ", ".join(f"{rate:.0%}" for rate in rates) + ")")
         lines.append(f"| {name} | {len(entries)} | " + " | ".join(cells) + " |")
+    names = list(record["arms"])
+    per_run = {name: [measurements(entry["results"], seats) for entry in entries] for name, entries in record["arms"].items()}
+    record["comparison"] = {}
+    for key in per_run[names[0]][0] if per_run[names[0]] else []:
+        a = [values[key] for values in per_run[names[0]] if values.get(key) is not None]
+        b = [values[key] for values in per_run[names[1]] if values.get(key) is not None]
+        if a and b:
+            record["comparison"][key] = compare(a, b)
+    lines.append(f"\n{names[0]} - {names[1]}: difference of the arms' mean win rates, the runs as samples "
+                 "(bootstrap 95% interval; permutation test of the runs' labels)\n")
+    lines.append(f"| measurement | {names[0]} | {names[1]} | difference [95% CI] | p (two-sided) |")
+    lines.append("|---|---:|---:|---|---:|")
+    for key, c in record["comparison"].items():
+        interval = f" [{c['ci95'][0]:+.1%}, {c['ci95'][1]:+.1%}]" if c["ci95"] is not None else ""
+        p_value = "-" if c["p_value"] is None else f"{c['p_value']:.3f}" + ("" if c.get("exact") else " (sampled)")
+        lines.append(f"| {key} | {c['mean_a']:.1%} | {c['mean_b']:.1%} | {c['difference']:+.1%}{interval} | {p_value} |")
     windows = range(0, end, args.window)
     lines.append("\nTraining return against the opponent mixture (`rollout/ep_rew_mean`), mean per window, averaged over the arm's runs\n")
     lines.append("| timesteps | " + " | ".join(record["arms"]) + " |")
