@@ -55,7 +55,10 @@ class BatchVecEnv(VecEnv):
         if isinstance(opponent, str) and opponent != "random":
             from sb3_contrib import MaskablePPO
 
-            opponent = MaskablePPO.load(opponent, device="cpu")
+            from polarzoo.envs._common.seeding import global_random_state_kept
+
+            with global_random_state_kept():  # SB3's load reseeds the caller's generators
+                opponent = MaskablePPO.load(opponent, device="cpu")
         self.opponent = opponent
         self.rng = np.random.default_rng(seed)
         self.learner_colour = np.zeros(num_envs, dtype=np.int8)

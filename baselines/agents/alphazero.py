@@ -203,7 +203,10 @@ class AlphaZeroAgent:
     def from_path(cls, path: str, env_id: str, simulations: int = 100, name: str | None = None) -> "AlphaZeroAgent":
         from sb3_contrib import MaskablePPO
 
-        model = MaskablePPO.load(str(path), device="cpu")
+        from polarzoo.envs._common.seeding import global_random_state_kept
+
+        with global_random_state_kept():  # SB3's load reseeds the caller's generators
+            model = MaskablePPO.load(str(path), device="cpu")
         PolicyAgent(path, model=model).check_fits(env_id)
         agent = cls(model, env_id, simulations, name=name)
         agent.path = str(path)

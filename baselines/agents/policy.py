@@ -33,8 +33,10 @@ class PolicyAgent:
             if path is None:
                 raise ValueError("PolicyAgent needs a path or a model")
             from polarzoo.envs._common.extras import require
+            from polarzoo.envs._common.seeding import global_random_state_kept
 
-            model = require("sb3_contrib", "a saved model (model:PATH, pretrained)").MaskablePPO.load(str(path), device="cpu")
+            with global_random_state_kept():  # SB3's load reseeds the caller's generators
+                model = require("sb3_contrib", "a saved model (model:PATH, pretrained)").MaskablePPO.load(str(path), device="cpu")
         self.path = None if path is None else str(path)
         self.model = model
         self.deterministic = deterministic

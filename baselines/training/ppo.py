@@ -201,8 +201,8 @@ def restore_update_boundary(model: Any, boundary: dict[str, Any]) -> None:
     env = model.get_env()
     for index, blob in enumerate(boundary["envs"]):
         env.env_method("set_state", blob, indices=[index])
-    # The generators last: putting the envs back loads the snapshot opponents' models, and SB3's
-    # load reseeds torch, NumPy and Python's generators (set_random_seed in _setup_model).
+    # The generators last: SB3's load of the checkpoint (before this call) reseeded torch, NumPy
+    # and Python's generators (set_random_seed in _setup_model).
     torch.set_rng_state(boundary["torch_rng"])
     np.random.set_state(boundary["numpy_rng"])
     random.setstate(boundary["python_rng"])
