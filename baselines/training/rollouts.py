@@ -21,9 +21,10 @@ A result must not depend on which env happened to finish first (the machine's lo
 
 So a run is reproducible from its seed and config, and an exact resume (update boundaries) works
 as with lock-step rollouts; the rollouts differ from lock-step ones only in the random numbers
-drawn (same policy, same distributions: checked on 6,144 steps of a fixed policy).  Yet on Thin
-Ice its runs learned less as the first player than lock-step runs (6 runs against 3, results page
-"Thin Ice physics", session 21; cause not found), so it is opt-in, not a default.
+drawn (a frozen trained policy samples the same games from each learner seat:
+``benchmarks.rollout_seats``).  Thin Ice's learning A/B puts it within the seed spread of lock
+step's but below it on average (results page "Thin Ice physics", sessions 21-22), so it is
+opt-in, not a default.
 Other vectorised envs (or ``Dict`` observations) fall back to MaskablePPO's own collector.
 """
 
