@@ -225,7 +225,13 @@ def main(argv: list[str] | None = None) -> None:
     every = [entry for entries in record["arms"].values() for entry in entries]
     seats = sorted({seat for entry in every for seat in (entry["results"]["heuristic"].get("by_seat") or {})})
     if args.own_evals:
-        lines.append(f"{env_id}: each run's own final evaluation (its eval.json), greedy\n")
+        settings = sorted({(json.loads((run / "eval.json").read_text()).get("games_per_seat"),
+                            json.loads((run / "eval.json").read_text()).get("seed")) for run in runs}, key=str)
+        described = "; ".join(f"{games} games per seat from seed {seed}" for games, seed in settings)
+        lines.append(f"{env_id}: each run's own final evaluation (its eval.json: {described}), greedy\n")
+        if len(settings) > 1:
+            lines.append("**Note**: the runs were evaluated on different games; their rates compare less well.\n")
+            print("note: the runs' own evaluations played different games: " + described, file=sys.stderr)
     else:
         lines.append(f"{env_id}: each run's final model, {args.games} games per seat (seeds from {args.seed}), greedy\n")
     lines.append("| arm | run | " + " | ".join(f"vs {spec}" for spec in REFERENCES) + "".join(f" | wins vs heuristic as {seat}" for seat in seats) + " |")

@@ -125,6 +125,7 @@ def test_own_evaluations_compared_seat_by_seat(runs: list[Path], tmp_path: Path)
     assert comparison["vs random"]["difference"] == 0 and comparison["vs random"]["p_value"] == 1.0
     table = (out / "learning_ab.md").read_text()
     assert "| lock | run0 | 19/20" in table and "| 8/10 | 7/10 |" in table
+    assert "different games" not in table  # every eval.json here has the same (missing) settings
     assert "| vs heuristic as player_0 | 85.0% | 25.0% | +60.0% [" in table
     # A run without its final evaluation is named in one line.
     (copies[3] / "eval.json").unlink()
