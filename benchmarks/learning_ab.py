@@ -225,8 +225,8 @@ def main(argv: list[str] | None = None) -> None:
     every = [entry for entries in record["arms"].values() for entry in entries]
     seats = sorted({seat for entry in every for seat in (entry["results"]["heuristic"].get("by_seat") or {})})
     if args.own_evals:
-        settings = sorted({(json.loads((run / "eval.json").read_text()).get("games_per_seat"),
-                            json.loads((run / "eval.json").read_text()).get("seed")) for run in runs}, key=str)
+        evaluations = [json.loads((run / "eval.json").read_text()) for run in runs]
+        settings = sorted({(e.get("games_per_seat"), e.get("seed")) for e in evaluations}, key=str)
         described = "; ".join(f"{games} games per seat from seed {seed}" for games, seed in settings)
         lines.append(f"{env_id}: each run's own final evaluation (its eval.json: {described}), greedy\n")
         if len(settings) > 1:

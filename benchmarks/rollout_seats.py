@@ -45,7 +45,9 @@ def collect(run: Path, collector: str, rollouts: int, seed: int) -> dict[str, di
 
     config = {**ppo.saved_run_config(yaml.safe_load((run / "config.yaml").read_text())), "rollouts": collector}
     torch.set_num_threads(1)
-    snapshots = sorted((run / "snapshots").glob("*.zip"), key=lambda p: p.stat().st_mtime)[-int(config["max_snapshots"]):]
+    # The pool the run ended with: its newest snapshots (named by their timestep).
+    snapshots = sorted((run / "snapshots").glob("snapshot_*.zip"), key=lambda p: int(p.stem.rsplit("_", 1)[-1]))
+    snapshots = snapshots[-int(config["max_snapshots"]):]
     venv = ppo.make_vec_env(config, [str(p) for p in snapshots], seed)
     algorithm = AsyncRolloutPPO if collector == "async" else MaskablePPO
     policy, policy_kwargs = ppo.policy_and_kwargs(config)
