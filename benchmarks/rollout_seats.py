@@ -71,7 +71,8 @@ def collect(run: Path, collector: str, rollouts: int, seed: int) -> dict[str, di
     _, callback = model._setup_learn(10**12, callback=record)
     callback.on_training_start(locals(), globals())
     try:
-        for _ in range(rollouts):
+        for number in range(rollouts):
+            print(f"  {collector}: rollout {number + 1}/{rollouts}", flush=True)  # a line a rollout: logs show progress
             record.steps.clear()
             model.collect_rollouts(venv, callback, model.rollout_buffer, config["n_steps"])
             buffer = model.rollout_buffer
@@ -109,13 +110,12 @@ def compare_seat(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 def _mean_interval(values: list[float]) -> str:
+    from polarzoo.baselines.evaluation.tournament import mean_interval
+
     if not values:
         return "-"
-    mean = sum(values) / len(values)
-    if len(values) < 2:
-        return f"{mean:+.3f}"
-    spread = math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1) / len(values))
-    return f"{mean:+.3f} [{mean - 1.96 * spread:+.3f}, {mean + 1.96 * spread:+.3f}]"
+    mean, low, high = mean_interval(values)
+    return f"{mean:+.3f}" if len(values) < 2 else f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
 
 
 def markdown(record: dict[str, Any]) -> str:

@@ -59,3 +59,7 @@ def test_a_folder_that_is_not_a_run_is_named(tmp_path: Path, capsys: pytest.Capt
         rollout_seats.main(["--run", str(tmp_path)])
     assert exit_info.value.code == 2
     assert f"{tmp_path}: not a finished training run" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        rollout_seats.main(["--run", str(tmp_path), "--rollouts", "0"])
+    assert exit_info.value.code == 2
+    assert "--rollouts must be at least 1" in capsys.readouterr().err
