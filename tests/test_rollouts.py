@@ -185,6 +185,54 @@ def test_an_interrupted_async_rollout_resumes_to_the_same_weights(tmp_path: Path
     assert (tmp_path / "whole" / "evaluations.csv").read_text() == (tmp_path / "cut" / "evaluations.csv").read_text()
 
 
+def test_async_rollouts_learn_what_lock_steps_learn_up_to_rounding(tmp_path: Path) -> None:
+    """The same run with MaskablePPO's lock-step collector and with the async one: the same random
+    numbers pick the same actions, the snapshots reach the envs' pools at the same step and the
+    evaluation mid-rollout plays the same games, so the weights after three updates differ by float
+    rounding only (forward passes of one observation against a batch; the async arm's update on two
+    threads, as Thin Ice's default config, the lock step's on one).  Thin Ice: short games, so
+    episodes start after each snapshot within the rollout (without the callbacks' barrier the
+    weights differ by about 5e-3)."""
+    weights, evaluations = {}, {}
+    for mode in ("lockstep", "async"):
+        config = train_module.load_config("thin_ice_v0", {
+            "n_envs": 2, "n_steps": 32, "batch_size": 64, "n_epochs": 1, "total_timesteps": 192, "vec_env": "subproc",
+            "rollouts": mode, "opponents": {"random": 0.5, "self": 0.5}, "snapshot_every": 10, "max_snapshots": 2,
+            "eval_every": 96, "eval_games": 1, "checkpoint_every": 64, "torch_threads": 1, "bc_games": 0,
+            "update_threads": 2 if mode == "async" else 1,  # as Thin Ice's default: the update on two threads
+            "board_policy": {"dim": 8, "blocks": 1, "symmetrize": "canonical"}})
+        train_module.check_config(config)
+        folder = tmp_path / mode
+        folder.mkdir()
+        train_module.train(config, folder, seed=4, progress_bar=False, final_eval=False)
+        weights[mode] = MaskablePPO.load(folder / "model.zip", device="cpu").policy.state_dict()
+        evaluations[mode] = (folder / "evaluations.csv").read_text()
+    for name, lockstep in weights["lockstep"].items():
+        torch.testing.assert_close(weights["async"][name], lockstep, rtol=0, atol=1e-6, msg=name)
+    assert evaluations["async"] == evaluations["lockstep"]
+
+
+def test_the_next_env_event_is_the_earliest_any_callback_names() -> None:
+    from stable_baselines3.common.callbacks import CallbackList, EveryNTimesteps
+
+    from polarzoo.baselines.training.rollouts import next_env_event
+
+    class _Event(BaseCallback):
+        def __init__(self, event: int | None) -> None:
+            super().__init__()
+            self.event = event
+
+        def _on_step(self) -> bool:
+            return True
+
+        def next_env_event(self) -> int | None:
+            return self.event
+
+    assert next_env_event(_Recorder()) is None
+    assert next_env_event(CallbackList([_Event(None), _Recorder()])) is None
+    assert next_env_event(CallbackList([_Event(300), _Recorder(), EveryNTimesteps(10, _Event(120))])) == 120
+
+
 def test_a_bad_rollouts_setting_is_named() -> None:
     config = train_module.load_config(ENV, {"rollouts": "parallel"})
     with pytest.raises(ValueError, match="rollouts must be lockstep or async, got 'parallel'"):

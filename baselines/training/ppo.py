@@ -265,6 +265,13 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
                 self.next_eval += config["eval_every"]
             return True
 
+        def next_env_event(self) -> int | None:
+            """The timesteps at which ``on_step`` next touches the envs (a snapshot into their
+            pools) or plays games (an evaluation): the async collector runs the callbacks up to
+            there with every env idle, as a lock step would."""
+            events = [event for event in (self.next_snapshot, self.next_eval) if event is not None]
+            return min(events) if events else None
+
         def counters(self) -> dict[str, Any]:
             return {"next_checkpoint": self.next_checkpoint, "next_snapshot": self.next_snapshot, "next_eval": self.next_eval}
 

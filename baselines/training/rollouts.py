@@ -5,27 +5,32 @@ for the slowest.  Thin Ice's steps are heavy-tailed (a pile that topples settles
 steps: median 1.2 ms, 90th percentile 17 ms), so in lock step a core often idles while one env
 settles.  :class:`AsyncRolloutPPO` (with :class:`~polarzoo.wrappers.subproc.MaskCachingSubprocVecEnv`)
 gives an env its next action as soon as its result is in, until every env has made ``n_steps``
-steps; the rollout buffer gets the same per-env trajectories as a lock step would, the update is
-MaskablePPO's own.
+steps; the update is MaskablePPO's own.
 
-A result must not depend on which env happened to finish first (the machine's load), so:
+It is the lock-step rollout with the waiting taken out, not another sampler:
 
-* every env samples its actions from its own generator (seeded at the start of each rollout from
-  torch's global generator, which ``--resume`` restores), by the Gumbel-max trick on the masked
-  log-probabilities the policy gives;
+* the random numbers are lock step's: step ``t``'s Gumbel noise for all envs is one draw from
+  torch's global generator, made the first time any env reaches step ``t`` (in step order, so it
+  does not matter which env that is), and env ``i`` takes row ``i``.  A policy that samples by the
+  Gumbel-max trick (:class:`~polarzoo.baselines.policies.sb3.BoardPolicy`'s distribution) draws
+  exactly these numbers in a lock step, so both collectors pick the same actions from the same
+  log-probabilities;
 * every forward pass is of one observation (a batch of whichever envs are ready would round
-  differently from one run to the next);
-* the callbacks' ``on_step`` (snapshots, evaluations, progress) and the episode statistics run
-  after the rollout, step by step in lock-step order, with the envs idle: a new opponent pool
-  then reaches the envs at the next rollout instead of mid-rollout.
+  differently from one run to the next).  A lock step's batch of all envs rounds differently from
+  a batch of one (a few 1e-6 in Thin Ice's logits), so the two collectors agree up to float
+  rounding, like the same network on two machines; tested against MaskablePPO's collector;
+* the callbacks' ``on_step`` (snapshots, evaluations, progress) and the episode statistics run in
+  lock-step order with every env idle: after the rollout, or, when a callback says that its next
+  ``on_step`` touches the envs or the generators (``next_env_event()``: the self-play callback's
+  snapshots into the opponent pool and its evaluations), at that step, where every env waits for
+  them, so a new opponent pool reaches the envs at the step it would in a lock step.
 
-So a run is reproducible from its seed and config, and an exact resume (update boundaries) works
-as with lock-step rollouts; the rollouts differ from lock-step ones only in the random numbers
-drawn (a frozen trained policy samples the same games from each learner seat:
-``benchmarks.rollout_seats``).  Thin Ice's learning A/B puts it within the seed spread of lock
-step's but below it on average (results page "Thin Ice physics", sessions 21-22), so it is
-opt-in, not a default.
-Other vectorised envs (or ``Dict`` observations) fall back to MaskablePPO's own collector.
+So a run depends on its seed and config, not on which env finished first (the machine's load),
+an exact resume (update boundaries: the global generator is in the checkpoint) works as with
+lock-step rollouts, and the learning is the lock step's.  A policy whose distribution samples
+otherwise (sb3-contrib's ``MaskableCategorical``: ``torch.multinomial``) gets the same
+distribution from the same generator, not the same numbers.  Other vectorised envs (or ``Dict``
+observations) fall back to MaskablePPO's own collector.
 """
 
 from __future__ import annotations
@@ -40,7 +45,22 @@ from sb3_contrib.common.maskable.utils import get_action_masks
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import VecEnv
 
-from polarzoo.baselines.policies.sb3 import gumbel_max
+from polarzoo.baselines.policies.sb3 import gumbel_noise
+
+
+def next_env_event(callback: BaseCallback) -> int | None:
+    """The earliest timestep count at which ``callback`` (or one inside a ``CallbackList`` /
+    ``EventCallback``) says its ``on_step`` next touches the envs or the global generators
+    (its ``next_env_event()``); ``None`` when none says so."""
+    events = []
+    for inner in [*getattr(callback, "callbacks", ()), getattr(callback, "callback", None)]:
+        if isinstance(inner, BaseCallback):
+            events.append(next_env_event(inner))
+    own = getattr(callback, "next_env_event", None)
+    if callable(own):
+        events.append(own())
+    events = [int(event) for event in events if event is not None]
+    return min(events) if events else None
 
 
 class AsyncRolloutPPO(MaskablePPO):
@@ -56,10 +76,8 @@ class AsyncRolloutPPO(MaskablePPO):
         assert self._last_obs is not None, "No previous observation was provided"
         self.policy.set_training_mode(False)
         rollout_buffer.reset()
-        callback.on_rollout_start()  # an update boundary: --resume restores the generators drawn below
-        n_envs = env.num_envs
-        seeds = torch.randint(0, 2**62, (n_envs,), dtype=torch.int64).tolist()
-        generators = [torch.Generator().manual_seed(seed) for seed in seeds]
+        callback.on_rollout_start()  # an update boundary: --resume restores the global generator drawn from below
+        n_envs, n_actions, start_timesteps = env.num_envs, int(self.action_space.n), self.num_timesteps
         observations = np.array(self._last_obs, copy=True)
         starts = np.array(self._last_episode_starts, dtype=bool, copy=True)
         masks = [np.asarray(mask, dtype=bool) for mask in get_action_masks(env)]
@@ -72,17 +90,52 @@ class AsyncRolloutPPO(MaskablePPO):
             "done": np.zeros(shape, dtype=bool),
         }
         infos: list[list[dict[str, Any]]] = [[{} for _ in range(n_envs)] for _ in range(n_rollout_steps)]
-        counts = [0] * n_envs
-        pending: set[int] = set()
+        noise: dict[int, torch.Tensor] = {}  # step -> that step's Gumbel noise, one row per env
+        counts = [0] * n_envs  # steps each env has made
+        pending: set[int] = set()  # envs whose step is in flight
+        held: list[int] = []  # envs waiting for the callbacks of the steps before theirs
+        replayed = 0  # steps whose callbacks ran and whose transitions are in the buffer
+
+        def barrier() -> int:
+            """The last step an env may make before the callbacks up to it have run."""
+            event = next_env_event(callback)
+            if event is None:
+                return n_rollout_steps
+            # the on_step that reaches `event` timesteps is step ceil((event - start) / n_envs) - 1's
+            step = -(-(event - start_timesteps) // n_envs) - 1
+            return max(step, replayed)
+
+        last_free_step = barrier()
 
         def act(index: int) -> None:
             step = counts[index]
-            action, value, log_prob = self._act_one(observations[index], masks[index], generators[index])
+            while len(noise) + replayed <= step:  # lock step's draws, in step order
+                noise[len(noise) + replayed] = gumbel_noise((n_envs, n_actions), torch.float32, self.device)
+            action, value, log_prob = self._act_one(observations[index], masks[index], noise[step][index])
             record["obs"][step, index], record["mask"][step, index] = observations[index], masks[index]
             record["start"][step, index] = starts[index]
             record["action"][step, index], record["value"][step, index], record["log_prob"][step, index] = action, value, log_prob
             env.send_step(index, np.int64(action))
             pending.add(index)
+
+        def replay(until: int) -> bool:
+            """Callbacks, episode statistics and the buffer for the steps before ``until``, in
+            lock-step order, with every env idle."""
+            nonlocal replayed
+            while replayed < until:
+                step = replayed
+                self.num_timesteps += n_envs
+                dones, step_infos = record["done"][step], infos[step]
+                callback.update_locals({"dones": dones, "infos": step_infos, "n_steps": step + 1})
+                if not callback.on_step():
+                    return False
+                self._update_info_buffer(step_infos, dones)
+                rollout_buffer.add(record["obs"][step], record["action"][step].reshape(-1, 1), record["reward"][step],
+                                   record["start"][step], torch.as_tensor(record["value"][step]),
+                                   torch.as_tensor(record["log_prob"][step]), action_masks=record["mask"][step])
+                noise.pop(step, None)
+                replayed += 1
+            return True
 
         try:
             for index in range(n_envs):
@@ -101,22 +154,24 @@ class AsyncRolloutPPO(MaskablePPO):
                     observations[index], starts[index] = observation, done
                     masks[index] = mask if mask is not None else np.asarray(env.env_method("action_masks", indices=[index])[0], dtype=bool)
                     if counts[index] < n_rollout_steps:
+                        if counts[index] <= last_free_step:
+                            act(index)
+                        else:
+                            held.append(index)
+                if not pending and held:
+                    # Every env has made the steps up to the barrier and waits: its callbacks
+                    # run now, as in a lock step, then the envs go on.
+                    if not replay(last_free_step + 1):
+                        return False
+                    last_free_step = barrier()
+                    for index in sorted(held):
                         act(index)
+                    held.clear()
         finally:
             if pending:  # an interruption (Ctrl-C) mid-rollout: the envs' answers are read, not left for the next call
                 env.discard_steps(sorted(pending))
-        for step in range(n_rollout_steps):
-            # The callbacks and the episode statistics in lock-step order, as a lock-step rollout
-            # would have run them (the envs are idle now).
-            self.num_timesteps += n_envs
-            dones, step_infos = record["done"][step], infos[step]
-            callback.update_locals({"dones": dones, "infos": step_infos, "n_steps": step + 1})
-            if not callback.on_step():
-                return False
-            self._update_info_buffer(step_infos, dones)
-            rollout_buffer.add(record["obs"][step], record["action"][step].reshape(-1, 1), record["reward"][step],
-                               record["start"][step], torch.as_tensor(record["value"][step]),
-                               torch.as_tensor(record["log_prob"][step]), action_masks=record["mask"][step])
+        if not replay(n_rollout_steps):
+            return False
         self._last_obs, self._last_episode_starts = observations, starts
         with torch.no_grad():
             # One forward pass of the rollout's last observations (always a batch of n_envs).
@@ -126,9 +181,9 @@ class AsyncRolloutPPO(MaskablePPO):
         callback.on_rollout_end()
         return True
 
-    def _act_one(self, observation: np.ndarray, mask: np.ndarray, generator: torch.Generator) -> tuple[int, float, float]:
-        """One env's action (drawn with its own ``generator``), value and log-probability; the
-        same arithmetic as ``policy.forward`` on a batch of one observation."""
+    def _act_one(self, observation: np.ndarray, mask: np.ndarray, noise: torch.Tensor) -> tuple[int, float, float]:
+        """One env's action (the Gumbel-max trick with its row of the step's ``noise``), value and
+        log-probability; the same arithmetic as ``policy.forward`` on a batch of one observation."""
         policy = self.policy
         with torch.no_grad():
             features = policy.extract_features(torch.as_tensor(observation[None], device=self.device))
@@ -141,7 +196,7 @@ class AsyncRolloutPPO(MaskablePPO):
             distribution = policy._get_action_dist_from_latent(latent_pi)
             distribution.apply_masking(mask[None])
             # (normalised log-probabilities, masked actions at about -1e8, for either distribution class)
-            action = gumbel_max(distribution.distribution.logits, generator)
+            action = (distribution.distribution.logits - noise).argmax(dim=-1)
             log_prob = distribution.log_prob(action)
         return int(action.item()), float(value.item()), float(log_prob.item())
 
