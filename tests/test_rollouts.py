@@ -185,21 +185,19 @@ def test_an_interrupted_async_rollout_resumes_to_the_same_weights(tmp_path: Path
     assert (tmp_path / "whole" / "evaluations.csv").read_text() == (tmp_path / "cut" / "evaluations.csv").read_text()
 
 
-def test_async_rollouts_learn_what_lock_steps_learn_up_to_rounding(tmp_path: Path) -> None:
+def test_async_rollouts_learn_what_lock_steps_learn_to_the_bit(tmp_path: Path) -> None:
     """The same run with MaskablePPO's lock-step collector and with the async one: the same random
-    numbers pick the same actions, the snapshots reach the envs' pools at the same step and the
-    evaluation mid-rollout plays the same games, so the weights after three updates differ by float
-    rounding only (forward passes of one observation against a batch; the async arm's update on two
-    threads, as Thin Ice's default config, the lock step's on one).  Thin Ice: short games, so
-    episodes start after each snapshot within the rollout (without the callbacks' barrier the
-    weights differ by about 5e-3)."""
+    numbers, forward passes of the lock step's shape (row i is env i's), the snapshots reaching the
+    envs' pools at the same step and the evaluation mid-rollout playing the same games, so the
+    weights after three updates are the same to the bit.  Thin Ice: short games, so episodes start
+    after each snapshot within the rollout (without the callbacks' barrier the weights differ by
+    about 5e-3)."""
     weights, evaluations = {}, {}
     for mode in ("lockstep", "async"):
         config = train_module.load_config("thin_ice_v0", {
             "n_envs": 2, "n_steps": 32, "batch_size": 64, "n_epochs": 1, "total_timesteps": 192, "vec_env": "subproc",
             "rollouts": mode, "opponents": {"random": 0.5, "self": 0.5}, "snapshot_every": 10, "max_snapshots": 2,
-            "eval_every": 96, "eval_games": 1, "checkpoint_every": 64, "torch_threads": 1, "bc_games": 0,
-            "update_threads": 2 if mode == "async" else 1,  # as Thin Ice's default: the update on two threads
+            "eval_every": 96, "eval_games": 1, "checkpoint_every": 64, "torch_threads": 1, "update_threads": 2, "bc_games": 0,
             "board_policy": {"dim": 8, "blocks": 1, "symmetrize": "canonical"}})
         train_module.check_config(config)
         folder = tmp_path / mode
@@ -208,7 +206,7 @@ def test_async_rollouts_learn_what_lock_steps_learn_up_to_rounding(tmp_path: Pat
         weights[mode] = MaskablePPO.load(folder / "model.zip", device="cpu").policy.state_dict()
         evaluations[mode] = (folder / "evaluations.csv").read_text()
     for name, lockstep in weights["lockstep"].items():
-        torch.testing.assert_close(weights["async"][name], lockstep, rtol=0, atol=1e-6, msg=name)
+        assert torch.equal(weights["async"][name], lockstep), name
     assert evaluations["async"] == evaluations["lockstep"]
 
 

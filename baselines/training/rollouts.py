@@ -107,16 +107,21 @@ class AsyncRolloutPPO(MaskablePPO):
 
         last_free_step = barrier()
 
-        def act(index: int) -> None:
-            step = counts[index]
-            while len(noise) + replayed <= step:  # lock step's draws, in step order
+        def act(indices: list[int]) -> None:
+            """The next actions of the envs ``indices``: one forward pass of every env's latest
+            observation in its own row, the shape of a lock step's, whose row ``i`` does not
+            depend on the other rows (tested), so each env gets the lock step's numbers."""
+            while len(noise) + replayed <= max(counts[index] for index in indices):  # lock step's draws, in step order
                 noise[len(noise) + replayed] = gumbel_noise((n_envs, n_actions), torch.float32, self.device)
-            action, value, log_prob = self._act_one(observations[index], masks[index], noise[step][index])
-            record["obs"][step, index], record["mask"][step, index] = observations[index], masks[index]
-            record["start"][step, index] = starts[index]
-            record["action"][step, index], record["value"][step, index], record["log_prob"][step, index] = action, value, log_prob
-            env.send_step(index, np.int64(action))
-            pending.add(index)
+            logits, values = self._forward(observations, np.stack(masks))
+            for index in indices:
+                step = counts[index]
+                action = int((logits[index] - noise[step][index]).argmax())
+                record["obs"][step, index], record["mask"][step, index] = observations[index], masks[index]
+                record["start"][step, index], record["action"][step, index] = starts[index], action
+                record["value"][step, index], record["log_prob"][step, index] = values[index], float(logits[index, action])
+                env.send_step(index, np.int64(action))
+                pending.add(index)
 
         def replay(until: int) -> bool:
             """Callbacks, episode statistics and the buffer for the steps before ``until``, in
@@ -138,9 +143,9 @@ class AsyncRolloutPPO(MaskablePPO):
             return True
 
         try:
-            for index in range(n_envs):
-                act(index)
+            act(list(range(n_envs)))
             while pending:
+                going_on = []
                 for index in env.ready(pending):
                     pending.discard(index)
                     observation, reward, done, info, mask = env.receive_step(index)
@@ -154,18 +159,16 @@ class AsyncRolloutPPO(MaskablePPO):
                     observations[index], starts[index] = observation, done
                     masks[index] = mask if mask is not None else np.asarray(env.env_method("action_masks", indices=[index])[0], dtype=bool)
                     if counts[index] < n_rollout_steps:
-                        if counts[index] <= last_free_step:
-                            act(index)
-                        else:
-                            held.append(index)
-                if not pending and held:
+                        (going_on if counts[index] <= last_free_step else held).append(index)
+                if going_on:
+                    act(going_on)
+                elif not pending and held:
                     # Every env has made the steps up to the barrier and waits: its callbacks
                     # run now, as in a lock step, then the envs go on.
                     if not replay(last_free_step + 1):
                         return False
                     last_free_step = barrier()
-                    for index in sorted(held):
-                        act(index)
+                    act(sorted(held))
                     held.clear()
         finally:
             if pending:  # an interruption (Ctrl-C) mid-rollout: the envs' answers are read, not left for the next call
@@ -181,24 +184,22 @@ class AsyncRolloutPPO(MaskablePPO):
         callback.on_rollout_end()
         return True
 
-    def _act_one(self, observation: np.ndarray, mask: np.ndarray, noise: torch.Tensor) -> tuple[int, float, float]:
-        """One env's action (the Gumbel-max trick with its row of the step's ``noise``), value and
-        log-probability; the same arithmetic as ``policy.forward`` on a batch of one observation."""
+    def _forward(self, observations: np.ndarray, masks: np.ndarray) -> tuple[torch.Tensor, np.ndarray]:
+        """The masked, normalised log-probabilities (n_envs, actions) and values (n_envs,) of a
+        batch: the arithmetic of ``policy.forward`` before it samples."""
         policy = self.policy
         with torch.no_grad():
-            features = policy.extract_features(torch.as_tensor(observation[None], device=self.device))
+            features = policy.extract_features(torch.as_tensor(observations, device=self.device))
             if policy.share_features_extractor:
                 latent_pi, latent_vf = policy.mlp_extractor(features)
             else:
                 latent_pi = policy.mlp_extractor.forward_actor(features[0])
                 latent_vf = policy.mlp_extractor.forward_critic(features[1])
-            value = policy.value_net(latent_vf)
+            values = policy.value_net(latent_vf)
             distribution = policy._get_action_dist_from_latent(latent_pi)
-            distribution.apply_masking(mask[None])
+            distribution.apply_masking(masks)
             # (normalised log-probabilities, masked actions at about -1e8, for either distribution class)
-            action = (distribution.distribution.logits - noise).argmax(dim=-1)
-            log_prob = distribution.log_prob(action)
-        return int(action.item()), float(value.item()), float(log_prob.item())
+            return distribution.distribution.logits.cpu(), values.cpu().numpy().reshape(-1)
 
     def _value_one(self, observation: np.ndarray) -> float:
         with torch.no_grad():
