@@ -13,7 +13,9 @@ pooled into one class) and Welch's t-test of the returns (scipy).  A collector t
 is learned from would show here in a few minutes, where the learning A/B needs hours.
 
 Writes ``OUT/rollout_seats.json`` and ``OUT/rollout_seats.md``; each collector's rollouts use the
-same env seeds (``--seed``).
+same env seeds (``--seed``).  Since session 23 the async collector draws the lock step's random
+numbers in the lock step's shapes, so these two collectors give the same rollouts; the check stays
+for collectors that sample otherwise (another policy's distribution, another vectorisation).
 """
 
 from __future__ import annotations
