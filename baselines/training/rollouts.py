@@ -54,7 +54,13 @@ from polarzoo.baselines.policies.sb3 import gumbel_noise
 def next_env_event(callback: BaseCallback) -> int | None:
     """The earliest timestep count at which ``callback`` (or one inside a ``CallbackList`` /
     ``EventCallback``) says its ``on_step`` next touches the envs or the global generators
-    (its ``next_env_event()``); ``None`` when none says so."""
+    (its ``next_env_event()``); ``None`` when none says so.
+
+    A callback of your own whose ``on_step`` changes the envs (``env_method``, ``set_attr``) or
+    draws from torch's global generator defines ``next_env_event(self) -> int | None``, the
+    ``num_timesteps`` at which it next will; :class:`AsyncRolloutPPO` then runs the callbacks up
+    to that step with every env idle, as a lock step would.  Other callbacks run after the
+    rollout, in lock-step order."""
     events = []
     for inner in [*getattr(callback, "callbacks", ()), getattr(callback, "callback", None)]:
         if isinstance(inner, BaseCallback):
