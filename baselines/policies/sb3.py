@@ -43,21 +43,19 @@ from torch import nn
 from polarzoo.baselines.policies.networks import BOARDS, FireAndIceNet, FloeNet, board_for_env, build_network  # noqa: F401
 
 
-def gumbel_noise(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device | str = "cpu",
-                 generator: torch.Generator | None = None) -> torch.Tensor:
-    """``log(-log(U))`` for uniform ``U`` of ``shape`` from torch's global generator or
-    ``generator``: subtracted from log-probabilities, the argmax is a sample (the Gumbel-max trick).
-    One call draws what :func:`gumbel_max` draws for log-probabilities of that shape."""
-    uniform = torch.rand(shape, dtype=dtype, device=generator.device if generator is not None else device, generator=generator)
-    uniform = uniform.to(device).clamp_(min=torch.finfo(dtype).tiny)
+def gumbel_noise(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device | str = "cpu") -> torch.Tensor:
+    """``log(-log(U))`` for uniform ``U`` of ``shape`` from torch's global generator: subtracted
+    from log-probabilities, the argmax is a sample (the Gumbel-max trick).  One call draws what
+    :func:`gumbel_max` draws for log-probabilities of that shape (the async collector relies on it)."""
+    uniform = torch.rand(shape, dtype=dtype, device=device).clamp_(min=torch.finfo(dtype).tiny)
     return torch.log(-torch.log(uniform))
 
 
-def gumbel_max(log_probabilities: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+def gumbel_max(log_probabilities: torch.Tensor) -> torch.Tensor:
     """One action per row of (masked, normalised) ``log_probabilities``, drawn with the Gumbel-max
-    trick from torch's global generator or ``generator``."""
-    noise = gumbel_noise(tuple(log_probabilities.shape), log_probabilities.dtype, log_probabilities.device, generator)
-    return (log_probabilities - noise).argmax(dim=-1)
+    trick from torch's global generator."""
+    return (log_probabilities - gumbel_noise(tuple(log_probabilities.shape), log_probabilities.dtype,
+                                             log_probabilities.device)).argmax(dim=-1)
 
 
 class MaskedCategorical:

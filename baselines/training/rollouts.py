@@ -104,6 +104,7 @@ class AsyncRolloutPPO(MaskablePPO):
         }
         infos: list[list[dict[str, Any]]] = [[{} for _ in range(n_envs)] for _ in range(n_rollout_steps)]
         noise: dict[int, torch.Tensor] = {}  # step -> that step's Gumbel noise, one row per env
+        drawn = 0  # steps whose noise has been drawn
         counts = [0] * n_envs  # steps each env has made
         pending: set[int] = set()  # envs whose step is in flight
         held: list[int] = []  # envs waiting for the callbacks of the steps before theirs
@@ -124,8 +125,10 @@ class AsyncRolloutPPO(MaskablePPO):
             """The next actions of the envs ``indices``: one forward pass of every env's latest
             observation in its own row, the shape of a lock step's, whose row ``i`` does not
             depend on the other rows (tested), so each env gets the lock step's numbers."""
-            while len(noise) + replayed <= max(counts[index] for index in indices):  # lock step's draws, in step order
-                noise[len(noise) + replayed] = gumbel_noise((n_envs, n_actions), torch.float32, self.device)
+            nonlocal drawn
+            while drawn <= max(counts[index] for index in indices):  # lock step's draws, in step order
+                noise[drawn] = gumbel_noise((n_envs, n_actions), torch.float32, self.device)
+                drawn += 1
             logits, values = self._forward(observations, np.stack(masks))
             for index in indices:
                 step = counts[index]
@@ -151,7 +154,7 @@ class AsyncRolloutPPO(MaskablePPO):
                 rollout_buffer.add(record["obs"][step], record["action"][step].reshape(-1, 1), record["reward"][step],
                                    record["start"][step], torch.as_tensor(record["value"][step]),
                                    torch.as_tensor(record["log_prob"][step]), action_masks=record["mask"][step])
-                noise.pop(step, None)
+                del noise[step]
                 replayed += 1
             return True
 
