@@ -36,8 +36,12 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
-    with TestClient(create_app()) as test_client:
+    with TestClient(create_app(), base_url="http://127.0.0.1:8000") as test_client:
         yield test_client
+
+
+JSON = {"Content-Type": "application/json"}
+JSONL = {"Content-Type": "application/x-ndjson"}
 
 
 def new_game(client: TestClient, **body: Any) -> dict[str, Any]:
@@ -76,25 +80,25 @@ def test_bad_requests_leave_the_game_as_it_was(client: TestClient) -> None:
     gid = game["id"]
     illegal = next(a for a in range(1025) if a not in {m["action"] for m in game["legal"]})
     cases = [
-        (client.post(f"/api/games/{gid}/move", content=b"{not json"), 400, "malformed JSON"),
+        (client.post(f"/api/games/{gid}/move", content=b"{not json", headers=JSON), 400, "malformed JSON"),
         (client.post(f"/api/games/{gid}/move", json=[1, 2]), 400, "JSON object"),
         (client.post(f"/api/games/{gid}/move", json={"action": illegal}), 400, "illegal"),
         (client.post(f"/api/games/{gid}/move", json={"action": 10**6}), 400, "out of range"),
         (client.post(f"/api/games/{gid}/move", json={"action": True}), 400, "integer"),
         (client.post(f"/api/games/{gid}/move", json={"action": "3"}), 400, "integer"),
         (client.post(f"/api/games/{gid}/move", json={"notation": "Z9-A1"}), 400, "Z9-A1"),
-        (client.post(f"/api/games/{gid}/undo"), 400, "nothing to undo"),
+        (client.post(f"/api/games/{gid}/undo", json={}), 400, "nothing to undo"),
         (client.get("/api/games/0123456789ab"), 404, "start a new game"),
         (client.post("/api/games", json={"env": "chess"}), 400, "unknown game"),
         (client.post("/api/games", json={"env": "fire_and_ice_v0", "players": 3}), 400, "thin_ice_v0 only"),
         (client.post("/api/games", json={"env": "thin_ice_v0", "players": 9}), 400, "2..6"),
         (client.post("/api/games", json={"env": "fire_and_ice_v0", "seat": "water"}), 400, "seat must be one of"),
-        (client.post("/api/games", json={"env": "fire_and_ice_v0", "opponent": "grandmaster"}), 400, "unknown agent spec"),
+        (client.post("/api/games", json={"env": "fire_and_ice_v0", "opponent": "grandmaster"}), 400, "built-in agents"),
         (client.post("/api/games", json={"env": "fire_and_ice_v0", "seed": -1}), 400, "seed"),
         (client.post("/api/games", json={"env": "fire_and_ice_v0", "opponent": "os:system"}), 400, "on the command line"),
         (client.get(f"/api/games/{gid}/picture.png"), 404, "SVG"),
-        (client.post("/api/replays", content=b"\xff\xfe"), 400, "not text"),
-        (client.post("/api/replays", content=b"{oops\n"), 400, "not JSON"),
+        (client.post("/api/replays", content=b"\xff\xfe", headers=JSONL), 400, "not text"),
+        (client.post("/api/replays", content=b"{oops\n", headers=JSONL), 400, "not JSON"),
         (client.get("/api/replays/nope/0"), 404, "open the file again"),
         (client.delete(f"/api/games/{gid}"), 405, "DELETE"),
         (client.get("/api/unknown"), 404, "no such API path"),
@@ -125,13 +129,169 @@ def test_replays_through_the_api(client: TestClient) -> None:
     records = [replays.record_game("fire_and_ice_v0", ["random"], seed=s) for s in (1, 2)]
     old = {"env": "fire_and_ice_v0", "seed": 0, "agent": "a", "opponent": "b", "agent_seat": 0, "game": 0, "result": "win"}
     text = "".join(json.dumps(r) + "\n" for r in [*records, old])
-    listing = client.post("/api/replays?name=games.jsonl", content=text.encode()).json()
+    listing = client.post("/api/replays?name=games.jsonl", content=text.encode(), headers=JSONL).json()
     assert [g["replayable"] for g in listing["games"]] == [True, True, False]
     data = client.get(f"/api/replays/{listing['id']}/1").json()
     assert len(data["frames"]) == len(records[1]["actions"]) + 1
     refused = client.get(f"/api/replays/{listing['id']}/2")
     assert refused.status_code == 400 and "no moves" in refused.json()["error"]
     assert client.get(f"/api/replays/{listing['id']}/7").status_code == 404
+
+
+# ---- what a request from elsewhere cannot do (docs/security.md) ----------------------------------
+def test_a_cross_origin_request_is_refused(client: TestClient) -> None:
+    # a page elsewhere posting text/plain (a CORS "simple request": no preflight) or JSON
+    for headers in ({"Origin": "https://evil.example", "Content-Type": "text/plain"},
+                    {"Origin": "https://evil.example", "Content-Type": "application/json"},
+                    {"Origin": "http://127.0.0.1:9999", "Content-Type": "application/json"},
+                    {"Sec-Fetch-Site": "cross-site", "Content-Type": "application/json"}):
+        response = client.post("/api/games", content=b'{"opponent": "random"}', headers=headers)
+        assert response.status_code == 403 and "only its own page" in response.json()["error"], response.text
+    assert client.get("/api/info", headers={"Origin": "https://evil.example"}).status_code == 403
+    # the page's own origin is served
+    assert client.post("/api/games", json={}, headers={"Origin": "http://127.0.0.1:8000"}).status_code == 201
+
+
+def test_a_post_that_is_not_json_is_refused(client: TestClient) -> None:
+    for kind in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"):
+        response = client.post("/api/games", content=b'{"opponent": "random"}', headers={"Content-Type": kind})
+        assert response.status_code == 415 and "application/json" in response.json()["error"]
+
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8000", "127.0.0.1.evil.example", "", "localhost.evil:80"])
+def test_a_foreign_host_is_refused(client: TestClient, host: str) -> None:
+    """DNS rebinding: a site's name pointed at 127.0.0.1 is not this server's name."""
+    for path in ("/", "/api/info"):
+        response = client.get(path, headers={"Host": host})
+        assert response.status_code == 403, (host, response.status_code)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:8000", "localhost:8000", "[::1]:8000", "localhost", "10.1.2.3:8000"])
+def test_loopback_and_address_hosts_are_served(client: TestClient, host: str) -> None:
+    assert client.get("/api/info", headers={"Host": host}).status_code == 200
+
+
+@pytest.mark.parametrize("spec", ["model:{path}", "az:2:{path}", "search:3:{path}", "vsearch:4:{path}", "az-jax:{path}",
+                                  "az-jax:3:{path}", "pretrained:{path}", "os:system", "{path}:x"])
+def test_a_request_cannot_name_a_file_or_module(client: TestClient, spec: str, tmp_path: Path) -> None:
+    """Whatever the file holds, a request never loads it, and the answer does not tell whether it exists."""
+    from polarzoo.baselines.agents import pretrained_path
+
+    answers = set()
+    for path in (str(pretrained_path("fire_and_ice_v0")), "/etc/passwd", str(tmp_path / "missing.zip")):
+        response = client.post("/api/games", json={"env": "fire_and_ice_v0", "opponent": spec.format(path=path)})
+        assert response.status_code == 400, response.text
+        answers.add(response.json()["error"].replace(path, "PATH"))
+    assert len(answers) == 1 and "command line" in answers.pop()
+
+
+@pytest.mark.parametrize("spec", ["mcts:2000000000", "az:100000", "vsearch:1000", "az-jax:99999:pretrained", "heuristic:500",
+                                  "mcts:" + "9" * 5000, "mcts:²"])
+def test_search_budgets_from_a_request_are_capped(client: TestClient, spec: str) -> None:
+    env_id = "thin_ice_v0" if spec.startswith(("vsearch", "heuristic")) else "fire_and_ice_v0"
+    response = client.post("/api/games", json={"env": env_id, "opponent": spec})
+    assert response.status_code == 400 and any(w in response.json()["error"] for w in ("at most", "whole number", "agent spec"))
+
+
+def test_the_command_lines_agents_are_offered_by_name(tmp_path: Path) -> None:
+    from polarzoo.baselines.agents import pretrained_path
+    from polarzoo.baselines.play.web import named_agents
+
+    path = tmp_path / "my-run" / "model.safetensors"
+    path.parent.mkdir()
+    path.write_bytes(pretrained_path("fire_and_ice_v0").read_bytes())
+    named = named_agents([f"model:{path}", "strong=mcts:20000"])
+    assert named == {"model:my-run/model": f"model:{path}", "strong": "mcts:20000"}
+    with TestClient(create_app(named=named), base_url="http://127.0.0.1:8000") as local:
+        assert local.get("/api/info").json()["opponents"][:2] == ["model:my-run/model", "strong"]
+        game = local.post("/api/games", json={"env": "fire_and_ice_v0", "opponent": "model:my-run/model", "seat": "ice"})
+        assert game.status_code == 201 and str(path) not in game.text
+        assert local.post("/api/games", json={"opponent": f"model:{path}"}).status_code == 400  # by its path: no
+
+
+def test_hostile_bodies_are_4xx_never_5xx(client: TestClient) -> None:
+    game = new_game(client, env="fire_and_ice_v0", opponent="random")
+    gid = game["id"]
+    deep = b"[" * 100_000 + b"]" * 100_000
+    cases = [
+        (client.post("/api/games", content=deep, headers=JSON), 413),  # over the body limit
+        (client.post("/api/games", content=b'{"a":' * 5000 + b"1" + b"}" * 5000, headers=JSON), 400),  # nested deeply
+        (client.post(f"/api/games/{gid}/move", content=b'{"action": ' + b"7" * 5000 + b"}", headers=JSON), 400),
+        (client.post("/api/games", json={"seed": 10**30}), 400),
+        (client.post("/api/games", json={"seed": 1.5}), 400),
+        (client.post("/api/games", json={"env": ["fire_and_ice_v0"]}), 400),
+        (client.post("/api/games", json={"opponent": {"x": 1}}), 400),
+        (client.post("/api/games", json={"opponent": "random" * 100}), 400),
+        (client.post(f"/api/games/{gid}/move", json={"action": 3, "ply": "x"}), 400),
+        (client.get(f"/api/games/{gid}/picture.png?ply=%C2%B2"), 404),  # a Fire & Ice game has no pictures
+        (client.post("/api/replays", content=b"x" * (16 * 1024 * 1024 + 1), headers=JSONL), 413),
+        (client.post("/api/replays", content=b'{"env": "fire_and_ice_v0", "env_seed": "abc", "actions": []}\n', headers=JSONL), 201),
+    ]
+    for response, status in cases:
+        assert response.status_code == status, (status, response.status_code, response.text[:200])
+        if status != 201:
+            assert list(response.json()) == ["error"]
+    thin = new_game(client, env="thin_ice_v0", opponent="random")
+    for ply in ("%C2%B2", "-1", "1e3", "99999999999999"):
+        response = client.get(f"/api/games/{thin['id']}/picture.png?ply={ply}")
+        assert response.status_code in (400, 404), (ply, response.status_code)
+
+
+@pytest.mark.parametrize("record", [
+    {"env_seed": "abc"}, {"env_seed": -3}, {"env_seed": 1.5}, {"env_kwargs": {"colour": "green"}}, {"env_kwargs": {"num_players": 99}},
+    {"env_kwargs": [1]}, {"actions": list(range(20_000))}, {"actions": [10**40]}, {"env": "thin_ice_v0", "env_kwargs": {"num_players": "x"}},
+])
+def test_damaged_replay_records_are_400(client: TestClient, record: dict[str, Any]) -> None:
+    line = {"env": "fire_and_ice_v0", "env_seed": 0, "env_kwargs": {}, "actions": [], **record}
+    listing = client.post("/api/replays", content=(json.dumps(line) + "\n").encode(), headers=JSONL)
+    assert listing.status_code == 201
+    response = client.get(f"/api/replays/{listing.json()['id']}/0")
+    assert response.status_code == 400 and "line 1" in response.json()["error"], response.text
+
+
+def test_replays_kept_have_a_memory_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    from polarzoo.baselines.play import web
+
+    monkeypatch.setattr(web, "REPLAY_BUDGET", 3000)
+    store = web.Store()
+    line = json.dumps({"env": "fire_and_ice_v0", "env_seed": 0, "actions": [], "pad": "x" * 1000}) + "\n"
+    ids = [store.add_replays(line, "g.jsonl")[0] for _ in range(5)]
+    assert store.replay_bytes() <= 3000 and ids[-1] in store.replays and ids[0] not in store.replays
+
+
+def test_a_stale_move_is_409(client: TestClient) -> None:
+    game = new_game(client, env="fire_and_ice_v0", seat="ice", opponent="random", seed=3)
+    gid, ply = game["id"], len(game["moves"])
+    first = client.post(f"/api/games/{gid}/move", json={"action": game["legal"][0]["action"], "ply": ply})
+    assert first.status_code == 200
+    # a second tab still showing the old position
+    second = client.post(f"/api/games/{gid}/move", json={"action": game["legal"][1]["action"], "ply": ply})
+    assert second.status_code == 409 and "moved on" in second.json()["error"]
+    assert client.post(f"/api/games/{gid}/undo", json={"ply": ply}).status_code == 409
+    assert client.get(f"/api/games/{gid}").json()["moves"] == first.json()["moves"]
+
+
+def test_opponents_stop_when_the_client_has_gone() -> None:
+    """A client that has gone sets ``cancelled``: the opponents stop after the move in progress,
+    and the next request goes on from there."""
+    from polarzoo.baselines.play.web import WebGame
+
+    game = WebGame("thin_ice_v0", "player_0", "random", seed=1, players=3)
+    calls: list[str] = []
+    act = game.opponent.act
+
+    def act_then_leave(env: Any, agent: str, rng: Any) -> int:
+        calls.append(agent)
+        game.cancelled.set()  # what the server does when the client disconnects meanwhile
+        return act(env, agent, rng)
+
+    game.opponent.act = act_then_leave
+    while not calls:
+        game.move({"action": game.view("g")["legal"][0]["action"]})
+    assert len(calls) == 1 and game.to_move() in ("player_1", "player_2")
+    game.opponent.act = act
+    game._advance()
+    assert game.to_move() in ("player_0", None)
 
 
 # ---- the command line ------------------------------------------------------------------------
@@ -152,6 +312,49 @@ def test_cli_prints_its_url_and_ctrl_c_is_130() -> None:
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
     assert process.returncode == 130 and "Traceback" not in err, err
+
+
+def _request(url: str, body: dict[str, Any] | None = None, timeout: float = 60) -> tuple[int, dict[str, Any]]:
+    import urllib.error
+    import urllib.request
+
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"} if data else {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_a_fresh_server_answers_its_first_requests_at_once_and_ctrl_c_ends_a_search() -> None:
+    """The first requests of a fresh server arrive together (hints import torch: preloaded before
+    the server listens); Ctrl-C stops it at once while a request searches without end."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    process = subprocess.Popen([sys.executable, "-m", "polarzoo.baselines.play.web", "--port", "0",
+                                "--opponent", "endless=mcts:1000000000"], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        line = process.stdout.readline()
+        base = line.split()[2].rstrip("/")
+        assert base.startswith("http://127.0.0.1:"), line
+        with ThreadPoolExecutor(4) as pool:
+            games = list(pool.map(lambda env: _request(base + "/api/games", {"env": env, "opponent": "random"}),
+                                  ["fire_and_ice_v0", "go_with_the_floe_v0", "fire_and_ice_v0", "go_with_the_floe_v0"]))
+            assert [status for status, _ in games] == [201] * 4, games
+            hints = list(pool.map(lambda game: _request(f"{base}/api/games/{game[1]['id']}/hint"), games))
+        assert [status for status, _ in hints] == [200] * 4, hints
+        threading.Thread(target=lambda: _request(base + "/api/games", {"env": "fire_and_ice_v0", "seat": "ice", "opponent": "endless"},
+                                                 timeout=30), daemon=True).start()
+        time.sleep(2)  # the search is running
+    finally:
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 130 and time.monotonic() - started < 10, (process.returncode, err)
+    assert "Traceback" not in err and "Error" not in err, err
 
 
 def test_cli_refuses_a_taken_port() -> None:

@@ -29,7 +29,7 @@ HEURISTICS: dict[str, type] = {
 def _count(argument: str, kind: str, default: int, what: str = "simulations") -> int:
     if not argument:
         return default
-    if not argument.isdigit() or int(argument) < 1:
+    if not (argument.isascii() and argument.isdigit()) or len(argument) > 12 or int(argument) < 1:
         raise ValueError(f"{kind} needs a positive whole number of {what}, e.g. {kind}:{default}; got {argument!r}")
     return int(argument)
 

@@ -81,10 +81,30 @@ def record_env(record: dict[str, Any], env_id: str | None = None) -> tuple[str, 
     if "actions" not in record or "env_seed" not in record:
         raise ReplayError(f"{where}: the record has no moves (written before games.jsonl kept them); evaluate the agents again to watch their games")
     kwargs = record.get("env_kwargs") or {}
-    actions = record["actions"]
+    actions, seed = record["actions"], record["env_seed"]
     if not isinstance(kwargs, dict) or not isinstance(actions, list) or not all(isinstance(a, int) and not isinstance(a, bool) for a in actions):
         raise ReplayError(f"{where}: damaged record (env_kwargs must be an object, actions a list of integers)")
-    return env_id, kwargs, int(record["env_seed"]), actions
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
+        raise ReplayError(f"{where}: damaged record (env_seed must be a non-negative integer, got {str(seed)[:40]!r})")
+    if len(actions) > MAX_ACTIONS:
+        raise ReplayError(f"{where}: damaged record ({len(actions):,} actions; no game of these has more than {MAX_ACTIONS:,})")
+    return env_id, kwargs, seed, actions
+
+
+#: more actions than any game of these envs plays (their ply caps are far below)
+MAX_ACTIONS = 10_000
+
+
+def record_replay_env(record: dict[str, Any], env_id: str | None = None) -> tuple[Any, int, list[int]]:
+    """The env of a record (made with its arguments, not yet reset), its seed and its actions;
+    :class:`ReplayError` for arguments the env refuses."""
+    env_id, kwargs, seed, actions = record_env(record, env_id)
+    try:
+        env = ENVIRONMENTS[env_id].raw_env(**kwargs)
+    except (TypeError, ValueError) as problem:
+        raise ReplayError(f"line {record.get('_line', '?')}: env_kwargs {json.dumps(kwargs)[:80]} do not make a "
+                          f"{env_id} ({str(problem).splitlines()[0][:120] if str(problem) else type(problem).__name__})") from None
+    return env, seed, actions
 
 
 def replay(record: dict[str, Any], env_id: str | None = None,
@@ -93,8 +113,8 @@ def replay(record: dict[str, Any], env_id: str | None = None,
     frame ``{"ply", "player", "notation", "status", "svg" | "picture", ...}`` (frame 0 is the start;
     frame k follows the k-th action).  Thin Ice frames carry ``picture``: what ``picture(env, ply)``
     returns (a URL), and the piles' table of :func:`~polarzoo.baselines.play.board.position`."""
-    env_id, kwargs, seed, actions = record_env(record, env_id)
-    env = ENVIRONMENTS[env_id].raw_env(**kwargs)
+    env, seed, actions = record_replay_env(record, env_id)
+    env_id = env.metadata["name"]
     try:
         env.reset(seed=seed)
         totals = {agent: 0.0 for agent in env.possible_agents}

@@ -14,23 +14,34 @@ three most likely moves with their probabilities and its value of the position (
 policy if it has one, else the shipped ``pretrained`` model); ``undo`` takes back your last move
 and the replies to it; the move list is in the game's notation.  Each browser tab plays its own
 game (several at once); ``/replay`` opens any ``games.jsonl`` (from ``evaluate``, a league, a
-benchmark) and steps through its games.  The page may name any built-in agent spec (and
-``model:PATH`` files on the server's machine); your own ``module:callable`` agent is given with
-``--opponent`` (the server would otherwise import and call what a request names).
+benchmark) and steps through its games.
+
+What a request can do (docs/security.md): the page names built-in agents only (``random``,
+``heuristic``, ``mcts:N``, ``pretrained``, ``az:N``, ``az-jax:pretrained``, ``search:K``,
+``vsearch:K``: none reads a file a request names), their search budgets capped
+(:data:`BUDGET_CAPS`), and the agents the person who started the server named with ``--opponent``
+(a model file, your own ``module:callable``), offered by their name, never by a path.  The
+server answers only its own page: a request from another site (its ``Origin``), for another host
+name (its ``Host``: DNS rebinding) or a POST that is not ``application/json`` is refused (403 /
+415); bodies and replay uploads have size limits (413) and the replays kept a memory budget.
 
 The JSON API the page uses (also for scripts): ``GET /api/info``; ``POST /api/games`` ``{"env",
 "seat", "opponent", "players", "seed"}``; ``GET /api/games/ID``; ``POST /api/games/ID/move``
-``{"action": int}`` or ``{"notation": "D4-A4"}``; ``POST /api/games/ID/undo``; ``GET
+``{"action": int}`` or ``{"notation": "D4-A4"}``, with ``"ply"``: the number of moves the page
+showed (a move made on a position that has changed since is refused, 409); ``POST /api/games/ID/undo``; ``GET
 /api/games/ID/hint``; ``GET /api/games/ID/picture.png[?ply=K]`` (Thin Ice; after move K); ``POST /api/replays`` (the text of a
-``games.jsonl``); ``GET /api/replays/ID/K``.  A bad request gets status 4xx and ``{"error": "one
-line"}``; the game is left as it was.  Ctrl-C stops the server (exit 130).
+``games.jsonl``, as ``application/x-ndjson``); ``GET /api/replays/ID/K``.  A bad request gets
+status 4xx and ``{"error": "one line"}``; the game is left as it was.  Ctrl-C stops the server at
+once, whatever it is computing (exit 130).
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import ipaddress
 import json
+import os
 import secrets
 import sys
 import threading
@@ -55,6 +66,43 @@ TITLES = {"fire_and_ice_v0": "Fire & Ice", "go_with_the_floe_v0": "Go with the F
 #: suggestions in the page's opponent box (any spec may be typed): search:3 is the Floe's endgame
 #: search, search:4 / vsearch:4 Thin Ice's look-ahead
 OPPONENTS = ("random", "heuristic", "pretrained", "mcts:200", "az:50", "az-jax:pretrained", "search:3", "search:4", "vsearch:4")
+#: the largest search budget a request may ask for, by spec kind (a move's thinking time stays
+#: within seconds on a laptop core; the command line's ``--opponent`` is not capped)
+BUDGET_CAPS = {"mcts": 5000, "az": 400, "az-jax": 400, "search": 16, "vsearch": 16, "heuristic": 24}
+#: Go with the Floe's search:D looks D White moves deep (exponential): its own cap
+FLOE_SEARCH_CAP = 5
+#: the largest request body (a move, a new game) and replay upload, in bytes; the replays kept at
+#: once hold at most REPLAY_BUDGET bytes of text (the oldest go first)
+MAX_BODY, MAX_UPLOAD, REPLAY_BUDGET = 64 * 1024, 16 * 1024 * 1024, 64 * 1024 * 1024
+#: agents made at once: two request threads must not import torch (or load one model) together
+_AGENT_LOCK = threading.Lock()
+
+
+def page_agent_problem(spec: str, env_id: str = "") -> str | None:
+    """Why the page may not name ``spec`` (``None``: it may): a request names built-in agents
+    only, none of which reads a file the request names, with capped budgets.  The answer never
+    depends on the file system (it does not say whether a path exists)."""
+    kind, _, argument = spec.partition(":")
+    parts = argument.split(":") if argument else []
+    builtin = ("random", "heuristic", "mcts", "pretrained", "az", "az-jax", "search", "vsearch")
+    if kind not in builtin:
+        return ("the page names built-in agents (" + ", ".join(OPPONENTS) + ") or the server's own; your "
+                "module:callable agents and model files are given on the command line (polarzoo-web --opponent SPEC)")
+    if kind == "az-jax":  # az-jax:pretrained, az-jax:N:pretrained
+        if not parts or parts[-1] != "pretrained" or len(parts) > 2:
+            return "az-jax from the page plays the shipped network only (az-jax:pretrained or az-jax:N:pretrained); " \
+                   "other model files are given on the command line (polarzoo-web --opponent SPEC)"
+        parts = parts[:-1]
+    if kind in ("random", "pretrained") and parts or len(parts) > 1:
+        return "agents that play a file a request names are given on the command line (polarzoo-web --opponent SPEC), not from the page"
+    if parts:
+        budget = parts[0]
+        if not (budget.isascii() and budget.isdigit()) or len(budget) > 9:
+            return f"{kind}:N takes a positive whole number, got {budget!r}"
+        cap = FLOE_SEARCH_CAP if (kind, env_id) == ("search", "go_with_the_floe_v0") else BUDGET_CAPS.get(kind)
+        if cap is not None and int(budget) > cap:
+            return f"{kind}:{budget} is more than the page allows ({kind}:{cap} at most; a bigger budget is given on the command line)"
+    return None
 
 
 class BadRequest(ValueError):
@@ -70,7 +118,7 @@ class WebGame:
     ``opponent_spec`` in the others."""
 
     def __init__(self, env_id: str, human: str | None, opponent_spec: str, seed: int = 0, players: int | None = None,
-                 hint_spec: str | None = None, trusted: tuple[str, ...] = ()) -> None:
+                 hint_spec: str | None = None, named: dict[str, str] | None = None) -> None:
         if env_id not in WEB_GAMES:
             raise BadRequest(f"unknown game {env_id!r}; the games: {', '.join(WEB_GAMES)}")
         kwargs: dict[str, Any] = {}
@@ -89,17 +137,26 @@ class WebGame:
         if human not in self.env.possible_agents:
             raise BadRequest(f"seat must be one of {', '.join(self.env.possible_agents)}, got {human!r}")
         self.human = human
-        kind, _, argument = str(opponent_spec).partition(":")
-        if argument and kind not in KINDS and opponent_spec not in trusted:
-            # Importing and calling a module named by a request would run code chosen by whoever
-            # reaches the server: a person's own agent is given on the command line.
-            raise BadRequest(f"opponent {opponent_spec!r}: your own module:callable agents are given on the command line "
-                             "(polarzoo-web --opponent module:callable), not from the page")
+        if not isinstance(opponent_spec, str) or not 0 < len(opponent_spec) <= 200:
+            raise BadRequest("opponent must be an agent spec (a string), e.g. \"random\" or \"mcts:200\"")
+        named = named or {}
+        # Importing a module or loading a file a request names would run code chosen by whoever
+        # reaches the server: the page names built-in agents, and the server's own by name.
+        spec = named.get(opponent_spec)
+        if spec is None:
+            problem = page_agent_problem(opponent_spec, env_id)
+            if problem is not None:
+                raise BadRequest(f"opponent {opponent_spec!r}: {problem}")
+            spec = opponent_spec
         try:
-            self.opponent = make_agent(str(opponent_spec), env_id)
+            with _AGENT_LOCK:
+                self.opponent = make_agent(spec, env_id)
         except (ValueError, FileNotFoundError, ImportError) as error:
+            if spec != opponent_spec:  # the server's own agent: its file is the server's business
+                raise BadRequest(f"opponent {opponent_spec!r} does not play {env_id}") from None
             raise BadRequest(f"opponent {opponent_spec!r}: {error}") from None
-        self.opponent_spec = str(opponent_spec)
+        self.opponent_spec = opponent_spec
+        self.named = named
         self.hint_spec = hint_spec
         self.hint_agent: Any = None
         self.rng = np.random.default_rng(seed)
@@ -113,12 +170,19 @@ class WebGame:
         # after each of the opponents' actions too; [0] is the start.
         self.positions: list[dict[str, Any]] = [self.env.snapshot()] if env_id == "thin_ice_v0" else []
         self._scratch: Any = None
+        #: set when the client that asked for the opponents' moves has gone: they stop after the
+        #: move in progress (the next request goes on from there)
+        self.cancelled = threading.Event()
         self._advance()
 
     # ---- playing -----------------------------------------------------------------------------
     def _advance(self) -> None:
-        """The opponents move until it is the person's turn or the game is over."""
+        """The opponents move until it is the person's turn or the game is over (or the client
+        has gone: :attr:`cancelled`)."""
+        self.cancelled.clear()
         while (agent := next_live_agent(self.env, self.totals)) is not None and agent != self.human:
+            if self.cancelled.is_set():
+                return
             action = int(self.opponent.act(self.env, agent, self.rng))
             self._step(agent, action)
 
@@ -132,12 +196,27 @@ class WebGame:
     def to_move(self) -> str | None:
         return next_live_agent(self.env, self.totals)
 
+    def check_ply(self, body: dict[str, Any]) -> None:
+        """409 when the body's ``ply`` (the moves its page showed) is not the game's: a second tab
+        (or a repeated click) moved since."""
+        ply = body.get("ply")
+        if ply is None:
+            return
+        if not isinstance(ply, int) or isinstance(ply, bool):
+            raise BadRequest(f"ply must be the number of moves your page shows, got {ply!r}")
+        if ply != len(self.moves):
+            raise BadRequest(f"the game has moved on since your page showed it (move {ply}; it is at move {len(self.moves)}): "
+                             "reload it", 409)
+
     def move(self, body: dict[str, Any]) -> None:
+        self.check_ply(body)
+        if self.to_move() not in (self.human, None):  # the opponents stopped when a client left: go on
+            self._advance()
         agent = self.to_move()
         if agent is None:
             raise BadRequest("the game is over; start a new game")
-        if agent != self.human:  # pragma: no cover - _advance always returns on the person's turn
-            raise BadRequest(f"it is {agent}'s turn")
+        if agent != self.human:  # the opponents were stopped again
+            raise BadRequest("the opponents are still moving; try again", 409)
         action = body.get("action")
         if action is None and isinstance(body.get("notation"), str):
             try:
@@ -146,7 +225,7 @@ class WebGame:
                 raise BadRequest(f"{body['notation']!r}: {error}") from None
         if not isinstance(action, int) or isinstance(action, bool):
             raise BadRequest('a move is {"action": <integer>} or {"notation": "<the game\'s notation>"}')
-        mask = self.env.observe(agent)["action_mask"]
+        mask = self.env.legal_action_mask()  # the acting agent's (agent is the env's selection)
         if not 0 <= action < len(mask):
             raise BadRequest(f"action {action} is out of range 0..{len(mask) - 1}")
         if not mask[action]:
@@ -155,7 +234,8 @@ class WebGame:
         self._step(agent, action)
         self._advance()
 
-    def undo(self) -> None:
+    def undo(self, body: dict[str, Any] | None = None) -> None:
+        self.check_ply(body or {})
         if not self.history:
             raise BadRequest("nothing to undo: you have not moved yet")
         self.env, self.totals, kept = self.history.pop()
@@ -182,7 +262,11 @@ class WebGame:
             raise BadRequest("no hint: it is not your turn" if agent else "no hint: the game is over")
         if self.hint_agent is None:
             spec = self.hint_spec or (self.opponent_spec if hasattr(self.opponent, "action_probabilities") else "pretrained")
-            self.hint_agent = self.opponent if spec == self.opponent_spec else make_agent(spec, self.env_id)
+            if spec == self.opponent_spec:
+                self.hint_agent = self.opponent
+            else:
+                with _AGENT_LOCK:
+                    self.hint_agent = make_agent(spec, self.env_id)
         helper = self.hint_agent
         if hasattr(helper, "action_probabilities"):
             probabilities = helper.action_probabilities(self.env, agent)
@@ -232,13 +316,18 @@ class Store:
 
     def add_replays(self, text: str, source: str, env_id: str | None = None) -> tuple[str, dict[str, Any]]:
         records = read_records(text, source)
-        entry = {"source": source, "env": env_id, "records": records, "pictures": {}, "cache": {}}
+        # what the entry holds, about: its text, and later its replayed games and pictures
+        entry = {"source": source, "env": env_id, "records": records, "pictures": {}, "cache": {}, "size": len(text)}
         replay_id = secrets.token_hex(6)
         with self.lock:
             self.replays[replay_id] = entry
-            while len(self.replays) > MAX_REPLAYS:
+            while len(self.replays) > 1 and (len(self.replays) > MAX_REPLAYS or self.replay_bytes() > REPLAY_BUDGET):
                 self.replays.popitem(last=False)
         return replay_id, entry
+
+    def replay_bytes(self) -> int:
+        """What the replays kept hold, about (their text, replayed frames and pictures)."""
+        return sum(entry["size"] for entry in self.replays.values())
 
     def replay(self, replay_id: str) -> dict[str, Any]:
         with self.lock:
@@ -254,10 +343,76 @@ def replay_list(replay_id: str, entry: dict[str, Any]) -> dict[str, Any]:
                       for i, r in enumerate(entry["records"])]}
 
 
-def create_app(store: Store | None = None, defaults: dict[str, Any] | None = None, hint_spec: str | None = None) -> Any:
-    """The Starlette application (``uvicorn`` serves it; tests use Starlette's ``TestClient``)."""
+def host_allowed(host_header: str, served: str | None = None) -> bool:
+    """Whether a request's ``Host`` names this server: an IP address, ``localhost``, or the name it
+    was started with (``--host``).  Any other name is DNS rebinding: a site's name made to point
+    at 127.0.0.1 so that its pages could read this server."""
+    host = host_header.strip().lower()
+    if host.startswith("["):  # [::1]:8000
+        host = host[1:].partition("]")[0]
+    elif host.count(":") == 1:
+        host = host.partition(":")[0]
+    if not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost") or (served is not None and host == served.lower()):
+        return True
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+class SameOrigin:
+    """ASGI middleware: the server answers only its own page.  Refused: a ``Host`` that is not
+    this server's (403), an API request from another site (its ``Origin`` or ``Sec-Fetch-Site``;
+    403), and a POST whose body is not JSON (415: a form or ``text/plain`` POST is a CORS
+    "simple request" that any page may send without asking)."""
+
+    #: the body types a POST may have: JSON, and JSON lines for a replay upload
+    BODY_TYPES = ("application/json", "application/x-ndjson", "application/jsonl")
+
+    def __init__(self, app: Any, served_host: str | None = None) -> None:
+        self.app = app
+        self.served_host = served_host
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        problem, status = None, 403
+        host = headers.get("host", "")
+        path = scope.get("path", "")
+        if not host_allowed(host, self.served_host):
+            problem = f"this server answers requests for itself only (Host {host[:80]!r}); open it at 127.0.0.1 or localhost"
+        elif path.startswith("/api/"):
+            origin = headers.get("origin")
+            if origin is not None and origin.lower().rstrip("/") != f"{scope.get('scheme', 'http')}://{host}".lower():
+                problem = f"cross-origin request refused (from {origin[:80]!r}): this server answers only its own page"
+            elif headers.get("sec-fetch-site") in ("cross-site", "same-site"):
+                problem = "cross-origin request refused: this server answers only its own page"
+            elif scope["method"] == "POST":
+                kind = headers.get("content-type", "").split(";")[0].strip().lower()
+                empty = headers.get("content-length", "0") == "0" and "transfer-encoding" not in headers
+                if kind not in self.BODY_TYPES and not (empty and not kind):  # an empty POST (undo) needs no type
+                    problem, status = f"a POST's body is JSON (Content-Type: application/json), got {kind or 'none'!r}", 415
+        if problem is None:
+            return await self.app(scope, receive, send)
+        body = json.dumps({"error": problem}).encode()
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def create_app(store: Store | None = None, defaults: dict[str, Any] | None = None, hint_spec: str | None = None,
+               named: dict[str, str] | None = None, served_host: str | None = None) -> Any:
+    """The Starlette application (``uvicorn`` serves it; tests use Starlette's ``TestClient`` with
+    ``base_url="http://127.0.0.1"``).  ``named``: the agents the server's command line offers, by
+    name (``{"my-model": "model:runs/x/model.safetensors"}``); ``served_host``: the ``--host`` name
+    that requests may use besides IP addresses and ``localhost``."""
     from starlette.applications import Starlette
-    from starlette.requests import Request
+    from starlette.middleware import Middleware
+    from starlette.requests import ClientDisconnect, Request
     from starlette.responses import FileResponse, JSONResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
@@ -266,6 +421,7 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
 
     store = store or Store()
     defaults = dict(defaults or {})
+    named = dict(named or {})
     drawing_thread = ThreadPoolExecutor(1, thread_name_prefix="polarzoo-drawing")
 
     def error(message: str, status: int = 400) -> JSONResponse:
@@ -279,14 +435,31 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
                 return error(str(problem), problem.status)
             except ReplayError as problem:
                 return error(str(problem), 400)
+            except ClientDisconnect:  # nobody is left to answer
+                return Response(status_code=499)
         return endpoint
 
+    async def body_bytes(request: Request, limit: int) -> bytes:
+        """The body, refused (413) past ``limit`` bytes before more of it is read."""
+        declared = request.headers.get("content-length", "")
+        if declared.isascii() and declared.isdigit() and int(declared) > limit:
+            raise BadRequest(f"the body is {int(declared):,} bytes; at most {limit:,} are accepted here", 413)
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise BadRequest(f"the body is over {limit:,} bytes, the most accepted here", 413)
+            chunks.append(chunk)
+        return b"".join(chunks)
+
     async def body_json(request: Request) -> dict[str, Any]:
-        raw = await request.body()
+        raw = await body_bytes(request, MAX_BODY)
         try:
             body = json.loads(raw or b"{}")
-        except (json.JSONDecodeError, UnicodeDecodeError) as problem:
-            raise BadRequest(f"malformed JSON: {getattr(problem, 'msg', problem)}") from None
+        except (ValueError, UnicodeDecodeError) as problem:  # JSONDecodeError, and a number of 4,300+ digits
+            raise BadRequest(f"malformed JSON: {getattr(problem, 'msg', None) or str(problem)[:120]}") from None
+        except RecursionError:
+            raise BadRequest("malformed JSON: nested too deeply") from None
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
         return body
@@ -307,16 +480,15 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
                       "players": [2, 6] if env_id == "thin_ice_v0" else None} for env_id in WEB_GAMES}
 
     async def info(request: Request) -> Response:
-        return JSONResponse({"games": games, "opponents": list(OPPONENTS), "defaults": defaults})
+        return JSONResponse({"games": games, "opponents": list(named) + list(OPPONENTS), "defaults": defaults})
 
     async def new_game(request: Request) -> Response:
         body = await body_json(request)
         env_id = body.get("env", defaults.get("env", "fire_and_ice_v0"))
-        if env_id not in WEB_GAMES:
-            raise BadRequest(f"unknown game {env_id!r}; the games: {', '.join(WEB_GAMES)}")
-        trusted = tuple(spec for spec in (defaults.get("opponent"),) if spec)
+        if not isinstance(env_id, str) or env_id not in WEB_GAMES:
+            raise BadRequest(f"unknown game {str(env_id)[:80]!r}; the games: {', '.join(WEB_GAMES)}")
         game = await run(WebGame, env_id, body.get("seat"), body.get("opponent", "random"), body.get("seed", 0), body.get("players"),
-                         hint_spec, trusted)
+                         hint_spec, named)
         game_id = store.add_game(game)
         return JSONResponse(game.view(game_id), status_code=201)
 
@@ -328,6 +500,19 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
         finally:
             game.lock.release()
 
+    async def while_connected(request: Request, game: WebGame, function: Any, *args: Any) -> Any:
+        """``function(*args)`` in a worker thread; should the client go meanwhile, the game's
+        opponents stop after the move in progress (nobody waits for the rest)."""
+        import asyncio
+
+        work = asyncio.ensure_future(run(locked, game, function, *args))
+        while not work.done():
+            await asyncio.wait([work], timeout=0.25)
+            if not work.done() and await request.is_disconnected():
+                game.cancelled.set()
+                raise ClientDisconnect()
+        return work.result()
+
     async def show(request: Request) -> Response:
         game_id = request.path_params["game_id"]
         game = store.game(game_id)
@@ -337,14 +522,21 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
         game_id = request.path_params["game_id"]
         game = store.game(game_id)
         body = await body_json(request)
-        await run(locked, game, game.move, body)
-        return JSONResponse(await run(locked, game, game.view, game_id))
+
+        def move_and_view() -> dict[str, Any]:
+            game.move(body)
+            return game.view(game_id)
+        return JSONResponse(await while_connected(request, game, move_and_view))
 
     async def undo(request: Request) -> Response:
         game_id = request.path_params["game_id"]
         game = store.game(game_id)
-        await run(locked, game, game.undo)
-        return JSONResponse(await run(locked, game, game.view, game_id))
+        body = await body_json(request)
+
+        def undo_and_view() -> dict[str, Any]:
+            game.undo(body)
+            return game.view(game_id)
+        return JSONResponse(await run(locked, game, undo_and_view))
 
     async def hint(request: Request) -> Response:
         game = store.game(request.path_params["game_id"])
@@ -355,13 +547,13 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
         if game.env_id != "thin_ice_v0":
             raise BadRequest(f"{game.env_id} is drawn in SVG; pictures are Thin Ice's", 404)
         ply = request.query_params.get("ply")
-        if ply is not None and not ply.isdigit():
-            raise BadRequest(f"ply must be a move number, got {ply!r}")
+        if ply is not None and not (ply.isascii() and ply.isdigit() and len(ply) < 10):
+            raise BadRequest(f"ply must be a move number, got {ply[:40]!r}")
         png = await run_drawing(locked, game, lambda: picture_png(game.position_env(None if ply is None else int(ply))))
         return Response(png, media_type="image/png", headers={"Cache-Control": "no-store"})
 
     async def load_replays(request: Request) -> Response:
-        raw = await request.body()
+        raw = await body_bytes(request, MAX_UPLOAD)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -369,7 +561,8 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
         env_id = request.query_params.get("env")
         if env_id is not None and env_id not in WEB_GAMES:
             raise BadRequest(f"unknown game {env_id!r}; the games: {', '.join(WEB_GAMES)}")
-        replay_id, entry = store.add_replays(text, request.query_params.get("name", "games.jsonl"), env_id)
+        name = request.query_params.get("name", "games.jsonl")[:200]
+        replay_id, entry = await run(store.add_replays, text, name, env_id)
         return JSONResponse(replay_list(replay_id, entry), status_code=201)
 
     async def replay_files(request: Request) -> Response:
@@ -386,7 +579,14 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
                 entry["pictures"][(index, ply)] = picture_png(env)
                 return f"/api/replays/{replay_id}/{index}/{ply}.png"
 
-            entry["cache"][index] = await run_drawing(replay, entry["records"][index], entry["env"], picture_url)
+            def replayed() -> dict[str, Any]:
+                try:
+                    return replay(entry["records"][index], entry["env"], picture_url)
+                except RecursionError:
+                    raise ReplayError(f"line {entry['records'][index].get('_line', '?')}: damaged record") from None
+            game = await run_drawing(replayed)
+            entry["cache"][index] = game
+            entry["size"] += len(json.dumps(game)) + sum(len(p) for p in entry["pictures"].values())
         return JSONResponse(entry["cache"][index])
 
     async def replay_picture(request: Request) -> Response:
@@ -423,7 +623,8 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
         Route("/api/replays/{replay_id}/{index:int}/{ply:int}.png", guarded(replay_picture)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found})
+    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found},
+                     middleware=[Middleware(SameOrigin, served_host=served_host)])
 
 
 def _require_web() -> None:
@@ -434,25 +635,76 @@ def _require_web() -> None:
         sys.exit('error: the web app needs the web extra: pip install "polarzoo[web]"')
 
 
+def offered_name(spec: str) -> str:
+    """The name under which the page offers an agent of the command line: the spec itself, but
+    for a file its folder and stem (``model:my-run/model``), never its path."""
+    kind, _, argument = spec.partition(":")
+    parts = argument.split(":")
+    if kind in ("model", "az", "search", "vsearch", "az-jax") and argument and ("/" in parts[-1] or "." in parts[-1]):
+        path = Path(parts[-1])
+        return ":".join([kind, *parts[:-1], f"{path.parent.name}/{path.stem}" if path.parent.name else path.stem])
+    return spec
+
+
+def named_agents(specs: list[str] | None) -> dict[str, str]:
+    """``--opponent [NAME=]SPEC`` values -> ``{name: spec}`` (:func:`offered_name` when no NAME)."""
+    named: dict[str, str] = {}
+    for text in specs or []:
+        name, equals, spec = text.partition("=")
+        if not equals or ":" in name or not name:
+            name, spec = offered_name(text), text
+        named[name] = spec
+    return named
+
+
+def preload(env_ids: Any = WEB_GAMES) -> None:
+    """Import what requests will need before the server listens: two request threads importing
+    torch at once crashed a fresh server (a segfault, or a half-initialised module)."""
+    import importlib
+
+    for module in ("torch", "sb3_contrib", "polarzoo.baselines.policies", "polarzoo.baselines.agents.alphazero"):
+        try:
+            importlib.import_module(module)
+        except ImportError:  # an install without the train extra plays the agents that need none
+            pass
+    for env_id in env_ids:
+        ENVIRONMENTS[env_id].raw_env().reset(seed=0)
+
+
 def serve(host: str = "127.0.0.1", port: int = 8000, defaults: dict[str, Any] | None = None,
-          replay_path: Path | None = None, hint_spec: str | None = None, env_id: str | None = None) -> None:
-    """Serve until Ctrl-C (then exit 130); the URL is printed first."""
+          replay_path: Path | None = None, hint_spec: str | None = None, env_id: str | None = None,
+          opponents: list[str] | None = None) -> None:
+    """Serve until Ctrl-C (then exit 130 at once, whatever a request is computing); the URL is
+    printed once the server listens.  ``opponents``: ``[NAME=]SPEC`` agents the page may name."""
     _require_web()
     import socket
 
     import uvicorn
 
+    defaults = dict(defaults or {})
+    texts = ([defaults.pop("opponent")] if defaults.get("opponent") else []) + list(opponents or [])
+    named = named_agents(texts)
+    if texts:
+        defaults["opponent"] = next(iter(named))
     try:
         store = Store()
         path = "/"
         if replay_path is not None:
             try:
-                replay_id, _ = store.add_replays(replay_path.read_text(), replay_path.name, env_id)
+                text = replay_path.read_bytes().decode("utf-8")
+                replay_id, _ = store.add_replays(text, replay_path.name, env_id)
             except OSError as problem:
                 sys.exit(f"error: cannot read {replay_path}: {problem.strerror or problem}")
+            except UnicodeDecodeError:
+                sys.exit(f"error: {replay_path} is not text (a games.jsonl is UTF-8 JSON lines)")
             except ReplayError as problem:
                 sys.exit(f"error: {problem}")
             path = f"/replay?id={replay_id}"
+        for name, spec in named.items():  # the command line's agents: a bad one is said now, in one line
+            try:
+                make_agent(spec, defaults.get("env") or env_id or WEB_GAMES[0])
+            except (ValueError, FileNotFoundError, ImportError) as problem:
+                sys.exit(f"error: --opponent {spec}: {problem}")
         try:  # a taken port or an unknown host: one line, before uvicorn's own logging
             family = socket.AF_INET6 if ":" in host else socket.AF_INET
             with socket.socket(family, socket.SOCK_STREAM) as probe:
@@ -461,16 +713,35 @@ def serve(host: str = "127.0.0.1", port: int = 8000, defaults: dict[str, Any] | 
                 port = probe.getsockname()[1]
         except OSError as problem:
             sys.exit(f"error: cannot listen on {host}:{port}: {problem.strerror or problem}")
-        server = uvicorn.Server(uvicorn.Config(create_app(store, defaults, hint_spec), host=host, port=port, log_level="warning"))
+        preload()
         shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-        print(f"polarzoo web: http://{shown}:{port}{path}  (Ctrl-C stops it)", flush=True)
+        url = f"http://{shown}:{port}{path}"
+
+        class Server(uvicorn.Server):
+            async def startup(self, sockets: Any = None) -> None:
+                await super().startup(sockets)
+                if self.started:  # listening now: the URL works
+                    print(f"polarzoo web: {url}  (Ctrl-C stops it)", flush=True)
+
+            def handle_exit(self, sig: int, frame: Any) -> None:
+                # Ctrl-C stops at once: nothing is saved (games live in memory), a search in a
+                # request's thread is not waited for, and no finaliser prints at exit (EGL).
+                print("stopped", flush=True)
+                sys.stderr.flush()
+                os._exit(130)
+
+        app = create_app(store, defaults, hint_spec, named, served_host=host)
+        server = Server(uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=1))
         server.run()  # uvicorn raises Ctrl-C again once it has shut down
         if not server.started:
             sys.exit(f"error: the server did not start on {host}:{port}")
     except KeyboardInterrupt:
         pass
     print("stopped", flush=True)
-    sys.exit(130)
+    sys.stderr.flush()
+    # At once: a search still running in a request's thread, and MuJoCo's OpenGL contexts (whose
+    # finalisers print EGL errors at interpreter exit), are not waited for.
+    os._exit(130)
 
 
 def port_number(text: str) -> int:
@@ -489,12 +760,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.play.web"), description=__doc__, formatter_class=HelpFormatter)
     add_arguments(parser)
     parser.add_argument("--env", choices=WEB_GAMES, default=None, help="the game preselected on the page (and of --replay records that do not name it)")
-    parser.add_argument("--opponent", default=None, help="the opponent preselected on the page (any agent spec)")
+    parser.add_argument("--opponent", action="append", default=None, metavar="[NAME=]SPEC",
+                        help="an agent the page may name (any spec: model:PATH, module:callable; offered by NAME, or by "
+                             "the file's folder and stem, never its path); repeat for more; the first is preselected")
     parser.add_argument("--hint", default=None, help="the agent spec whose policy gives hints (default: the opponent's policy, else pretrained)")
     parser.add_argument("--replay", type=Path, default=None, help="a games.jsonl to open in the replay viewer")
     args = parser.parse_args(argv)
-    defaults = {k: v for k, v in (("env", args.env), ("opponent", args.opponent)) if v is not None}
-    serve(args.host, args.port, defaults, args.replay, args.hint, args.env)
+    opponents = args.opponent or []
+    defaults = {k: v for k, v in (("env", args.env), ("opponent", opponents[0] if opponents else None)) if v is not None}
+    serve(args.host, args.port, defaults, args.replay, args.hint, args.env, opponents[1:])
 
 
 if __name__ == "__main__":

@@ -126,7 +126,7 @@
   }
 
   async function play(action) {
-    try { show(await api("POST", "/api/games/" + ui.game.id + "/move", { action: action })); say(""); }
+    try { show(await api("POST", "/api/games/" + ui.game.id + "/move", { action: action, ply: ui.game.moves.length })); say(""); }
     catch (error) { say(error.message, true); }
   }
 
@@ -233,7 +233,7 @@
   }
 
   async function undo() {
-    try { show(await api("POST", "/api/games/" + ui.game.id + "/undo")); say("undone: your last move and the replies to it"); }
+    try { show(await api("POST", "/api/games/" + ui.game.id + "/undo", { ply: ui.game.moves.length })); say("undone: your last move and the replies to it"); }
     catch (error) { say(error.message, true); }
   }
 
