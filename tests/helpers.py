@@ -69,3 +69,22 @@ def fast_render_fn(env_fn: Callable[..., Any], **fixed: Any) -> Callable[..., An
         return env
 
     return make
+
+
+def sb3_zip_of(env_id: str, path: Path, extra: dict[str, Any] | None = None) -> Path:
+    """An SB3 ``MaskablePPO.save`` zip holding the shipped model's weights (what users bring), with
+    ``extra`` attributes set on the model first (pickled into the zip's ``data`` by SB3)."""
+    from sb3_contrib import MaskablePPO
+
+    from polarzoo.baselines.agents import pretrained_path
+    from polarzoo.baselines.policies.weights import load_policy
+    from polarzoo.wrappers import SingleAgentEnv
+
+    shipped = load_policy(pretrained_path(env_id))
+    model = MaskablePPO(type(shipped.policy), SingleAgentEnv(env_id),
+                        policy_kwargs=dict(shipped.info["policy_kwargs"]), n_steps=64, batch_size=64, device="cpu")
+    model.policy.load_state_dict(shipped.policy.state_dict())
+    for name, value in (extra or {}).items():
+        setattr(model, name, value)
+    model.save(str(path))
+    return path

@@ -52,7 +52,7 @@ def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def test_tiny_run_writes_its_files(tiny_runs: dict[str, Path]) -> None:
     run = tiny_runs["straight"]
-    for name in ("config.json", "command.txt", "checkpoint.pkl", "evaluations.csv", "model.npz", "model.json"):
+    for name in ("config.json", "command.txt", "checkpoint.npz", "evaluations.csv", "model.npz", "model.json"):
         assert (run / name).is_file(), name
     rows = (run / "evaluations.csv").read_text().splitlines()
     assert rows[0].startswith("iteration,positions,minutes,win_rate") and len(rows) == 3
@@ -120,14 +120,37 @@ def test_resume_of_a_folder_that_is_not_a_run(tmp_path: Path, capsys: pytest.Cap
     ('{"env": "fire_and_ice", "dim": 0}', b""),
     ('{"env": "fire_and_ice"}', b"garbage"),
     ('{"env": "fire_and_ice"}', b"\x80\x04K\x01."),  # a pickle of the number 1
+    ('{"env": "fire_and_ice"}', b"PK\x03\x04" + b"\0" * 40),  # a broken zip
 ])
 def test_a_damaged_run_folder_is_one_line(config: str, checkpoint: bytes, tmp_path: Path,
                                           capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "config.json").write_text(config)
-    (tmp_path / "checkpoint.pkl").write_bytes(checkpoint)
+    (tmp_path / "checkpoint.npz").write_bytes(checkpoint)
     with pytest.raises(SystemExit) as exit_info:
         az.main(["--resume", str(tmp_path)])
     assert exit_info.value.code == 2 and "not a readable alphazero_jax run folder" in capsys.readouterr().err
+
+
+def test_a_crafted_checkpoint_never_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A run folder from someone else is data: a pickle that would write a file when loaded (the
+    checkpoint.pkl of older versions), or the same pickle inside checkpoint.npz, is refused."""
+    import pickle
+
+    marker = tmp_path / "ran"
+
+    class Payload:
+        def __reduce__(self):  # type: ignore[no-untyped-def]
+            return (open, (str(marker), "w"))
+
+    (tmp_path / "config.json").write_text('{"env": "fire_and_ice"}')
+    (tmp_path / "checkpoint.pkl").write_bytes(pickle.dumps({"params": Payload()}))
+    with pytest.raises(SystemExit):
+        az.main(["--resume", str(tmp_path)])
+    assert "is a pickle" in capsys.readouterr().err and not marker.exists()
+    np.savez(tmp_path / "checkpoint.npz", progress=np.array([Payload()], dtype=object))
+    with pytest.raises(SystemExit):
+        az.main(["--resume", str(tmp_path)])
+    assert "not a readable alphazero_jax run folder" in capsys.readouterr().err and not marker.exists()
 
 
 def test_a_truncated_model_file_is_refused_by_name(tmp_path: Path) -> None:

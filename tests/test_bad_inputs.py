@@ -69,7 +69,7 @@ def test_batch_vec_env_arguments() -> None:
 
     with pytest.raises(ValueError, match="num_envs must be a positive whole number; got 0"):
         BatchVecEnv("fire_and_ice_v0", num_envs=0)
-    with pytest.raises(ValueError, match="'mcts' is neither 'random' nor a file"):
+    with pytest.raises(ValueError, match="opponent must be 'random' or a model object"):
         BatchVecEnv("fire_and_ice_v0", num_envs=2, opponent="mcts")
 
 

@@ -86,10 +86,23 @@ def test_a_member_version_follows_its_model_file(tmp_path: Path) -> None:
     class Named:
         name = "mine"
 
-    model = tmp_path / "model.zip"
-    model.write_bytes(b"one")
+    pytest.importorskip("sb3_contrib")
+    import torch
+
+    from polarzoo.baselines.agents import pretrained_path
+    from polarzoo.baselines.policies.weights import load_policy, save_policy
+    from tests.helpers import sb3_zip_of
+
+    model = tmp_path / "model.safetensors"
+    model.write_bytes(pretrained_path(ENV).read_bytes())
     first = league_module.member_versions(ENV, [Named()], [f"model:{model}"])
-    model.write_bytes(b"two")
+    # the same weights in an SB3 zip: the same member (what it plays, not the file's format)
+    zipped = sb3_zip_of(ENV, tmp_path / "model.zip")
+    assert league_module._model_digests(f"model:{zipped}", ENV) == league_module._model_digests(f"model:{model}", ENV)
+    changed = load_policy(model)
+    with torch.no_grad():
+        next(changed.policy.parameters()).add_(1e-3)
+    save_policy(changed, model)
     assert league_module.member_versions(ENV, [Named()], [f"model:{model}"]) != first
     assert league_module.member_versions(ENV, [Named()], ["random"]) == league_module.member_versions(ENV, [Named()], ["random"])
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
 from polarzoo.baselines.agents import PRETRAINED, pretrained_path
@@ -31,14 +34,77 @@ print("ok", agent.name)
 
 
 @pytest.mark.parametrize("env_id", sorted(PRETRAINED))
-def test_pretrained_file_is_small_and_self_contained(env_id: str) -> None:
-    path = pretrained_path(env_id)
-    assert path.stat().st_size <= 5_000_000
-    import zipfile
+def test_pretrained_file_is_small_and_weights_only(env_id: str) -> None:
+    """A safetensors file: a JSON header (the settings) and raw tensors; nothing in it runs."""
+    import json
 
-    data = zipfile.ZipFile(path).read("data").decode()
-    # No run folder, snapshot or env in the saved model: nothing else is loaded with it.
-    assert "snapshot" not in data and "SingleAgentEnv" not in data
+    path = pretrained_path(env_id)
+    assert path.stat().st_size <= 5_000_000 and path.suffix == ".safetensors"
+    raw = path.read_bytes()
+    header = json.loads(raw[8:8 + int.from_bytes(raw[:8], "little")])
+    settings = json.loads(header["__metadata__"]["settings"])
+    assert settings["policy_class"] == "BoardPolicy" and settings["env"] == env_id
+    assert all(set(entry) == {"dtype", "shape", "data_offsets"} for name, entry in header.items() if name != "__metadata__")
+
+
+def greedy_moves(act: Any, env_id: str, positions: int, seed: int = 0) -> list[int]:
+    """The greedy move of ``act(env, agent)`` in ``positions`` positions of random play (seeded)."""
+    from polarzoo.envs import ENVIRONMENTS
+
+    env = ENVIRONMENTS[env_id].raw_env(**({"num_players": 3} if env_id == "thin_ice_v0" else {}))
+    rng = np.random.default_rng(seed)
+    moves: list[int] = []
+    game = 0
+    while len(moves) < positions:
+        env.reset(seed=seed + game)
+        game += 1
+        for agent in env.agent_iter():
+            observation, _, terminated, truncated, _ = env.last()
+            if terminated or truncated:
+                env.step(None)
+                continue
+            moves.append(int(act(env, agent)))
+            env.step(int(rng.choice(np.flatnonzero(observation["action_mask"]))))
+            if len(moves) == positions:
+                break
+    return moves
+
+
+#: positions per game where the converted models must play the SB3 zips' moves
+GOLDEN_POSITIONS = {"fire_and_ice_v0": 2000, "go_with_the_floe_v0": 2000, "thin_ice_v0": 300}
+GOLDEN = Path(__file__).parent / "playthroughs" / "pretrained_greedy_moves.json"
+
+
+@pytest.mark.parametrize("env_id", sorted(GOLDEN_POSITIONS))
+def test_the_weight_only_models_play_the_zips_moves(env_id: str) -> None:
+    """The shipped models, converted from the SB3 zips of earlier versions to weight-only files,
+    play the zips' greedy moves (recorded from the zips with MaskablePPO.load by
+    ``python tests/test_pretrained.py OLD_ZIP_FOLDER``) in thousands of positions."""
+    if env_id == "thin_ice_v0":
+        pytest.importorskip("mujoco")
+    import json
+
+    from polarzoo.baselines.agents import PolicyAgent
+
+    agent = PolicyAgent(pretrained_path(env_id))
+    rng = np.random.default_rng(0)
+    assert greedy_moves(lambda env, who: agent.act(env, who, rng), env_id, GOLDEN_POSITIONS[env_id]) == json.loads(GOLDEN.read_text())[env_id]
+
+
+if __name__ == "__main__":  # record the zips' moves: python tests/test_pretrained.py FOLDER_WITH_THE_ZIPS
+    import json
+
+    from sb3_contrib import MaskablePPO
+
+    from polarzoo.baselines.agents import PolicyAgent
+
+    golden = {}
+    for env_id, count in GOLDEN_POSITIONS.items():
+        old = PolicyAgent(sys.argv[1] + f"/{env_id}.zip", model=MaskablePPO.load(sys.argv[1] + f"/{env_id}.zip", device="cpu"))
+        rng = np.random.default_rng(0)
+        golden[env_id] = greedy_moves(lambda env, who: old.act(env, who, rng), env_id, count)
+        print(env_id, len(golden[env_id]))
+    GOLDEN.write_text(json.dumps(golden) + "\n")
 
 
 @pytest.mark.parametrize("env_id", ["fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0"])

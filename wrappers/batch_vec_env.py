@@ -14,7 +14,6 @@ including the -1 when the opponent's move ends the game.  Observations are flatt
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Sequence
 
 import gymnasium as gym
@@ -40,9 +39,10 @@ class BatchVecEnv(VecEnv):
             raise ValueError(f"no batch core for {env_id!r}; available: {sorted(BATCH_CORES)}")
         if isinstance(num_envs, (bool, np.bool_)) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be a positive whole number; got {num_envs!r}")
-        if isinstance(opponent, str) and opponent != "random" and not Path(opponent).is_file():
-            raise ValueError(f"opponent must be 'random', a saved MaskablePPO model (.zip) or a model object; "
-                             f"{opponent!r} is neither 'random' nor a file")
+        if isinstance(opponent, str) and opponent != "random":
+            # A file is read by the baselines' loader (it never unpickles); this layer takes the model.
+            raise ValueError(f"opponent must be 'random' or a model object (a file: "
+                             f"polarzoo.baselines.policies.weights.load_policy(path)); got {opponent[:80]!r}")
         self.env_id = env_id
         self.core = BATCH_CORES[env_id](num_envs, seed=seed)
         aec = ENVIRONMENTS[env_id].raw_env()
@@ -52,13 +52,6 @@ class BatchVecEnv(VecEnv):
         action_space = gym.spaces.Discrete(self.core.num_actions)
         self.render_mode = None
         super().__init__(num_envs, observation_space, action_space)
-        if isinstance(opponent, str) and opponent != "random":
-            from sb3_contrib import MaskablePPO
-
-            from polarzoo.envs._common.seeding import global_random_state_kept
-
-            with global_random_state_kept():  # SB3's load reseeds the caller's generators
-                opponent = MaskablePPO.load(opponent, device="cpu")
         self.opponent = opponent
         self.rng = np.random.default_rng(seed)
         self.learner_colour = np.zeros(num_envs, dtype=np.int8)

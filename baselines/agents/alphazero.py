@@ -17,6 +17,7 @@ from typing import Any, Callable
 import numpy as np
 from polarzoo.baselines.agents.base import unpickled
 from polarzoo.baselines.agents.policy import PolicyAgent
+from polarzoo.baselines.policies.weights import load_policy
 from polarzoo.envs._common.extras import require
 
 torch = require("torch", "the az:N search")
@@ -201,12 +202,7 @@ class AlphaZeroAgent:
 
     @classmethod
     def from_path(cls, path: str, env_id: str, simulations: int = 100, name: str | None = None) -> "AlphaZeroAgent":
-        from sb3_contrib import MaskablePPO
-
-        from polarzoo.envs._common.seeding import global_random_state_kept
-
-        with global_random_state_kept():  # SB3's load reseeds the caller's generators
-            model = MaskablePPO.load(str(path), device="cpu")
+        model = load_policy(path)  # data only: nothing in the file runs
         PolicyAgent(path, model=model).check_fits(env_id)
         agent = cls(model, env_id, simulations, name=name)
         agent.path = str(path)

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from polarzoo.baselines.agents.base import unpickled
+from polarzoo.baselines.policies.weights import load_policy
 
 #: Probabilities within this relative distance of the best are a tie, which goes to the lowest
 #: action id.  The equivariant board networks give symmetric moves the same probability up to
@@ -23,7 +24,9 @@ def greedy_action(probabilities: np.ndarray) -> int:
 
 
 class PolicyAgent:
-    """A MaskablePPO model (saved at ``path``, or given as ``model``), acting on its masked policy
+    """A MaskablePPO policy (a model file at ``path``: ``.safetensors`` or an SB3 ``.zip``, read
+    without unpickling by :func:`polarzoo.baselines.policies.weights.load_policy`; or given as
+    ``model``), acting on its masked policy
     (greedy unless ``deterministic=False``; a tie goes to the lowest action id, see
     :data:`TIE_TOLERANCE`).  Observations are normalised the way
     :class:`polarzoo.wrappers.SingleAgentEnv` normalised them in training."""
@@ -33,10 +36,9 @@ class PolicyAgent:
             if path is None:
                 raise ValueError("PolicyAgent needs a path or a model")
             from polarzoo.envs._common.extras import require
-            from polarzoo.envs._common.seeding import global_random_state_kept
 
-            with global_random_state_kept():  # SB3's load reseeds the caller's generators
-                model = require("sb3_contrib", "a saved model (model:PATH, pretrained)").MaskablePPO.load(str(path), device="cpu")
+            require("sb3_contrib", "a saved model (model:PATH, pretrained)")
+            model = load_policy(path)  # data only: nothing in the file runs (docs/security.md)
         self.path = None if path is None else str(path)
         self.model = model
         self.deterministic = deterministic

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 PRETRAINED_DIR = Path(__file__).resolve().parents[1] / "pretrained"
-#: env id -> file in ``baselines/pretrained/`` (package data; baselines/pretrained/README.md says how each was made)
+#: env id -> file in ``baselines/pretrained/`` (package data; baselines/pretrained/README.md says how each was made):
+#: weight-only files (:mod:`polarzoo.baselines.policies.weights`), nothing in them runs
 PRETRAINED: dict[str, str] = {
-    "fire_and_ice_v0": "fire_and_ice_v0.zip",
-    "go_with_the_floe_v0": "go_with_the_floe_v0.zip",
-    "thin_ice_v0": "thin_ice_v0.zip",
-    "polarzoo/FireAndIceSolitaire-v0": "fire_and_ice_solitaire_v0.zip",
+    "fire_and_ice_v0": "fire_and_ice_v0.safetensors",
+    "go_with_the_floe_v0": "go_with_the_floe_v0.safetensors",
+    "thin_ice_v0": "thin_ice_v0.safetensors",
+    "polarzoo/FireAndIceSolitaire-v0": "fire_and_ice_solitaire_v0.safetensors",
 }
 
 

@@ -24,13 +24,14 @@ import argparse
 import contextlib
 import json
 import os
-import pickle
 import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
+
+import numpy as np
 
 import polarzoo.baselines.benchmark.protocol as protocol
 from polarzoo.baselines.benchmark.aggregate import aggregate
@@ -126,15 +127,17 @@ def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
         return _trained_agent(spec, run_dir), {"timesteps": config["total_timesteps"], "train_seconds": stats.get("seconds")}
     config = alphazero_jax.TrainConfig(env=protocol.TWIN_GAMES[spec.game], seed=spec.seed, final_eval_games=0, **settings)
     model = run_dir / "model.npz"
+    checkpoint = run_dir / alphazero_jax.CHECKPOINT
     if not model.exists():
-        if not (run_dir / "checkpoint.pkl").exists():
+        if not checkpoint.exists():
             _start_afresh(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write(run_dir / "config.json", json.dumps(asdict(config), indent=2))
-        resume = pickle.loads((run_dir / "checkpoint.pkl").read_bytes()) if (run_dir / "checkpoint.pkl").exists() else None
+        resume = alphazero_jax.read_checkpoint(run_dir, config) if checkpoint.exists() else None
         alphazero_jax.train(config, run_dir, resume, log=lambda line: print(line, flush=True))
-    checkpoint = pickle.loads((run_dir / "checkpoint.pkl").read_bytes())
-    return _trained_agent(spec, run_dir), {"iterations": config.iterations, "train_seconds": checkpoint["progress"]["seconds"]}
+    with np.load(checkpoint, allow_pickle=False) as data:  # data only: the progress is JSON
+        seconds = json.loads(str(data["progress"]))["seconds"]
+    return _trained_agent(spec, run_dir), {"iterations": config.iterations, "train_seconds": seconds}
 
 
 def _model_path(spec: RunSpec, run_dir: Path) -> Path:

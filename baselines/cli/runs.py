@@ -134,6 +134,23 @@ def atomic_write(path: Path, data: bytes | str) -> None:
         temporary.unlink(missing_ok=True)
 
 
+def add_trust_pickles(parser: argparse.ArgumentParser) -> None:
+    """``--trust-pickles``: load SB3 zips whose policy exists only as a pickle (runs their code)."""
+    parser.add_argument("--trust-pickles", action="store_true",
+                        help="load SB3 model zips that polarzoo cannot read as data (a policy class of their own) with SB3, "
+                             "which RUNS the code pickled in them: only for files you made or whose author you trust "
+                             "(docs/security.md)")
+
+
+#: set (to 1) by ``--trust-pickles``; the worker processes a command starts inherit it
+TRUST_PICKLES_VARIABLE = "POLARZOO_TRUST_PICKLES"
+
+
+def apply_trust_pickles(args: argparse.Namespace) -> None:
+    if getattr(args, "trust_pickles", False):
+        os.environ[TRUST_PICKLES_VARIABLE] = "1"
+
+
 def save_model(model: Any, path: Path) -> None:
     """``model.save(path)`` (an SB3 model) whole or not at all: saved under a temporary name,
     then renamed (a kill or a full disk never leaves a half-written model that looks complete)."""

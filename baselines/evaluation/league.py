@@ -39,6 +39,7 @@ from typing import Any, Callable, Sequence
 
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.registry import model_files
+from polarzoo.baselines.policies.weights import ModelFileError, policy_digest
 from polarzoo.baselines.cli.progress import progress
 from polarzoo.baselines.cli.runs import (HelpFormatter, atomic_write, new_run_dir, prog_name, saved_command, seed as seed_type,
                                          writable_folder_or_exit)
@@ -83,10 +84,18 @@ class League:
 
 
 def _model_digests(spec: str, env_id: str) -> list[bytes]:
-    """sha256 of each model file ``spec`` plays from (none for random, heuristic or mcts)."""
+    """sha256 of each model file ``spec`` plays from (none for random, heuristic or mcts): of what
+    a policy file plays (:func:`~polarzoo.baselines.policies.weights.policy_digest`: the same for
+    an SB3 zip and its weight-only copy), of the bytes of any other file."""
     digests = []
     for path in model_files(spec, env_id):
         try:
+            if path.suffix in (".zip", ".safetensors"):
+                try:
+                    digests.append(policy_digest(path))
+                    continue
+                except ModelFileError as error:
+                    raise LeagueError(f"league member {spec}: {error}") from None
             digests.append(hashlib.sha256(path.read_bytes()).digest())
         except OSError as error:
             raise LeagueError(f"league member {spec}: cannot read its model file {path} ({error.strerror or error})") from None

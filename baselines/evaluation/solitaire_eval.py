@@ -14,6 +14,7 @@ to ``--out``.
 from __future__ import annotations
 
 from polarzoo.baselines.agents import pretrained_path
+from polarzoo.baselines.policies.weights import ModelFileError, load_policy
 import argparse
 import json
 import sys
@@ -92,10 +93,9 @@ def main(argv: list[str] | None = None) -> None:
         if args.model == "pretrained":
             args.model = pretrained_path("polarzoo/FireAndIceSolitaire-v0")
         try:
-            model = MaskablePPO.load(args.model, device="cpu")
-        except Exception as error:  # a truncated file or not a model: one line naming it
-            parser.error(f"--model {args.model}: not a readable MaskablePPO model ({type(error).__name__}: "
-                         f"{str(error).splitlines()[0]})")
+            model = load_policy(args.model)  # data only: nothing in the file runs
+        except ModelFileError as error:  # a truncated file or not a model: one line naming it
+            parser.error(f"--model {error}")
         expected = FireAndIceSolitaireEnv().observation_space.shape
         if model.observation_space.shape != expected:
             parser.error(f"--model {args.model}: not a solitaire model (it reads observations of shape "

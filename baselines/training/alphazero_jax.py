@@ -13,7 +13,7 @@ network for ``--epochs`` passes over those positions (policy: the search's impro
 value: the game's result for the player to move).  Every ``--eval-every`` iterations the search
 plays ``--eval-games`` games against uniformly random play inside JAX (both seats).
 
-The run folder (announced) holds ``config.json``, ``command.txt``, ``checkpoint.pkl`` (network,
+The run folder (announced) holds ``config.json``, ``command.txt``, ``checkpoint.npz`` (network,
 optimiser, random key, evaluations: written after every iteration, so Ctrl-C or a kill loses at
 most the iteration under way; ``--resume`` continues bit for bit on the same machine),
 ``evaluations.csv``, ``learning_curve.png``, ``model.npz`` + ``model.json`` (the network for
@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import math
 import os
-import pickle
 import signal
 import sys
 import time
@@ -209,21 +209,62 @@ def check_config(config: TrainConfig) -> None:
 
 
 def check_checkpoint(blob: Any, config: TrainConfig) -> None:
-    """``ValueError`` for a checkpoint.pkl that is not one :func:`save_checkpoint` wrote for ``config``."""
+    """``ValueError`` for a checkpoint that is not one :func:`save_checkpoint` wrote for ``config``."""
     if not isinstance(blob, dict) or not {"params", "opt_state", "key", "progress"} <= set(blob):
-        raise ValueError("checkpoint.pkl lacks the network, the optimiser, the key or the progress")
+        raise ValueError(f"{CHECKPOINT} lacks the network, the optimiser, the key or the progress")
     Progress(**blob["progress"])
     embed = np.asarray(blob["params"]["embed"])
     if embed.shape[1] != config.dim or not np.all(np.isfinite(embed)):
-        raise ValueError(f"checkpoint.pkl's network does not match config.json (width {embed.shape[1]}, config {config.dim}) "
+        raise ValueError(f"{CHECKPOINT}'s network does not match config.json (width {embed.shape[1]}, config {config.dim}) "
                          "or holds non-finite weights")
 
 
+#: the run folder's resume point: arrays only (npz read with allow_pickle=False) and the progress as JSON
+CHECKPOINT = "checkpoint.npz"
+
+
 def save_checkpoint(run_dir: Path, params: Any, opt_state: Any, key: Any, progress: Progress) -> None:
+    """The network, the optimiser's state, the key and the progress as arrays (no pickle: a run
+    folder from someone else is data); their tree structure comes from the config at load."""
     jax, _ = require_jax()
-    blob = {"params": jax.device_get(params), "opt_state": jax.device_get(opt_state), "key": np.asarray(jax.device_get(key)),
-            "progress": asdict(progress)}
-    atomic_write(run_dir / "checkpoint.pkl", pickle.dumps(blob))
+    arrays = {f"params/{i:04d}": np.asarray(leaf) for i, leaf in enumerate(jax.tree_util.tree_leaves(jax.device_get(params)))}
+    arrays.update({f"opt/{i:04d}": np.asarray(leaf) for i, leaf in enumerate(jax.tree_util.tree_leaves(jax.device_get(opt_state)))})
+    arrays["key"] = np.asarray(jax.device_get(key))
+    arrays["progress"] = np.asarray(json.dumps(asdict(progress)))
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    atomic_write(run_dir / CHECKPOINT, buffer.getvalue())
+
+
+def read_checkpoint(run_dir: Path, config: TrainConfig) -> dict[str, Any]:
+    """What :func:`save_checkpoint` wrote, rebuilt on the tree structure of ``config``'s network and
+    optimiser; ``ValueError`` (one line) for anything else, a pickle of older versions included."""
+    jax, _ = require_jax()
+    if not (run_dir / CHECKPOINT).exists() and (run_dir / "checkpoint.pkl").exists():
+        raise ValueError("its checkpoint.pkl is a pickle (written by polarzoo before 0.9), which is not loaded: "
+                         "loading a pickle runs code; start the run again")
+    with np.load(run_dir / CHECKPOINT, allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    params, opt_state = build(config)["new_state"](jax.random.PRNGKey(0))  # the structure (and shapes) to fill
+
+    def filled(template: Any, prefix: str) -> Any:
+        leaves, tree = jax.tree_util.tree_flatten(template)
+        stored = sorted(name for name in arrays if name.startswith(prefix + "/"))
+        if len(stored) != len(leaves):
+            raise ValueError(f"{CHECKPOINT} holds {len(stored)} {prefix} arrays; config.json's network has {len(leaves)}")
+        for name, leaf in zip(stored, leaves):
+            if arrays[name].shape != np.shape(leaf):
+                raise ValueError(f"{CHECKPOINT}'s {name} has shape {arrays[name].shape}; config.json's network needs {np.shape(leaf)}")
+        return jax.tree_util.tree_unflatten(tree, [jax.numpy.asarray(arrays[name]) for name in stored])
+
+    if "key" not in arrays or "progress" not in arrays:
+        raise ValueError(f"{CHECKPOINT} lacks the key or the progress")
+    progress = json.loads(str(arrays["progress"]))
+    if not isinstance(progress, dict):
+        raise ValueError(f"{CHECKPOINT}: damaged progress")
+    blob = {"params": filled(params, "params"), "opt_state": filled(opt_state, "opt"), "key": arrays["key"], "progress": progress}
+    check_checkpoint(blob, config)
+    return blob
 
 
 def export_model(path: Path, config: TrainConfig, params: Any) -> None:
@@ -401,8 +442,7 @@ def _main(argv: list[str] | None) -> None:
         try:
             config = TrainConfig(**json.loads((run_dir / "config.json").read_text()))
             check_config(config)
-            resume_blob = pickle.loads((run_dir / "checkpoint.pkl").read_bytes())
-            check_checkpoint(resume_blob, config)
+            resume_blob = read_checkpoint(run_dir, config)
         except Exception as error:  # any damage: name the folder, not the unpickler's internals
             parser.error(f"--resume {run_dir}: not a readable alphazero_jax run folder ({type(error).__name__}: {error})")
         if any(a == "--iterations" or a.startswith("--iterations=") for a in raw):
@@ -423,7 +463,7 @@ def _main(argv: list[str] | None) -> None:
     try:
         progress = train(config, run_dir, resume_blob, log)
     except KeyboardInterrupt:
-        print(f"\ninterrupted: {run_dir / 'checkpoint.pkl'} keeps the last finished iteration; "
+        print(f"\ninterrupted: {run_dir / CHECKPOINT} keeps the last finished iteration; "
               f"continue with --resume {run_dir}", file=sys.stderr)
         sys.exit(130)
     print(f"model: {run_dir / 'model.npz'} ({progress.positions:,} positions, {progress.seconds / 60:.1f} min)", flush=True)

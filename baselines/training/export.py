@@ -1,7 +1,13 @@
-"""Make a saved MaskablePPO model self-contained and small, for shipping.
+"""Make a saved MaskablePPO model small and safe to share: a weight-only ``.safetensors`` file.
 
     python -m polarzoo.baselines.export runs/fire_and_ice_v0-XXXX/snapshots/snapshot_400000.zip \\
-        baselines/pretrained/fire_and_ice_v0.zip
+        baselines/pretrained/fire_and_ice_v0.safetensors
+
+A ``.safetensors`` target holds the policy's weights and, as JSON, its architecture and spaces
+(:mod:`polarzoo.baselines.policies.weights`): loading it runs nothing, and every ``model:PATH``
+spec reads it.  The source is read without unpickling (a zip whose policy exists only as a pickle
+needs ``--trust-pickles``).  A ``.zip`` target writes an SB3 zip instead (for SB3's own
+``MaskablePPO.load``, e.g. to train on from it):
 
 The copy keeps the policy weights and hyperparameters; it drops what refers to the training run: the
 last rollout's observations, the episode statistics and the TensorBoard path (SB3 needs the
@@ -15,10 +21,15 @@ import argparse
 import collections
 from pathlib import Path
 
-from polarzoo.baselines.cli.runs import HelpFormatter, prog_name
+from polarzoo.baselines.cli.runs import HelpFormatter, add_trust_pickles, apply_trust_pickles, prog_name
+from polarzoo.baselines.policies.weights import load_policy, save_policy
 
 
 def export_model(source: Path, target: Path) -> Path:
+    if target.suffix != ".zip":
+        model = load_policy(source)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return save_policy(model, target, num_timesteps=model.num_timesteps)
     import gymnasium
     from sb3_contrib import MaskablePPO
 
@@ -42,9 +53,16 @@ def export_model(source: Path, target: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.export"), description=__doc__, formatter_class=HelpFormatter)
-    parser.add_argument("model", type=Path, help="a saved MaskablePPO model.zip")
-    parser.add_argument("out", type=Path, help="where to write the self-contained copy")
+    parser.add_argument("model", type=Path, help="a saved MaskablePPO model.zip (or .safetensors)")
+    parser.add_argument("out", type=Path, help="where to write the copy: NAME.safetensors (weights only) or NAME.zip (SB3's format)")
+    add_trust_pickles(parser)
     args = parser.parse_args(argv)
+    apply_trust_pickles(args)
+    if not args.model.is_file():
+        parser.error(f"{args.model}: no such model file")
+    if args.out.suffix == ".zip" and not args.trust_pickles:
+        parser.error(f"{args.out}: an SB3 zip is written by loading the source with SB3, which runs its pickles: "
+                     "write NAME.safetensors, or add --trust-pickles if you trust the source")
     if not args.model.is_file():
         parser.error(f"{args.model}: no such model file")
     try:

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents import PolicyAgent, make_agent, pretrained_path
+from polarzoo.baselines.policies.weights import ModelFileError, load_policy_weights, save_policy
 from polarzoo.baselines.cli.runs import (HelpFormatter, atomic_write, prog_name, save_model, run_dir_or_exit, seed as seed_type,
                                          writable_folder_or_exit)
 from polarzoo.baselines.evaluation.evaluate import evaluate
@@ -585,8 +586,10 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
         )
     if config.get("init_model") and not resume:
         path = init_model_path(config)
-        try:
-            model.set_parameters(str(path), exact_match=True, device=config["device"])
+        try:  # the weights only (a .safetensors or a zip's policy.pth): nothing in the file runs
+            model.policy.load_state_dict(load_policy_weights(path)[1], strict=True)
+        except ModelFileError as error:
+            raise InitModelError(f"init_model {error}") from None
         except (ValueError, RuntimeError, KeyError) as error:
             raise InitModelError(f"init_model {path} does not fit this config's policy ({str(error).splitlines()[0]})") from None
         print(f"starting from the weights of {path}")
@@ -615,6 +618,8 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     # learn() ends after an update: an exact point to continue from (a larger --total-timesteps)
     save_checkpoint(run_dir, model, state, capture_update_boundary(model, callback.counters(), state))
     save_model(model, run_dir / "model.zip")
+    # the shareable copy: weights and settings only (a zip's pickles run code when loaded)
+    save_policy(model, run_dir / "model.safetensors", env_id=config["env"])
     fps = (model.num_timesteps - steps_before) / max(elapsed, 1e-9)
     # "seconds": every part of the run (a resumed run included) from "seconds_from" timesteps on
     # (0 unless it continued a checkpoint of older code); "fps": this part's speed.
@@ -623,12 +628,12 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     atomic_write(run_dir / "training.json", json.dumps(record, indent=2))
     resumed = f" ({elapsed:.0f} s in this part)" if seconds_before or steps_before else ""
     print(f"trained {model.num_timesteps} timesteps in {state['train_seconds']:.0f} s{resumed} ({fps:.0f} fps); "
-          f"model: {run_dir / 'model.zip'}")
+          f"model: {run_dir / 'model.zip'} (weights only, to share: {run_dir / 'model.safetensors'})")
     if state.get("physics_failures"):
         print(f"{state['physics_failures']} episodes were truncated by a physics failure (rolled back; see tb rollout/physics_failures)")
     vec_env.close()
     if final_eval:
-        trained = PolicyAgent(run_dir / "model.zip", name="trained")
+        trained = PolicyAgent(run_dir / "model.safetensors", name="trained")
         references = []
         for spec in REFERENCE_AGENTS:
             try:
@@ -653,7 +658,8 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
             players = f", {seats} players" if len(games) > 1 else ""
             print(f"\n## Final evaluation: {config['env']}{players}, {config['final_eval_games']} games per pairing and seat\n")
             print(summary["table"])
-            print("\nwritten:\n" + "\n".join(f"  {path}" for path in [str(run_dir / "model.zip"), *summary["written"]]))
+            print("\nwritten:\n" + "\n".join(f"  {path}" for path in [str(run_dir / "model.zip"), str(run_dir / "model.safetensors"),
+                                                                     *summary["written"]]))
     print(f"view the training logs: tensorboard --logdir {run_dir / 'tb'}")
     return run_dir
 
@@ -733,7 +739,7 @@ def check_config(config: dict[str, Any]) -> None:
         seat_odds(config["learner_seat"], config_seats(config))
     if config.get("init_model") is not None:
         if not isinstance(config["init_model"], str) or not config["init_model"]:
-            raise ValueError(f"init_model must be a model.zip path or 'pretrained', got {config['init_model']!r}")
+            raise ValueError(f"init_model must be a model file path (.safetensors or .zip) or 'pretrained', got {config['init_model']!r}")
         path = init_model_path(config)
         if not path.is_file():
             raise ValueError(f"init_model: no model file {path}")
