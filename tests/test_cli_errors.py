@@ -582,16 +582,17 @@ def test_a_checkpoint_cut_inside_its_nested_archive_falls_back_to_the_previous_o
     resume takes previous.zip instead of a traceback."""
     import zipfile
 
-    from polarzoo.baselines.agents import pretrained_path
     from polarzoo.baselines.training.ppo import read_checkpoint_state
+    from tests.helpers import sb3_zip_of
 
     folder = tmp_path / "checkpoints"
     folder.mkdir()
-    with zipfile.ZipFile(pretrained_path("fire_and_ice_v0")) as source, zipfile.ZipFile(folder / "latest.zip", "w") as cut:
+    whole = sb3_zip_of("fire_and_ice_v0", tmp_path / "model.zip")
+    with zipfile.ZipFile(whole) as source, zipfile.ZipFile(folder / "latest.zip", "w") as cut:
         for name in source.namelist():
             data = source.read(name)
             cut.writestr(name, data[: len(data) // 2] if name == "policy.pth" else data)
-    (folder / "previous.zip").write_bytes(pretrained_path("fire_and_ice_v0").read_bytes())
+    (folder / "previous.zip").write_bytes(whole.read_bytes())
     for name, steps in (("state.json", 10), ("previous_state.json", 5)):
         (folder / name).write_text(json.dumps({"timesteps": steps}))
     assert read_checkpoint_state(tmp_path) == ({"timesteps": 5}, "previous.zip")

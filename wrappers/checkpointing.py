@@ -13,6 +13,8 @@ objects layer by layer, so references held elsewhere (``OpponentBatchingVecEnv``
 from __future__ import annotations
 
 import pickle
+
+from polarzoo.envs._common.safe_pickle import restricted_loads
 from typing import Any
 
 import gymnasium as gym
@@ -34,7 +36,7 @@ class Checkpointable(gym.Wrapper):
 
     def set_state(self, blob: bytes) -> None:
         """Make the live env stack continue exactly as the saved one would."""
-        saved = pickle.loads(blob)
+        saved = restricted_loads(blob)  # a checkpoint from elsewhere builds no arbitrary callable
         live, stored = _layers(self.env), _layers(saved)
         if [type(layer) for layer in live] != [type(layer) for layer in stored]:
             raise ValueError(f"the saved env stack {[type(x).__name__ for x in stored]} is not this one "

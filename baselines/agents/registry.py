@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +120,10 @@ def user_agent(module_name: str, attribute: str, env_id: str) -> Any:
     rng)``), or a class or function that makes one, called with ``env_id`` if it takes an argument.
     The agent is named by its ``name`` attribute, else by the spec."""
     spec = f"{module_name}:{attribute}"
+    # `python -m` puts the working directory on sys.path, a console script (polarzoo-league, ...)
+    # does not: the user's module is looked for there too (after the installed packages).
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:

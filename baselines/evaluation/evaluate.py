@@ -35,7 +35,7 @@ from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.evaluation.tournament import (PairResult, game_key, SeatStats, elo_ratings, markdown_table, multiplayer_markdown,
                                            multiplayer_table, round_robin, seat_names)
 from polarzoo.baselines.cli.progress import progress
-from polarzoo.baselines.cli.runs import (HelpFormatter, atomic_write, new_run_dir, prog_name, saved_command, seed as seed_type,
+from polarzoo.baselines.cli.runs import (add_trust_pickles, apply_trust_pickles, HelpFormatter, atomic_write, new_run_dir, prog_name, saved_command, seed as seed_type,
                                          writable_folder_or_exit)
 
 
@@ -347,9 +347,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=1,
                         help="processes that play the games (Thin Ice's physics: one per core; results are the same)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_trust_pickles(parser)
     parser.add_argument("--resume", type=Path, default=None, metavar="OUT",
                         help="continue an interrupted evaluation in its folder OUT: the same command, its finished games kept")
     args = parser.parse_args(argv)
+    apply_trust_pickles(args)
     finished = None
     if args.resume is not None:
         folder = args.resume

@@ -38,12 +38,13 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.agents.registry import model_files
+from polarzoo.baselines.agents.registry import KINDS, model_files
 from polarzoo.baselines.policies.weights import ModelFileError, policy_digest
 from polarzoo.baselines.cli.progress import progress
-from polarzoo.baselines.cli.runs import (HelpFormatter, atomic_write, new_run_dir, prog_name, saved_command, seed as seed_type,
+from polarzoo.baselines.cli.runs import (HelpFormatter, add_trust_pickles, apply_trust_pickles, atomic_write, new_run_dir, prog_name, saved_command, seed as seed_type,
                                          writable_folder_or_exit)
 from polarzoo.baselines.evaluation import ratings
+from polarzoo.envs import ENVIRONMENTS
 from polarzoo.envs._common.extras import MissingExtra
 from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord, seat_names, wilson_interval
 
@@ -130,9 +131,23 @@ def league_path(env_id: str) -> Path:
     return LEAGUES_DIR / f"{env_id}.json"
 
 
-def load_league(source: str | Path, check: bool = True) -> League:
+def member_problem(spec: Any, trusted: Sequence[str] = ()) -> str | None:
+    """Why a league file's member may not be loaded (``None``: it may).  A league file is data:
+    its members are built-in specs (model files among them, read as data); a ``module:callable``
+    member imports and runs code, so it is loaded only when the command line names it."""
+    if not isinstance(spec, str) or not spec or len(spec) > 1000:
+        return f"member spec {str(spec)[:60]!r} is not a spec"
+    kind, _, argument = spec.partition(":")
+    if kind in KINDS or not argument or spec in trusted:
+        return None
+    return (f"member {spec!r} is your own module:callable agent, which would import and run code: it is loaded only when the "
+            f"command line names it (--trust-member {spec})")
+
+
+def load_league(source: str | Path, check: bool = True, trusted: Sequence[str] = ()) -> League:
     """The league of an env id (the shipped file) or at a path; ``check``: refuse one whose
-    members' model files are not this installation's (:class:`LeagueError`, one line)."""
+    members' model files are not this installation's (:class:`LeagueError`, one line), and any
+    ``module:callable`` member not in ``trusted`` (:func:`member_problem`)."""
     path = Path(source)
     if not path.suffix == ".json":
         path = league_path(str(source))
@@ -151,6 +166,16 @@ def load_league(source: str | Path, check: bool = True) -> League:
                         dict(data.get("protocol", {})))
     except (KeyError, TypeError, ValueError) as error:
         raise LeagueError(f"{path}: a league file with a missing or bad field ({error})") from None
+    if league.env not in ENVIRONMENTS:
+        raise LeagueError(f"{path}: a league of an unknown env {str(league.env)[:60]!r}")
+    try:
+        specs = league.specs
+    except (KeyError, TypeError):
+        raise LeagueError(f"{path}: a league file whose members are not {{name, spec}} objects") from None
+    for spec in specs:
+        problem = member_problem(spec, trusted)
+        if problem is not None:
+            raise LeagueError(f"{path}: {problem}")
     if check:
         now = fingerprint(league.env, league.specs)
         if now != league.fingerprint:
@@ -508,10 +533,16 @@ def _parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="print a league's ladder", formatter_class=HelpFormatter)
     show.add_argument("--env", choices=envs, required=True, help="the game")
     show.add_argument("--league", default=None, help="a league.json to read instead of the shipped one")
+    for sub in (show,):
+        sub.add_argument("--trust-member", action="append", default=[], metavar="MODULE:CALLABLE",
+                         help="a module:callable member of --league that may be imported (a league file alone never imports code)")
     rate_parser = commands.add_parser("rate", help="rate an agent against the frozen league", formatter_class=HelpFormatter)
     rate_parser.add_argument("--env", choices=envs, help="the game (required unless --resume)")
     rate_parser.add_argument("--agent", help="the agent: any make_agent spec, model:PATH, or your own module:callable")
     rate_parser.add_argument("--league", default=None, help="a league.json to rate against instead of the shipped one")
+    rate_parser.add_argument("--trust-member", action="append", default=[], metavar="MODULE:CALLABLE",
+                             help="a module:callable member of --league that may be imported (a league file alone never imports code)")
+    add_trust_pickles(rate_parser)
     rate_parser.add_argument("--width", type=float, default=100.0, help="stop when the 95%% interval is at most this many points wide")
     rate_parser.add_argument("--max-games", type=int, default=2000, help="stop after this many games whatever the width")
     rate_parser.add_argument("--min-rounds", type=int, default=5, help="rounds against every member before the schedule adapts")
@@ -545,7 +576,7 @@ def main(argv: list[str] | None = None) -> None:
     _one_torch_thread()
     try:
         if args.command == "show":
-            league = load_league(args.league or args.env)
+            league = load_league(args.league or args.env, trusted=args.trust_member)
             print(ladder_markdown(league))
         elif args.command == "build":
             _build(parser, args, raw)
@@ -609,7 +640,8 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
         parser.error("rate needs --env and --agent (or --resume OUT to continue a rating)")
     if args.width <= 0 or args.max_games < 1 or args.workers < 1 or args.min_rounds < 1:
         parser.error("--width must be positive; --max-games, --workers and --min-rounds at least 1")
-    league = load_league(args.league or args.env)
+    apply_trust_pickles(args)
+    league = load_league(args.league or args.env, trusted=args.trust_member)
     if league.env != args.env:
         parser.error(f"--league {args.league} is a league of {league.env}, not {args.env}")
     if args.players != 2 and args.env != "thin_ice_v0":

@@ -35,7 +35,7 @@ import numpy as np
 
 from polarzoo.envs import ENVIRONMENTS
 from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.cli.runs import HelpFormatter, prog_name, seed as seed_type
+from polarzoo.baselines.cli.runs import add_trust_pickles, apply_trust_pickles, HelpFormatter, prog_name, seed as seed_type
 from polarzoo.baselines.play.web import WEB_GAMES, serve, add_arguments as add_web_arguments
 from polarzoo.baselines.play.window import WindowGame
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line  # noqa: F401 (also public here)
@@ -252,7 +252,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--web", action="store_true", help="play in the browser instead: start the local web server "
                         "(polarzoo-web; --env and --opponent preselected on its page)")
     add_web_arguments(parser)
+    add_trust_pickles(parser)
     args = parser.parse_args(argv)
+    apply_trust_pickles(args)
     if args.web:
         if args.env not in WEB_GAMES:
             parser.error(f"--web plays {', '.join(WEB_GAMES)}; {args.env} is played in the terminal")

@@ -33,6 +33,7 @@ import numpy as np
 
 from polarzoo.baselines.agents import PolicyAgent, make_agent, pretrained_path
 from polarzoo.baselines.policies.weights import ModelFileError, load_policy_weights, save_policy
+from polarzoo.envs._common.safe_pickle import UnsafePickle, restricted_loads
 from polarzoo.baselines.cli.runs import (HelpFormatter, atomic_write, prog_name, save_model, run_dir_or_exit, seed as seed_type,
                                          writable_folder_or_exit)
 from polarzoo.baselines.evaluation.evaluate import evaluate
@@ -485,10 +486,30 @@ def read_exact(run_dir: Path, model_name: str, timesteps: int) -> dict[str, Any]
 
     name = "exact.pkl" if model_name == "latest.zip" else "previous_exact.pkl"
     try:
-        boundary = pickle.loads((run_dir / "checkpoints" / name).read_bytes())
+        boundary = restricted_loads((run_dir / "checkpoints" / name).read_bytes())
+    except UnsafePickle as error:  # a crafted file: said, never run
+        raise ValueError(f"{run_dir / 'checkpoints' / name}: {error}") from None
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError):
         return None
     return boundary if isinstance(boundary, dict) and boundary.get("timesteps") == timesteps else None
+
+
+def checkpoint_objects(path: Path) -> dict[str, Any]:
+    """The pickled entries of an SB3 checkpoint zip's ``data``, read by the restricted unpickler
+    (:mod:`polarzoo.envs._common.safe_pickle`) and handed to SB3's ``load`` as ``custom_objects``,
+    so that SB3 unpickles none of them itself; ``ValueError`` for one that names other code."""
+    import base64
+
+    with zipfile.ZipFile(path) as archive:
+        data = json.loads(archive.read("data"))
+    objects = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and ":serialized:" in value:
+            try:
+                objects[key] = restricted_loads(base64.b64decode(value[":serialized:"].encode()))
+            except UnsafePickle as error:
+                raise ValueError(f"{path}: its {key}: {error}") from None
+    return objects
 
 
 def drop_later_evaluations(run_dir: Path, timesteps: int) -> None:
@@ -565,7 +586,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
     counters = None
     if resume:
         model = algorithm.load(run_dir / "checkpoints" / model_name, env=vec_env, device=config["device"],
-                                 tensorboard_log=str(run_dir / "tb"))
+                                 tensorboard_log=str(run_dir / "tb"), custom_objects=checkpoint_objects(run_dir / "checkpoints" / model_name))
         boundary = read_exact(run_dir, model_name, state["timesteps"])
         if boundary is not None:
             restore_update_boundary(model, boundary)
@@ -846,7 +867,11 @@ def main(argv: list[str] | None = None) -> None:
             saved = yaml.safe_load((run_dir / "config.yaml").read_text())
             config = saved_run_config(saved)
             check_config(config)
-            read_checkpoint_state(run_dir)
+            state, model_name = read_checkpoint_state(run_dir)
+            # a run folder from someone else: its pickles are read by the restricted unpickler
+            # now, so that one naming other code is refused in one line before any work
+            checkpoint_objects(run_dir / "checkpoints" / model_name)
+            read_exact(run_dir, model_name, state["timesteps"])
         except (yaml.YAMLError, ValueError, TypeError, KeyError) as error:
             parser.error(f"--resume {run_dir}: {str(error).splitlines()[0]}")
         ignored = [f"--{name.replace('_', '-')}" for name in ("env", "config", "runs", "run_name", "seed", "n_envs", "eval_every",
