@@ -60,12 +60,11 @@ class GreedyPolicy:
     for the model in training."""
 
     def __init__(self, path: str) -> None:
-        from sb3_contrib import MaskablePPO
-
+        from polarzoo.baselines.policies.weights import load_policy
         from polarzoo.envs.go_with_the_floe.env import observation_space
         from polarzoo.wrappers.single_agent import observation_scale
 
-        model = MaskablePPO.load(path, device="cpu")
+        model = load_policy(path)  # data only: nothing in the file runs
         space = observation_space()
         size, actions = int(np.prod(model.observation_space.shape)), getattr(model.action_space, "n", None)
         if size != int(np.prod(space.shape)) or actions != rules.NUM_ACTIONS:

@@ -17,6 +17,7 @@ pytest.importorskip("choix")
 from polarzoo.baselines.evaluation import league as league_module  # noqa: E402
 from polarzoo.baselines.evaluation.league import LeagueError, build, load_league, rate  # noqa: E402
 from polarzoo.baselines.agents import make_agent  # noqa: E402
+from tests.helpers import scaled  # noqa: E402
 
 ENV = "fire_and_ice_v0"
 MEMBERS = ["random", "mcts:4", "heuristic"]
@@ -174,6 +175,13 @@ def test_a_users_own_agent_by_module_and_callable(small_league: Path, tmp_path: 
     missing = _cli("rate", "--env", ENV, "--agent", "no_such_module:Agent", "--league", str(small_league), cwd=tmp_path)
     assert missing.returncode == 2 and "cannot import module 'no_such_module'" in missing.stderr
     assert "Traceback" not in missing.stderr
+    # the console script, which (unlike python -m) does not put the working directory on sys.path
+    script = Path(sys.executable).parent / "polarzoo-league"
+    if script.exists():
+        console = subprocess.run([str(script), "rate", "--env", ENV, "--agent", "my_agents:LastLegal", "--league", str(small_league),
+                                  "--width", "5000", "--min-rounds", "1", "--out", str(tmp_path / "out2")],
+                                 cwd=tmp_path, capture_output=True, text=True, timeout=scaled(300))
+        assert console.returncode == 0, console.stderr
 
 
 def test_cli_errors_are_one_line(small_league: Path, tmp_path: Path) -> None:
@@ -198,3 +206,28 @@ def test_a_thin_ice_league_of_2_and_3_players_on_one_scale(tmp_path: Path) -> No
                  min_rounds=1, players=3, log=lambda _: None)
     assert rated.games == 3 * 3  # each pair of members with it, in the 3 rotations
     assert {e["opponent"] for e in rated.per_opponent} == set(members)
+
+
+def test_a_forged_league_file_imports_nothing(tmp_path: Path) -> None:
+    """A league file is data: a member ``this:s`` (importing ``this`` prints the Zen of Python) is
+    refused in one line before any import, unless the command line names it (--trust-member)."""
+    from polarzoo.baselines.evaluation.league import LEAGUE_FORMAT, fingerprint
+
+    specs = ["random", "this:s"]
+    forged = {"format": LEAGUE_FORMAT, "env": ENV, "version": "1", "members": [{"name": s, "spec": s} for s in specs],
+              "ratings": {s: 1000 for s in specs}, "ci95": {s: [900, 1100] for s in specs}, "fingerprint": "0" * 64}
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(forged))
+    with pytest.raises(LeagueError, match="module:callable agent, which would import and run code"):
+        load_league(path)
+    run = subprocess.run([sys.executable, "-m", "polarzoo.baselines.league", "rate", "--env", ENV, "--agent", "random",
+                          "--league", str(path), "--max-games", "2"], capture_output=True, text=True, timeout=scaled(300))
+    assert run.returncode == 2 and "--trust-member this:s" in run.stderr and "Beautiful is better" not in run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    # named on the command line, the member is allowed past this check (the fingerprint is checked next)
+    with pytest.raises(LeagueError, match="other member files"):
+        load_league(path, trusted=["this:s"])
+    for bad in ([{"name": "x"}], [{"name": "x", "spec": 5}], "random"):
+        path.write_text(json.dumps({**forged, "members": bad}))
+        with pytest.raises(LeagueError):
+            load_league(path)

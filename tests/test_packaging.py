@@ -142,7 +142,7 @@ def test_wheel_contents_have_no_top_level_packages(installed_wheel: Path) -> Non
     assert top <= {"polarzoo", *(n for n in top if n.endswith(".dist-info"))}, top
     assert "polarzoo/baselines/training/hyperparams.yaml" in names
     for model in ("fire_and_ice_v0", "go_with_the_floe_v0", "fire_and_ice_solitaire_v0"):
-        assert f"polarzoo/baselines/pretrained/{model}.zip" in names
+        assert f"polarzoo/baselines/pretrained/{model}.safetensors" in names
     for page in ("play.html", "play.js", "replay.html", "replay.js", "style.css"):  # polarzoo-web's pages
         assert f"polarzoo/baselines/play/web_static/{page}" in names
 

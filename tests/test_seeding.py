@@ -51,5 +51,5 @@ def test_loading_an_agent_does_not_reseed_the_callers_generators() -> None:
         _seed(seed)
         expected = _draws()
         _seed(seed)
-        PolicyAgent(PRETRAINED / "fire_and_ice_v0.zip")
+        PolicyAgent(PRETRAINED / "fire_and_ice_v0.safetensors")
         assert _draws() == expected

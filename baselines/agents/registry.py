@@ -39,7 +39,7 @@ def _count(argument: str, kind: str, default: int, what: str = "simulations") ->
 def model_path(path: str) -> str:
     """``path`` if it is a file, else ``FileNotFoundError`` naming it."""
     if not Path(path).is_file():
-        raise FileNotFoundError(f"no model file {path} (give the path of a saved model.zip)")
+        raise FileNotFoundError(f"no model file {path} (give the path of a model.safetensors or a saved model.zip)")
     return path
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.cli.runs import TRUST_PICKLES_VARIABLE, atomic_write
+from polarzoo.envs._common.seeding import global_random_state_kept
 
 #: the ``format`` entry of a weight-only file's metadata, and its version
 FORMAT, FORMAT_VERSION = "polarzoo-policy", "1"
@@ -368,15 +369,14 @@ def load_policy(path: str | Path) -> LoadedModel:
         raise
     observation_space = space_from_json(settings.get("observation_space"), where)
     action_space = space_from_json(settings.get("action_space"), where)
-    policy = build_policy(str(settings.get("policy_class")), settings.get("policy_kwargs") or {}, observation_space, action_space,
-                          tensors, where)
+    with global_random_state_kept():  # building the policy draws its initial weights from torch's generator
+        policy = build_policy(str(settings.get("policy_class")), settings.get("policy_kwargs") or {}, observation_space, action_space,
+                              tensors, where)
     return LoadedModel(policy, observation_space, action_space, where, settings)
 
 
 def _load_trusted(path: str | Path) -> LoadedModel:
     from sb3_contrib import MaskablePPO
-
-    from polarzoo.envs._common.seeding import global_random_state_kept
 
     with global_random_state_kept():  # SB3's load reseeds the caller's generators
         model = MaskablePPO.load(str(path), device="cpu")

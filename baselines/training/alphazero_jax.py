@@ -241,7 +241,7 @@ def read_checkpoint(run_dir: Path, config: TrainConfig) -> dict[str, Any]:
     optimiser; ``ValueError`` (one line) for anything else, a pickle of older versions included."""
     jax, _ = require_jax()
     if not (run_dir / CHECKPOINT).exists() and (run_dir / "checkpoint.pkl").exists():
-        raise ValueError("its checkpoint.pkl is a pickle (written by polarzoo before 0.9), which is not loaded: "
+        raise ValueError("its checkpoint.pkl is a pickle (written by polarzoo 0.1), which is not loaded: "
                          "loading a pickle runs code; start the run again")
     with np.load(run_dir / CHECKPOINT, allow_pickle=False) as data:
         arrays = {name: data[name] for name in data.files}
