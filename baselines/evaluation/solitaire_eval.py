@@ -14,7 +14,7 @@ to ``--out``.
 from __future__ import annotations
 
 from polarzoo.baselines.agents import pretrained_path
-from polarzoo.baselines.policies.weights import ModelFileError, load_policy
+from polarzoo.baselines.policies.weights import ModelFileError, load_policy, save_policy
 import argparse
 import json
 import sys
@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> None:
                             policy_kwargs={"net_arch": [256, 256]}, device="cpu", verbose=0)
         model.learn(args.timesteps, progress_bar=True)
         save_model(model, args.out / "model.zip")
+        save_policy(model, args.out / "model.safetensors", env_id="polarzoo/FireAndIceSolitaire-v0")  # weights only, to share
     seconds = time.perf_counter() - started
 
     def trained(env: FireAndIceSolitaireEnv, observation: np.ndarray, rng: np.random.Generator) -> int:

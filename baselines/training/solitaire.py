@@ -39,6 +39,7 @@ from polarzoo.envs.fire_and_ice import solitaire_rules
 from polarzoo.envs.fire_and_ice.rules import NUM_HOLES, NUM_ISLANDS, NUM_POSITIONS
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import Solver, board_bits
+from polarzoo.baselines.policies.weights import save_policy
 from polarzoo.baselines.cli.runs import (HelpFormatter, add_quick, apply_quick, atomic_write, save_model, prog_name, require_at_least, seed as seed_type,
                                      writable_folder_or_exit)
 
@@ -244,8 +245,9 @@ def main(argv: list[str] | None = None) -> None:
         report["rounds"].append(entry)
         print(f"round {round_index}: {len(obs)} positions, loss {losses[-1]:.3f}, held-out success {rate:.1%}")
         save_model(model, args.out / "model.zip")
+        save_policy(model, args.out / "model.safetensors", env_id="polarzoo/FireAndIceSolitaire-v0")  # weights only, to share
         atomic_write(args.out / "train.json", json.dumps(report, indent=2))
-    print(f"model: {args.out / 'model.zip'}; report: {args.out / 'train.json'}")
+    print(f"model: {args.out / 'model.zip'} (weights only: {args.out / 'model.safetensors'}); report: {args.out / 'train.json'}")
 
 
 if __name__ == "__main__":
