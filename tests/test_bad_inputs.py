@@ -152,3 +152,37 @@ def test_a_board_game_model_given_to_thin_ice_is_refused_at_load() -> None:
     for spec in (f"model:{pretrained_path('fire_and_ice_v0')}", f"search:2:{pretrained_path('go_with_the_floe_v0')}"):
         with pytest.raises(ValueError, match="model .* actions.*not a thin_ice_v0 one"):
             make_agent(spec, "thin_ice_v0")
+
+
+def test_thin_ice_refuses_action_ids_outside_its_layout_and_fractional_settle_steps() -> None:
+    pytest.importorskip("mujoco")
+    from polarzoo.envs import thin_ice_v0
+
+    env = thin_ice_v0.raw_env()
+    env.reset(seed=0)
+    done = env.action_space(env.possible_agents[0]).n - 1
+    assert env.action_to_notation(done) == "done"
+    for action in (-1, done + 1, True):
+        with pytest.raises(ValueError, match="whole number in 0.."):
+            env.action_to_notation(action)
+    with pytest.raises(ValueError, match="settle_steps must be a whole number in 1..1000; got 10.0"):
+        thin_ice_v0.raw_env(settle_steps=10.0)
+
+
+@pytest.mark.parametrize("module, args", [
+    ("polarzoo.baselines.solitaire_solver", ["--deals", "1000000", "--no-progress"]),
+    ("polarzoo.baselines.solitaire_train", ["--quick", "--no-progress"]),
+])
+def test_solitaire_tools_on_ctrl_c_are_one_line_and_130(module: str, args: list[str], tmp_path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    extra = ["--out", str(tmp_path / "out")] if "train" in module else []
+    process = subprocess.Popen([sys.executable, "-m", module, *args, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    time.sleep(4)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130 and "interrupted" in err and "Traceback" not in err, (process.returncode, err[-2000:])

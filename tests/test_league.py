@@ -231,3 +231,31 @@ def test_a_forged_league_file_imports_nothing(tmp_path: Path) -> None:
         path.write_text(json.dumps({**forged, "members": bad}))
         with pytest.raises(LeagueError):
             load_league(path)
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"ratings": {"random": float("nan")}}, "no finite rating"),
+    ({"ratings": {"random": "1422"}}, "no finite rating"),
+    ({"ratings": {}}, "no finite rating"),
+    ({"ci95": {"random": [1, "x"]}}, "no [low, high] interval"),
+    ({"members": [{"name": "random", "spec": "random"}, {"name": "random", "spec": "heuristic"}]}, "distinct"),
+    ({"env": "chess_v0"}, "unknown env"),
+])
+def test_a_damaged_league_field_is_one_line(small_league: Path, tmp_path: Path, change: dict, words: str) -> None:
+    data = json.loads(small_league.read_text())
+    for key, value in change.items():
+        data[key] = {**data[key], **value} if isinstance(value, dict) and value and key != "members" else value
+    path = tmp_path / "league.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(LeagueError, match=words.replace("[", r"\[")):
+        load_league(path)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["build", "--env", ENV, "--members", "random", "random", "--out", "OUT"], "named twice"),
+    (["build", "--env", ENV, "--members", "random", "heuristic", "--version", "-1", "--out", "OUT"], "--version must be at least 1"),
+    (["rate", "--env", ENV, "--agent", "random", "--width", "nan"], "--width must be positive"),
+])
+def test_bad_league_values_are_refused(tmp_path: Path, args: list[str], words: str) -> None:
+    result = _cli(*[str(tmp_path / "out") if a == "OUT" else a for a in args])
+    assert result.returncode == 2 and words in result.stderr and "Traceback" not in result.stderr, result.stderr

@@ -31,6 +31,7 @@ import argparse
 import hashlib
 import itertools
 import json
+import math
 import sys
 import zlib
 from dataclasses import dataclass, field
@@ -176,6 +177,16 @@ def load_league(source: str | Path, check: bool = True, trusted: Sequence[str] =
         problem = member_problem(spec, trusted)
         if problem is not None:
             raise LeagueError(f"{path}: {problem}")
+    names = [m.get("name") if isinstance(m, dict) else None for m in league.members]
+    if len(set(map(str, names))) != len(names) or not all(isinstance(n, str) and n for n in names):
+        raise LeagueError(f"{path}: member names must be distinct non-empty strings, got {names}")
+    for name in names:
+        rating, interval = league.ratings.get(name), league.intervals.get(name)
+        if isinstance(rating, bool) or not isinstance(rating, (int, float)) or not math.isfinite(rating):
+            raise LeagueError(f"{path}: member {name!r} has no finite rating ({str(rating)[:40]!r})")
+        if (not isinstance(interval, list) or len(interval) != 2
+                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in interval)):
+            raise LeagueError(f"{path}: member {name!r} has no [low, high] interval ({str(interval)[:40]!r})")
     if check:
         now = fingerprint(league.env, league.specs)
         if now != league.fingerprint:
@@ -608,6 +619,11 @@ def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[
         parser.error("--games and --workers must be at least 1, --bootstrap at least 10")
     if len(args.members) < 2:
         parser.error("--members: a league needs at least two members")
+    repeated = sorted({spec for spec in args.members if args.members.count(spec) > 1})
+    if repeated:
+        parser.error(f"--members: {', '.join(repeated)} named twice (a member plays the others once per lineup)")
+    if args.version < 1:
+        parser.error(f"--version must be at least 1, got {args.version}")
     if any(n < 2 for n in args.players) or (args.env != "thin_ice_v0" and args.players != [2]):
         parser.error(f"--players: {args.env} is a 2-player game" if args.env != "thin_ice_v0" else "--players: 2 to 6")
     for spec in args.members:
@@ -638,7 +654,7 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
         print(f"resuming {folder}", flush=True)
     if args.env is None or args.agent is None:
         parser.error("rate needs --env and --agent (or --resume OUT to continue a rating)")
-    if args.width <= 0 or args.max_games < 1 or args.workers < 1 or args.min_rounds < 1:
+    if not math.isfinite(args.width) or args.width <= 0 or args.max_games < 1 or args.workers < 1 or args.min_rounds < 1:
         parser.error("--width must be positive; --max-games, --workers and --min-rounds at least 1")
     apply_trust_pickles(args)
     league = load_league(args.league or args.env, trusted=args.trust_member)

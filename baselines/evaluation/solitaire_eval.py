@@ -67,7 +67,7 @@ def play(policy: Policy, deals: int, first_seed: int) -> dict[str, Any]:
             "mean_pegs_left": float(np.mean(pegs_left))}
 
 
-def main(argv: list[str] | None = None) -> None:
+def _main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.solitaire_eval"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--timesteps", type=int, default=100_000, help="MaskablePPO training timesteps")
     parser.add_argument("--deals", type=int, default=200, help="evaluation deals (seeds 100000..)")
@@ -138,6 +138,15 @@ def main(argv: list[str] | None = None) -> None:
     print(f"\n{how}; " + (f"results in {args.out / 'solitaire.json'}" if written else "nothing was written (see the warning above)"))
     if not written:
         sys.exit(1)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The command line; Ctrl-C is one line and exit 130."""
+    try:
+        _main(argv)
+    except KeyboardInterrupt:
+        print("\ninterrupted: the evaluation is written only when it ends; run the command again (a model it trained is in its --out folder once saved)", file=sys.stderr)
+        sys.exit(130)
 
 
 if __name__ == "__main__":

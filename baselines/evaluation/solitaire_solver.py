@@ -66,7 +66,7 @@ def run_deals(num_deals: int, first_seed: int = 0, progress: bool = True) -> dic
     }
 
 
-def main(argv: list[str] | None = None) -> None:
+def _main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.solitaire_solver"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--deals", type=int, default=1000, help="number of deals to solve (seeds first-seed..)")
     parser.add_argument("--first-seed", type=int, default=0, help="seed of the first deal")
@@ -106,6 +106,15 @@ def main(argv: list[str] | None = None) -> None:
         except OSError as error:
             print(f"error: could not save {args.json} ({error.strerror or error}); the table above is the result", file=sys.stderr)
             sys.exit(1)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The command line; Ctrl-C is one line and exit 130."""
+    try:
+        _main(argv)
+    except KeyboardInterrupt:
+        print("\ninterrupted: nothing was written (the summary is written when every deal is solved); run the command again", file=sys.stderr)
+        sys.exit(130)
 
 
 if __name__ == "__main__":

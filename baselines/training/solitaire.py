@@ -196,7 +196,7 @@ def new_model(dim: int, blocks: int, learning_rate: float, seed: int) -> Any:
                        policy_kwargs={"board": "fire_and_ice_solitaire", "dim": dim, "blocks": blocks})
 
 
-def main(argv: list[str] | None = None) -> None:
+def _main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.solitaire_train"), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--deals", type=int, default=2000, help="deals for the first demonstrations")
     parser.add_argument("--rounds", type=int, default=3, help="DAgger rounds after the first fit")
@@ -248,6 +248,15 @@ def main(argv: list[str] | None = None) -> None:
         save_policy(model, args.out / "model.safetensors", env_id="polarzoo/FireAndIceSolitaire-v0")  # weights only, to share
         atomic_write(args.out / "train.json", json.dumps(report, indent=2))
     print(f"model: {args.out / 'model.zip'} (weights only: {args.out / 'model.safetensors'}); report: {args.out / 'train.json'}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """The command line; Ctrl-C is one line and exit 130."""
+    try:
+        _main(argv)
+    except KeyboardInterrupt:
+        print("\ninterrupted: the model of the last finished round (if any) is in the --out folder (model.zip, model.safetensors); run the command again to train anew", file=sys.stderr)
+        sys.exit(130)
 
 
 if __name__ == "__main__":

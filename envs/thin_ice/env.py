@@ -137,7 +137,7 @@ class raw_env(TurnBasedAECEnv):
             piece_friction=check_number("piece_friction", piece_friction, 0.05, 3.0), tremor_position=tremor_mm / 1000,
             tremor_tilt_degrees=check_number("tremor_degrees", tremor_degrees, 0.0, 10.0, "degrees"),
             settle_cap_seconds=check_number("settle_cap_seconds", settle_cap_seconds, 0.1, 30.0, "seconds"),
-            settle_steps=int(settle_steps) if isinstance(settle_steps, np.integer) else settle_steps,
+            settle_steps=check_choice("settle_steps", settle_steps, range(1, 1001)),
             idle_pieces=check_choice("idle_pieces", idle_pieces, IDLE_PIECES),
         )
         self.physics_config.validate()

@@ -221,7 +221,9 @@ def legal_action_mask(state: ThinIceState, layout: ActionLayout) -> NDArray[np.i
 
 def action_to_notation(action: int, layout: ActionLayout) -> str:
     """``"call SM"``, ``"place M c2 upright"`` (size, cell: column letter a.. and row 1..,
-    orientation), ``"pickup 3"`` (slot) or ``"done"``."""
+    orientation), ``"pickup 3"`` (slot) or ``"done"``; ``ValueError`` for an id outside the layout."""
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or not 0 <= action <= layout.done_action:
+        raise ValueError(f"action must be a whole number in 0..{layout.done_action}; got {action if isinstance(action, (int, np.integer)) else repr(action)}")
     if action < NUM_CALLS:
         return f"call {CALLS[action]}"
     if action < layout.pick_base:
