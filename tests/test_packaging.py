@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 OLD_TOP_LEVEL = {"envs", "wrappers", "baselines", "benchmarks"}
 PACKAGE_FOLDERS = {"polarzoo": "polarzoo", "polarzoo.envs": "envs", "polarzoo.wrappers": "wrappers",
                    "polarzoo.baselines": "baselines"}
+#: folders of data, no code, listed as packages so that setuptools installs them without a warning
+DATA_PACKAGES = {"polarzoo.baselines.leagues", "polarzoo.baselines.pretrained", "polarzoo.baselines.play.web_static"}
 
 
 def _pyproject() -> dict:
@@ -35,7 +37,7 @@ def test_package_list_names_every_package_folder() -> None:
         for init in (ROOT / folder).rglob("__init__.py"):
             relative = init.parent.relative_to(ROOT / folder).parts
             expected.add(".".join((package, *relative)))
-    assert set(setuptools["packages"]) == expected
+    assert set(setuptools["packages"]) == expected | DATA_PACKAGES
 
 
 def test_console_scripts_point_at_real_mains() -> None:
