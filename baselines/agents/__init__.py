@@ -1,8 +1,12 @@
 """Baseline agents for every environment.
 
 An agent answers ``act(env, agent, rng) -> action`` where ``env`` is the *unwrapped* AEC env at
-the moment ``agent`` must act.  It may read ``env.observe(agent)`` (every agent does, for the
-mask) and, for search, the rules state ``env.state`` with the pure rules module ``env.rules``.
+the moment ``agent`` must act, and ``rng`` a ``numpy.random.Generator`` for any randomness (so a
+game replays from its seed).  Its legal moves are the nonzero entries of
+``env.observe(agent)["action_mask"]`` (``np.flatnonzero(...)``: action ids; ``env.action_to_notation(a)``
+names one); it may also read the observation (``env.observe(agent)["observation"]``) and, for
+search, the rules state ``env.state`` with the pure rules module ``env.rules``.  It returns one
+legal action id; an illegal one loses the game in evaluations and leagues.
 
 * :class:`RandomAgent`: uniform over legal actions.
 * :class:`FireAndIceHeuristic`: win now; never hand the opponent a win (checks its replies);
