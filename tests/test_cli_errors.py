@@ -619,10 +619,12 @@ def test_kill_9_then_resume_with_every_option_matches_one_straight_run(tmp_path:
     import yaml
 
     config = tmp_path / "config.yaml"
+    # The opponents not in alphabetical order: the resumed run must keep the pool's order (a
+    # sorted copy of the config once made it draw other opponents after its first snapshot).
     config.write_text(yaml.safe_dump({"go_with_the_floe_v0": {
-        "n_steps": 32, "batch_size": 32, "n_epochs": 1, "opponents": {"random": 0.3, "heuristic": 0.3, "self": 0.4},
+        "n_steps": 32, "batch_size": 32, "n_epochs": 1, "opponents": {"random": 0.2, "heuristic": 0.5, "self": 0.3},
         "snapshot_every": 64, "max_snapshots": 2, "eval_every": 96, "eval_games": 1, "checkpoint_every": 64,
-        "board_policy": {"dim": 8, "blocks": 1}, "bc_games": 2, "bc_epochs": 2, "bc_teacher": "heuristic"}}))
+        "board_policy": {"dim": 8, "blocks": 1}, "bc_games": 2, "bc_epochs": 2, "bc_teacher": "heuristic"}}, sort_keys=False))
     common = ["--env", "go_with_the_floe_v0", "--config", str(config), "--runs", str(tmp_path), "--n-envs", "2",
               "--vec-env", "subproc", "--torch-threads", "1", "--seed", "3", "--total-timesteps", "384", "--no-progress",
               "--no-final-eval"]

@@ -93,3 +93,20 @@ def test_rejects_other_envs_and_wrappers_that_change_the_action() -> None:
     mask = venv.env_method("action_masks")[0]
     with pytest.raises(RuntimeError, match="changed the action"):
         venv.step(np.array([np.flatnonzero(mask)[0]]))
+
+
+def test_copies_of_one_model_share_a_pass() -> None:
+    """Each env holding its own copy of a saved model (as a resumed run's unpickled envs do) is
+    batched as one object shared by every env is: the same batches, so the same float rounding."""
+    path = pretrained_path("go_with_the_floe_v0")
+    counts: list[int] = []
+
+    class Counting(PolicyAgent):
+        def act_batch(self, envs: Any, agents: Any, rngs: Any) -> list[int]:
+            counts.append(len(envs))
+            return super().act_batch(envs, agents, rngs)
+
+    make = [lambda: Monitor(SingleAgentEnv("go_with_the_floe_v0", opponents=[Counting(path)]))] * 4
+    assert Counting(path).batch_key == Counting(path).batch_key
+    _play(OpponentBatchingVecEnv(make), 20)
+    assert max(counts) == 4

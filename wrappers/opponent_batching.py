@@ -58,9 +58,12 @@ class OpponentBatchingVecEnv(DummyVecEnv):
         for index, base in enumerate(self._bases):
             advance(index, base.step_requests(self.actions[index]), None)
         while pending:
-            groups: dict[int, list[int]] = {}
+            groups: dict[Any, list[int]] = {}
             for index, (_, opponent, _) in pending.items():
-                groups.setdefault(id(opponent), []).append(index)
+                # Opponents that play the same (a saved model's copies in several envs, e.g. after
+                # a resume unpickled each env's) share a pass: the batch, and so the float
+                # rounding of every row, is the same whether the envs hold one object or copies.
+                groups.setdefault(getattr(opponent, "batch_key", None) or id(opponent), []).append(index)
             for indices in groups.values():
                 opponent = pending[indices[0]][1]
                 envs = [self._bases[i].aec for i in indices]

@@ -135,6 +135,15 @@ class PolicyAgent:
             return self._sample(distribution, rngs)
         return [greedy_action(row) for row in distribution.distribution.probs.cpu().numpy()]
 
+    @property
+    def batch_key(self) -> tuple[Any, ...] | None:
+        """What makes two agents play the same (their model file and sampling): agents with equal
+        keys answer in one batched pass (:class:`polarzoo.wrappers.opponent_batching.OpponentBatchingVecEnv`);
+        ``None`` for an in-memory model (then only the object itself)."""
+        if self.path is None:
+            return None
+        return ("PolicyAgent", self.path, self.deterministic)
+
     def __getstate__(self) -> dict[str, Any]:  # subprocesses reload the model from disk
         if self.path is None:
             raise TypeError("a PolicyAgent built from an in-memory model cannot be pickled; save the model first")

@@ -114,6 +114,8 @@ def policy_and_kwargs(config: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
 
 
 def _opponent_pool(config: dict[str, Any], snapshots: list[str]) -> tuple[list[Any], list[float]]:
+    """The opponents and their weights, in the order of ``config["opponents"]`` (then the
+    snapshots): an env draws an index into this list, so the order is part of the run."""
     agents: list[Any] = []
     weights: list[float] = []
     mixture = dict(config["opponents"])
@@ -896,7 +898,9 @@ def main(argv: list[str] | None = None) -> None:
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             parser.error(f"--config {args.config}: {error}")
         run_dir = run_dir_or_exit(parser, args.runs, args.run_name, args.env)
-        atomic_write(run_dir / "config.yaml", yaml.safe_dump(config, sort_keys=True))
+        # In the config's own order: the opponents' order is the pool's, which the seeded draws of
+        # an opponent index follow (a sorted copy made --resume pick other opponents after a snapshot).
+        atomic_write(run_dir / "config.yaml", yaml.safe_dump(config, sort_keys=False))
     print(f"run folder: {run_dir}", flush=True)
     with (run_dir / "command.txt").open("a") as handle:
         handle.write("python -m polarzoo.baselines.train " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:])) + "\n")
