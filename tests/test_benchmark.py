@@ -163,3 +163,20 @@ def test_a_new_league_version_rates_finished_runs_again_without_training(leagues
     (spec.folder(fresh) / "result.json").write_text(json.dumps(first))
     assert not rerate_due(spec, fresh, str(newer)) and execute(spec, str(fresh), str(newer)) == first
     assert mixed_leagues(summarize([again, {**first, "seed": 1}])) and not mixed_leagues(summarize([again]))
+
+
+def test_ctrl_c_in_a_runs_training_is_the_benchmarks_own_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A run's trainer ends a Ctrl-C with SystemExit(130) after its checkpoint: the benchmark says
+    what it keeps and that its own command continues (not the trainer's --resume)."""
+    from polarzoo.baselines.benchmark import runner
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise SystemExit(130)
+
+    monkeypatch.setattr(runner, "run_all", interrupted)
+    with pytest.raises(SystemExit) as stop:
+        runner.main(["run", "--games", "fire_and_ice_v0", "--algorithms", "ppo-board", "--seeds", "0", "--budget", "tiny",
+                     "--out", str(tmp_path / "bench")])
+    err = capsys.readouterr().err
+    assert stop.value.code == 130 and "the same command continues" in err and "--resume" not in err

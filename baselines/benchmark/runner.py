@@ -122,7 +122,8 @@ def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
                 _start_afresh(run_dir)
             run_dir.mkdir(parents=True, exist_ok=True)
             atomic_write(run_dir / "config.json", json.dumps(config, indent=2))
-            ppo.train(config, run_dir, resume=resume, seed=spec.seed, progress_bar=False, final_eval=False, log_every=60)
+            ppo.train(config, run_dir, resume=resume, seed=spec.seed, progress_bar=False, final_eval=False, log_every=60,
+                      again="the same polarzoo-benchmark run command (it resumes this run exactly)")
         stats = json.loads((run_dir / "training.json").read_text()) if (run_dir / "training.json").exists() else {}
         return _trained_agent(spec, run_dir), {"timesteps": config["total_timesteps"], "train_seconds": stats.get("seconds")}
     config = alphazero_jax.TrainConfig(env=protocol.TWIN_GAMES[spec.game], seed=spec.seed, final_eval_games=0, **settings)
@@ -311,7 +312,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"benchmark folder: {args.out} (budget {args.budget})", flush=True)
     try:
         run_all(specs, args.out, args.workers, args.address, args.leagues, log=lambda line: print(line, flush=True))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit) as stop:
+        # (a run's trainer ends a Ctrl-C with SystemExit(130) after saving its checkpoint)
+        if isinstance(stop, SystemExit) and stop.code != 130:
+            raise
         print(f"\ninterrupted: finished runs are kept in {args.out}; runs under way keep their last checkpoint; "
               "the same command continues", file=sys.stderr)
         sys.exit(130)

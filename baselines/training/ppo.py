@@ -356,7 +356,7 @@ def _training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, A
 
 
 def behaviour_clone(model: Any, config: dict[str, Any], run_dir: Path, seed: int, state: dict[str, Any],
-                    progress_bar: bool = True) -> None:
+                    progress_bar: bool = True, again: str = "") -> None:
     """Warm-start the policy by copying ``bc_teacher``'s moves (see baselines/training/imitation.py).
 
     The demonstrations are kept in ``run_dir/demonstrations.npz`` and the weights are saved after
@@ -377,7 +377,7 @@ def behaviour_clone(model: Any, config: dict[str, Any], run_dir: Path, seed: int
             # The untrained model is saved as the checkpoint --resume starts from.
             save_checkpoint(run_dir, model, state)
             print(f"\ninterrupted while collecting the teacher's demonstrations (nothing trained yet); "
-                  f"--resume {run_dir} collects them again (the games are seeded)", file=sys.stderr)
+                  f"{again or f'--resume {run_dir}'} collects them again (the games are seeded)", file=sys.stderr)
             sys.exit(130)
         temporary = run_dir / "demonstrations.tmp.npz"
         np.savez_compressed(temporary, observations=observations, masks=masks, actions=actions)
@@ -394,7 +394,7 @@ def behaviour_clone(model: Any, config: dict[str, Any], run_dir: Path, seed: int
               show_progress=progress_bar)
     except KeyboardInterrupt:
         print(f"\ninterrupted during behaviour cloning after {state.get('bc_epochs_done', 0)} of {config['bc_epochs']} epochs "
-              f"(saved); continue with --resume {run_dir}")
+              f"(saved); continue with {again or f'--resume {run_dir}'}", file=sys.stderr)
         sys.exit(130)
     report = {"teacher": config["bc_teacher"], "games": config["bc_games"], "samples": len(actions), "epochs": config["bc_epochs"],
               "loss_per_epoch": losses, "seconds": time.perf_counter() - started}
@@ -558,9 +558,10 @@ def choose_torch_threads(config: dict[str, Any]) -> tuple[int, str]:
 
 
 def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int = 0, progress_bar: bool = True,
-          final_eval: bool = True, log_every: float = 0.0) -> Path:
+          final_eval: bool = True, log_every: float = 0.0, again: str = "") -> Path:
     """Train (then evaluate) into ``run_dir``; ``log_every`` > 0 prints a progress line that
-    often (seconds), for logs, where a progress bar shows nothing until the end."""
+    often (seconds), for logs, where a progress bar shows nothing until the end.  ``again``: the
+    command a Ctrl-C's message advises to continue (default ``--resume RUN_DIR``, the trainer's)."""
     import torch
     from sb3_contrib import MaskablePPO
 
@@ -617,7 +618,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
             raise InitModelError(f"init_model {path} does not fit this config's policy ({str(error).splitlines()[0]})") from None
         print(f"starting from the weights of {path}")
     if config.get("bc_games", 0) > 0 and state.get("bc_epochs_done", 0) < config["bc_epochs"] and model.num_timesteps == 0:
-        behaviour_clone(model, config, run_dir, seed, state, progress_bar)
+        behaviour_clone(model, config, run_dir, seed, state, progress_bar, again)
     remaining = config["total_timesteps"] - model.num_timesteps
     started = time.perf_counter()
     steps_before = model.num_timesteps
@@ -633,7 +634,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
         # The last update boundary: resuming from it replays the interrupted rollout exactly.
         save_checkpoint(run_dir, model, state, callback.boundary)
         print(f"\ninterrupted: checkpoint saved at {model.num_timesteps} timesteps (the last update); "
-              f"continue with --resume {run_dir}")
+              f"continue with {again or f'--resume {run_dir}'}", file=sys.stderr)
         sys.exit(130)
     elapsed = time.perf_counter() - started
     torch.set_num_threads(threads)  # learn() ends after an update: the evaluation plays as the rollouts did
