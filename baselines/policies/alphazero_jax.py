@@ -144,7 +144,7 @@ def load_model(path: str | Path) -> tuple[NetworkConfig, dict[str, Any], dict[st
         raise FileNotFoundError(f"{path}: an az-jax model is a model.npz with its model.json beside it")
     try:
         meta = json.loads(meta_path.read_text())
-        arrays = dict(np.load(path))
+        arrays = dict(np.load(path, allow_pickle=False))  # arrays only: a model file is data
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:  # JSONDecodeError is a ValueError
         raise ValueError(f"{path} is not a readable az-jax model ({error})") from None
     if meta.get("format") != MODEL_FORMAT or meta.get("env") not in GAMES:

@@ -366,7 +366,7 @@ def behaviour_clone(model: Any, config: dict[str, Any], run_dir: Path, seed: int
     done = int(state.get("bc_epochs_done", 0))
     demos = run_dir / "demonstrations.npz"
     if demos.exists():
-        data = np.load(demos)
+        data = np.load(demos, allow_pickle=False)
         observations, masks, actions = data["observations"], data["masks"], data["actions"]
     else:
         teacher = make_agent(config["bc_teacher"], config["env"])
