@@ -374,6 +374,7 @@ def test_damaged_model_files_are_one_line(content: bytes | None, name: str, tmp_
     assert not (tmp_path / "copy.safetensors").exists() and not list(tmp_path.glob("*.tmp*"))
     assert any(w in _main_error(solitaire_eval.main, ["--model", str(bad), "--deals", "1", "--out", str(tmp_path / "s")], capsys)
                for w in words)
+    assert not (tmp_path / "s").exists()  # refused before its output folder is made
     for spec in (f"model:{bad}", f"az:2:{bad}"):
         assert any(w in _main_error(play.main, ["--env", "fire_and_ice_v0", "--human", "fire", "--opponent", spec], capsys) for w in words)
         assert any(w in _main_error(evaluate.main, ["--env", "fire_and_ice_v0", "--agents", spec, "random",
@@ -658,3 +659,13 @@ def test_kill_9_then_resume_with_every_option_matches_one_straight_run(tmp_path:
     for mine, theirs in zip(moments, moments_resumed):
         assert all(torch.equal(mine[k], theirs[k]) for k in ("exp_avg", "exp_avg_sq")) and mine["step"] == theirs["step"]
     assert (tmp_path / "straight" / "evaluations.csv").read_text() == (cut / "evaluations.csv").read_text()
+
+
+def test_evaluate_resume_of_a_folder_whose_games_file_is_a_folder(tmp_path: Path) -> None:
+    out = tmp_path / "e"
+    first = cli("polarzoo.baselines.evaluate", "--env", "fire_and_ice_v0", "--agents", "random", "random", "--games", "1",
+                "--out", str(out), "--no-progress")
+    assert first.returncode == 0, first.stderr
+    (out / "games.jsonl").unlink()
+    (out / "games.jsonl").mkdir()
+    assert_one_line_error(cli("polarzoo.baselines.evaluate", "--resume", str(out)), "cannot read its games.jsonl")

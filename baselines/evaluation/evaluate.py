@@ -357,7 +357,10 @@ def main(argv: list[str] | None = None) -> None:
         folder = args.resume
         saved = saved_command(parser, folder, sys.argv[1:] if argv is None else list(argv), "an evaluation folder")
         args = parser.parse_args([*saved, "--out", str(folder)] + (["--no-progress"] if args.no_progress else []))
-        finished = finished_games(folder, args.env, args.seed)
+        try:
+            finished = finished_games(folder, args.env, args.seed)
+        except (OSError, UnicodeDecodeError) as error:  # games.jsonl a folder, unreadable, not text
+            parser.error(f"--resume {folder}: cannot read its games.jsonl ({getattr(error, 'strerror', None) or error})")
         print(f"resuming {folder}: {len(finished)} finished game(s) kept", flush=True)
     if args.env is None:
         parser.error("the following arguments are required: --env (or --resume OUT to continue an evaluation)")

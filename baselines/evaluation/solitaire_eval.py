@@ -87,9 +87,8 @@ def _main(argv: list[str] | None = None) -> None:
     from stable_baselines3.common.env_util import make_vec_env
 
     torch.set_num_threads(1)
-    writable_folder_or_exit(parser, "--out", args.out)
     started = time.perf_counter()
-    if args.model is not None:
+    if args.model is not None:  # read (and refused) before the output folder is made
         if args.model == "pretrained":
             args.model = pretrained_path("polarzoo/FireAndIceSolitaire-v0")
         try:
@@ -101,7 +100,8 @@ def _main(argv: list[str] | None = None) -> None:
             parser.error(f"--model {args.model}: not a solitaire model (it reads observations of shape "
                          f"{model.observation_space.shape}; the solitaire env gives {expected})")
         args.timesteps = int(model.num_timesteps)
-    else:
+    writable_folder_or_exit(parser, "--out", args.out)
+    if args.model is None:
         venv = make_vec_env(lambda: FireAndIceSolitaireEnv(reward="shaped"), n_envs=8, seed=args.seed)
         model = MaskablePPO("MlpPolicy", venv, n_steps=256, batch_size=512, n_epochs=5, learning_rate=3e-4, seed=args.seed,
                             policy_kwargs={"net_arch": [256, 256]}, device="cpu", verbose=0)
