@@ -663,7 +663,7 @@ def test_kill_9_then_resume_with_every_option_matches_one_straight_run(tmp_path:
 
 def test_evaluate_resume_of_a_folder_whose_games_file_is_a_folder(tmp_path: Path) -> None:
     out = tmp_path / "e"
-    first = cli("polarzoo.baselines.evaluate", "--env", "fire_and_ice_v0", "--agents", "random", "random", "--games", "1",
+    first = cli("polarzoo.baselines.evaluate", "--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--games", "1",
                 "--out", str(out), "--no-progress")
     assert first.returncode == 0, first.stderr
     (out / "games.jsonl").unlink()
