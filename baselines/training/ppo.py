@@ -394,7 +394,7 @@ def behaviour_clone(model: Any, config: dict[str, Any], run_dir: Path, seed: int
               show_progress=progress_bar)
     except KeyboardInterrupt:
         print(f"\ninterrupted during behaviour cloning after {state.get('bc_epochs_done', 0)} of {config['bc_epochs']} epochs "
-              f"(saved); continue with {again or f'--resume {run_dir}'}", file=sys.stderr)
+              f"(saved); continue with {again or f'--resume {run_dir}'}")
         sys.exit(130)
     report = {"teacher": config["bc_teacher"], "games": config["bc_games"], "samples": len(actions), "epochs": config["bc_epochs"],
               "loss_per_epoch": losses, "seconds": time.perf_counter() - started}
@@ -634,7 +634,7 @@ def train(config: dict[str, Any], run_dir: Path, resume: bool = False, seed: int
         # The last update boundary: resuming from it replays the interrupted rollout exactly.
         save_checkpoint(run_dir, model, state, callback.boundary)
         print(f"\ninterrupted: checkpoint saved at {model.num_timesteps} timesteps (the last update); "
-              f"continue with {again or f'--resume {run_dir}'}", file=sys.stderr)
+              f"continue with {again or f'--resume {run_dir}'}")
         sys.exit(130)
     elapsed = time.perf_counter() - started
     torch.set_num_threads(threads)  # learn() ends after an update: the evaluation plays as the rollouts did
