@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 
 def prog_name(module: str) -> str:
@@ -132,6 +132,20 @@ def atomic_write(path: Path, data: bytes | str) -> None:
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def ctrl_c_is_one_line(main: Callable[[list[str] | None], None], kept: str) -> Callable[[list[str] | None], None]:
+    """A command line's ``main`` whose Ctrl-C prints one line (``interrupted: `` and ``kept``: what
+    was kept and how to continue) on stderr and exits 130, instead of a traceback."""
+    def command(argv: list[str] | None = None) -> None:
+        try:
+            main(argv)
+        except KeyboardInterrupt:
+            print(f"\ninterrupted: {kept}", file=sys.stderr)
+            sys.exit(130)
+
+    command.__doc__ = main.__doc__
+    return command
 
 
 def add_trust_pickles(parser: argparse.ArgumentParser) -> None:

@@ -27,7 +27,7 @@ import numpy as np
 from polarzoo.baselines.evaluation.tournament import wilson_interval
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import solve
-from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, save_model, seed as seed_type, writable_folder_or_exit
+from polarzoo.baselines.cli.runs import ctrl_c_is_one_line, HelpFormatter, atomic_write, prog_name, save_model, seed as seed_type, writable_folder_or_exit
 
 
 Policy = Callable[[FireAndIceSolitaireEnv, np.ndarray, np.random.Generator], int]
@@ -140,13 +140,7 @@ def _main(argv: list[str] | None = None) -> None:
         sys.exit(1)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """The command line; Ctrl-C is one line and exit 130."""
-    try:
-        _main(argv)
-    except KeyboardInterrupt:
-        print("\ninterrupted: the evaluation is written only when it ends; run the command again (a model it trained is in its --out folder once saved)", file=sys.stderr)
-        sys.exit(130)
+main = ctrl_c_is_one_line(_main, "the evaluation is written only when it ends; run the command again (a model it trained is in its --out folder once saved)")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from polarzoo.envs.fire_and_ice.rules import action_to_notation
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import solve
 from polarzoo.baselines.cli.progress import progress as progress_bar
-from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, seed as seed_type, writable_folder_or_exit
+from polarzoo.baselines.cli.runs import ctrl_c_is_one_line, HelpFormatter, atomic_write, prog_name, seed as seed_type, writable_folder_or_exit
 
 
 def deal_for_seed(seed: int):  # noqa: ANN201 - SolitaireState
@@ -108,13 +108,7 @@ def _main(argv: list[str] | None = None) -> None:
             sys.exit(1)
 
 
-def main(argv: list[str] | None = None) -> None:
-    """The command line; Ctrl-C is one line and exit 130."""
-    try:
-        _main(argv)
-    except KeyboardInterrupt:
-        print("\ninterrupted: nothing was written (the summary is written when every deal is solved); run the command again", file=sys.stderr)
-        sys.exit(130)
+main = ctrl_c_is_one_line(_main, "nothing was written (the summary is written when every deal is solved); run the command again")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ from polarzoo.envs.fire_and_ice.rules import NUM_HOLES, NUM_ISLANDS, NUM_POSITIO
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import Solver, board_bits
 from polarzoo.baselines.policies.weights import save_policy
-from polarzoo.baselines.cli.runs import (HelpFormatter, add_quick, apply_quick, atomic_write, save_model, prog_name, require_at_least, seed as seed_type,
+from polarzoo.baselines.cli.runs import (ctrl_c_is_one_line, HelpFormatter, add_quick, apply_quick, atomic_write, save_model, prog_name, require_at_least, seed as seed_type,
                                      writable_folder_or_exit)
 
 #: positions the solver may expand to decide one capture while labelling
@@ -250,13 +250,7 @@ def _main(argv: list[str] | None = None) -> None:
     print(f"model: {args.out / 'model.zip'} (weights only: {args.out / 'model.safetensors'}); report: {args.out / 'train.json'}")
 
 
-def main(argv: list[str] | None = None) -> None:
-    """The command line; Ctrl-C is one line and exit 130."""
-    try:
-        _main(argv)
-    except KeyboardInterrupt:
-        print("\ninterrupted: the model of the last finished round (if any) is in the --out folder (model.zip, model.safetensors); run the command again to train anew", file=sys.stderr)
-        sys.exit(130)
+main = ctrl_c_is_one_line(_main, "the model of the last finished round (if any) is in the --out folder (model.zip, model.safetensors); run the command again to train anew")
 
 
 if __name__ == "__main__":
