@@ -62,8 +62,6 @@ def test_the_weight_only_file_round_trips(tmp_path: Path) -> None:
     again = load_policy(copy)
     assert policy_digest(copy) == policy_digest(pretrained_path(ENV))
     assert again.info["policy_class"] == "BoardPolicy" and again.action_space.n == 2402
-    env = make_agent("random", ENV)
-    del env
 
 
 def test_a_zip_and_its_weights_play_the_same_moves(tmp_path: Path) -> None:

@@ -84,8 +84,7 @@ def page_agent_problem(spec: str, env_id: str = "") -> str | None:
     depends on the file system (it does not say whether a path exists)."""
     kind, _, argument = spec.partition(":")
     parts = argument.split(":") if argument else []
-    builtin = ("random", "heuristic", "mcts", "pretrained", "az", "az-jax", "search", "vsearch")
-    if kind not in builtin:
+    if kind not in KINDS or kind == "model":  # the registry's kinds; model:PATH always names a file
         return ("the page names built-in agents (" + ", ".join(OPPONENTS) + ") or the server's own; your "
                 "module:callable agents and model files are given on the command line (polarzoo-web --opponent SPEC)")
     if kind == "az-jax":  # az-jax:pretrained, az-jax:N:pretrained
@@ -156,7 +155,6 @@ class WebGame:
                 raise BadRequest(f"opponent {opponent_spec!r} does not play {env_id}") from None
             raise BadRequest(f"opponent {opponent_spec!r}: {error}") from None
         self.opponent_spec = opponent_spec
-        self.named = named
         self.hint_spec = hint_spec
         self.hint_agent: Any = None
         self.rng = np.random.default_rng(seed)
@@ -576,7 +574,8 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
             raise BadRequest(f"no game {index} in {entry['source']} (it has {len(entry['records'])})", 404)
         if index not in entry["cache"]:
             def picture_url(env: Any, ply: int) -> str:
-                entry["pictures"][(index, ply)] = picture_png(env)
+                png = entry["pictures"][(index, ply)] = picture_png(env)
+                entry["size"] += len(png)
                 return f"/api/replays/{replay_id}/{index}/{ply}.png"
 
             def replayed() -> dict[str, Any]:
@@ -586,7 +585,7 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
                     raise ReplayError(f"line {entry['records'][index].get('_line', '?')}: damaged record") from None
             game = await run_drawing(replayed)
             entry["cache"][index] = game
-            entry["size"] += len(json.dumps(game)) + sum(len(p) for p in entry["pictures"].values())
+            entry["size"] += len(json.dumps(game))
         return JSONResponse(entry["cache"][index])
 
     async def replay_picture(request: Request) -> Response:

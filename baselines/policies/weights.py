@@ -410,9 +410,12 @@ def policy_digest(path: str | Path) -> bytes:
 
 def _canonical_kwargs(settings: dict[str, Any]) -> dict[str, Any]:
     """Settings with the constructor's defaults filled in (a zip records only those given)."""
+    import inspect
+
     kwargs = dict(settings.get("policy_kwargs") or {})
     if settings.get("policy_class") == "BoardPolicy":
-        defaults = {"board": "fire_and_ice", "dim": 32, "blocks": 3, "symmetrize": True, "pitch_mm": 7.0}
+        parameters = inspect.signature(_policy_class("BoardPolicy").__init__).parameters
+        defaults = {name: parameters[name].default for name in ("board", "dim", "blocks", "symmetrize", "pitch_mm")}
         kwargs = {**defaults, **kwargs}
         kwargs.pop("ortho_init", None)
     return kwargs

@@ -29,7 +29,7 @@ def export_model(source: Path, target: Path) -> Path:
     if target.suffix != ".zip":
         model = load_policy(source)
         target.parent.mkdir(parents=True, exist_ok=True)
-        return save_policy(model, target, num_timesteps=model.num_timesteps)
+        return save_policy(model, target)  # its settings and timesteps come with it
     import gymnasium
     from sb3_contrib import MaskablePPO
 
