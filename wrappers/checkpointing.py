@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pickle
 
-from polarzoo.envs._common.safe_pickle import restricted_loads
+from polarzoo.envs.utils import restricted_loads
 from typing import Any
 
 import gymnasium as gym

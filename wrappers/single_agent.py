@@ -24,8 +24,8 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from polarzoo.envs._common.aec import check_choice
-from polarzoo.envs._common.spaces import LegalDiscrete
+from polarzoo.envs.utils import check_choice
+from polarzoo.envs.utils import LegalDiscrete
 from polarzoo.envs.thin_ice.rules import pad_observation
 
 
@@ -287,7 +287,7 @@ class SingleAgentEnv(gym.Env):
             raise RuntimeError("the episode has ended: call reset() before step()")
         reward_before = self._return
         if self.illegal_action == "lose":
-            from polarzoo.envs._common.aec import check_int_action
+            from polarzoo.envs.utils import check_int_action
 
             index = check_int_action(action, self.action_space.n)
             if not self._mask[index]:

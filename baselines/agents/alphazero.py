@@ -18,7 +18,7 @@ import numpy as np
 from polarzoo.baselines.agents.base import unpickled
 from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.baselines.policies.weights import load_policy
-from polarzoo.envs._common.extras import require
+from polarzoo.envs.utils import require
 
 torch = require("torch", "the az:N search")
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents.base import legal_actions
-from polarzoo.envs._common.outcome import zero_sum_returns
+from polarzoo.envs.utils import zero_sum_returns
 
 
 class MCTSAgent:

@@ -35,7 +35,7 @@ class PolicyAgent:
         if model is None:
             if path is None:
                 raise ValueError("PolicyAgent needs a path or a model")
-            from polarzoo.envs._common.extras import require
+            from polarzoo.envs.utils import require
 
             require("sb3_contrib", "a saved model (model:PATH, pretrained)")
             model = load_policy(path)  # data only: nothing in the file runs (docs/security.md)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.cli.runs import atomic_write
-from polarzoo.envs._common.extras import require
+from polarzoo.envs.utils import require
 
 REPS = 5000
 

@@ -255,7 +255,7 @@ def run_all(specs: Sequence[RunSpec], out: Path, workers: int = 1, address: str 
 
 
 def _ray(address: str) -> Any:
-    from polarzoo.envs._common.extras import require
+    from polarzoo.envs.utils import require
 
     ray = require("ray", "the benchmark on a Ray cluster (--address)")
     if not ray.is_initialized():

@@ -46,7 +46,7 @@ from polarzoo.baselines.cli.runs import (HelpFormatter, add_trust_pickles, apply
                                          writable_folder_or_exit)
 from polarzoo.baselines.evaluation import ratings
 from polarzoo.envs import ENVIRONMENTS
-from polarzoo.envs._common.extras import MissingExtra
+from polarzoo.envs.utils import MissingExtra
 from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord, seat_names, wilson_interval
 
 LEAGUE_FORMAT = "polarzoo league v1"

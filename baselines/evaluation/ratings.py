@@ -28,7 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
-from polarzoo.envs._common.extras import require
+from polarzoo.envs.utils import require
 
 #: Elo points per logit of strength (a 400-point gap is 10:1 odds).
 ELO_PER_LOGIT = 400.0 / math.log(10.0)

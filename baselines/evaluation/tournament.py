@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 import numpy as np
 
 from polarzoo.baselines.cli.progress import progress
-from polarzoo.envs._common.outcome import wilson_interval  # noqa: F401 (re-exported: baselines use it from here)
+from polarzoo.envs.utils import wilson_interval  # noqa: F401 (re-exported: baselines use it from here)
 
 
 @dataclass

@@ -29,9 +29,9 @@ import numpy as np
 
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name
-from polarzoo.baselines.play.board import WEB_GAMES, picture_jpeg, position
+from polarzoo.baselines.play.board import picture_jpeg, position, web_games
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line
-from polarzoo.envs import ENVIRONMENTS
+from polarzoo.envs import ENVIRONMENTS, GAMES, games_with_player_range
 
 
 class ReplayError(ValueError):
@@ -76,8 +76,8 @@ def record_env(record: dict[str, Any], env_id: str | None = None) -> tuple[str, 
     where = f"line {record.get('_line', '?')}"
     if env_id is None:
         raise ReplayError(f"{where}: the record does not name its env; say which (--env)")
-    if env_id not in WEB_GAMES:
-        raise ReplayError(f"{where}: {env_id!r} has no replay viewer; replays are for {', '.join(WEB_GAMES)}")
+    if not isinstance(env_id, str) or env_id not in GAMES:
+        raise ReplayError(f"{where}: {str(env_id)[:80]!r} has no replay viewer; replays are for {', '.join(web_games())}")
     if "actions" not in record or "env_seed" not in record:
         raise ReplayError(f"{where}: the record has no moves (written before games.jsonl kept them); evaluate the agents again to watch their games")
     kwargs = record.get("env_kwargs") or {}
@@ -111,7 +111,7 @@ def replay(record: dict[str, Any], env_id: str | None = None,
            picture: Callable[[Any, int], str] | None = None) -> dict[str, Any]:
     """Every position of a recorded game: ``{"env", "title", "seats", "result", "frames"}``, each
     frame ``{"ply", "player", "notation", "status", "svg" | "picture", ...}`` (frame 0 is the start;
-    frame k follows the k-th action).  Thin Ice frames carry ``picture``: what ``picture(env, ply)``
+    frame k follows the k-th action).  Frames of a game drawn as pictures (Thin Ice) carry ``picture``: what ``picture(env, ply)``
     returns (a URL), and the piles' table of :func:`~polarzoo.baselines.play.board.position`."""
     env, seed, actions = record_replay_env(record, env_id)
     env_id = env.metadata["name"]
@@ -152,7 +152,7 @@ def _lineup(record: dict[str, Any], seats: list[str]) -> list[str]:
 def _frame(env: Any, ply: int, player: str | None, notation: str | None,
            picture: Callable[[Any, int], str] | None) -> dict[str, Any]:
     frame = {"ply": ply, "player": player, "notation": notation, **position(env)}
-    if env.metadata["name"] == "thin_ice_v0" and picture is not None:
+    if GAMES[env.metadata["name"]].view == "piles" and picture is not None:
         frame["picture"] = picture(env, ply)
     return frame
 
@@ -205,13 +205,13 @@ def main(argv: list[str] | None = None) -> None:
     exporting = commands.add_parser("export", help="a recorded game as a static replay", formatter_class=HelpFormatter)
     exporting.add_argument("games", type=Path, help="a games.jsonl")
     exporting.add_argument("--game", type=int, default=0, help="which record (0 = the file's first)")
-    exporting.add_argument("--env", choices=WEB_GAMES, default=None, help="the env, for records that do not name it")
+    exporting.add_argument("--env", choices=web_games(), default=None, help="the env, for records that do not name it")
     exporting.add_argument("--out", type=Path, default=Path("replays"), help="the folder of the replay files")
     exporting.add_argument("--name", default=None, help="file name without .json (default: the env id)")
     recording = commands.add_parser("record", help="play one game between agents and export its replay", formatter_class=HelpFormatter)
-    recording.add_argument("--env", choices=WEB_GAMES, default="fire_and_ice_v0", help="the game")
+    recording.add_argument("--env", choices=web_games(), default=web_games()[0], help="the game")
     recording.add_argument("--agents", nargs="+", default=["pretrained", "heuristic"], help="one agent spec per seat (the last repeats)")
-    recording.add_argument("--players", type=int, default=None, help="Thin Ice: number of players 2..6")
+    recording.add_argument("--players", type=int, default=None, help="the table size, for a game with a range (Thin Ice: 2..6)")
     recording.add_argument("--seed", type=int, default=0, help="the game's seed")
     recording.add_argument("--opening", type=int, default=0, help="uniformly random moves before the agents play")
     recording.add_argument("--out", type=Path, default=Path("replays"), help="the folder of the replay files")
@@ -228,9 +228,15 @@ def main(argv: list[str] | None = None) -> None:
                 parser.error(f"--game {args.game}: {args.games} has {len(records)} records (0..{len(records) - 1})")
             record = records[args.game]
         else:
-            kwargs = {"num_players": args.players} if args.players else {}
-            if args.players and args.env != "thin_ice_v0":
-                parser.error("--players is for thin_ice_v0 only")
+            kwargs = {}
+            if args.players is not None:
+                info = GAMES[args.env]
+                if not info.variable_players:
+                    parser.error(f"--players is for {', '.join(games_with_player_range())} only")
+                try:
+                    kwargs = info.env_kwargs(args.players) or {}
+                except ValueError as error:
+                    parser.error(f"--{error}")
             record = record_game(args.env, args.agents, args.seed, kwargs, args.opening)
         name = args.name or record.get("env") or args.env
         try:

@@ -33,17 +33,15 @@ from typing import Any, Callable, TextIO
 
 import numpy as np
 
-from polarzoo.envs import ENVIRONMENTS
+from polarzoo.envs import ENVIRONMENTS, GAMES, games_with_player_range
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.cli.runs import add_trust_pickles, apply_trust_pickles, HelpFormatter, prog_name, seed as seed_type
-from polarzoo.baselines.play.web import WEB_GAMES, serve, add_arguments as add_web_arguments
+from polarzoo.baselines.play.web import serve, add_arguments as add_web_arguments
 from polarzoo.baselines.play.window import WindowGame
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line  # noqa: F401 (also public here)
 
 HELP = ("type a move ({example}), or: moves (list the legal moves), hint (a suggestion), "
         "undo (take back your last move), help, quit")
-EXAMPLES = {"fire_and_ice_v0": "e.g. D4-A4", "go_with_the_floe_v0": "e.g. B2-C3 or G2xF3",
-            "thin_ice_v0": "e.g. call SM, place M c2 upright, pickup 3, done"}
 
 
 class Quit(Exception):
@@ -67,7 +65,7 @@ def play(env_id: str, seed: int, quiet: bool = False) -> dict[str, float]:
             print(f"{agent} plays {env.unwrapped.action_to_notation(action)}")
         env.step(action)
     if not quiet:
-        print(env.unwrapped._render_ansi())
+        print(env.unwrapped.render_text())
         print("rewards:", totals)
     env.close()
     return totals
@@ -110,6 +108,7 @@ class HumanGame:
         self.group_moves = group_moves
 
         self.env_id = env_id
+        self.example = "e.g. " + GAMES[env_id].notation_example if GAMES[env_id].notation_example else "in the game's notation"
         self.env = ENVIRONMENTS[env_id].raw_env(render_mode="ansi", **env_kwargs)
         self.env.reset(seed=seed)
         if human not in self.env.possible_agents:
@@ -118,13 +117,12 @@ class HumanGame:
         self.opponent = make_agent(opponent_spec, env_id)
         self.rng = np.random.default_rng(seed)
         self.read, self.write = read, write
-        self.history: list[Any] = []  # env copies before each of the human's moves
+        self.history: list[dict[str, Any]] = []  # snapshots before each of the human's moves
         self.window = _Window(env_id) if window else None
 
     def legal(self) -> dict[str, int]:
         env = self.env
-        mask = env.observe(env.agent_selection)["action_mask"]
-        return {env.action_to_notation(int(a)).lower(): int(a) for a in np.flatnonzero(mask)}
+        return {env.action_to_notation(int(a)).lower(): int(a) for a in np.flatnonzero(env.legal_action_mask())}
 
     def show(self) -> None:
         self.write(self.env.render())
@@ -132,12 +130,12 @@ class HumanGame:
             self.window.show(self.env)
 
     def run(self) -> int:
-        self.write(f"You play {self.human} against {self.opponent.name}. {HELP.format(example=EXAMPLES[self.env_id])}")
+        self.write(f"You play {self.human} against {self.opponent.name}. {HELP.format(example=self.example)}")
         self.show()
         totals = {agent: 0.0 for agent in self.env.possible_agents}
         try:
             while (agent := next_live_agent(self.env, totals)) is not None:
-                env = self.env  # undo replaces it
+                env = self.env
                 if agent == self.human:
                     action = self.ask()
                     if action is None:  # undo: the position changed, show it and ask again
@@ -167,7 +165,7 @@ class HumanGame:
             if command in ("quit", "exit", "q"):
                 raise Quit
             if command in ("help", "?"):
-                self.write(HELP.format(example=EXAMPLES[self.env_id]))
+                self.write(HELP.format(example=self.example))
                 continue
             if command == "moves":
                 notations = [env.action_to_notation(a) for a in self.legal().values()]
@@ -182,13 +180,13 @@ class HumanGame:
                 if not self.history:
                     self.write("nothing to undo: you have not moved yet")
                     continue
-                self.env = self.history.pop()
+                self.env.restore(self.history.pop())
                 self.write("undone: your last move and the replies to it")
                 return None
             legal = self.legal()
             key = " ".join(command.split())
             if key in legal:
-                self.history.append(copy.deepcopy(env))
+                self.history.append(env.snapshot())
                 return legal[key]
             self.write(self.why_not(text))
 
@@ -197,8 +195,8 @@ class HumanGame:
             action = self.env.notation_to_action(text)
         except ValueError as error:
             return f"{error} (type moves for the legal ones, help for commands)"
-        if 0 <= action < len(self.env.observe(self.human)["action_mask"]):
-            return f"illegal: {self.env._explain_illegal(action)} (type moves for the legal ones)"
+        if 0 <= action < self.env.num_actions:
+            return f"illegal: {self.env.explain_illegal(action)} (type moves for the legal ones)"
         return f"{text!r} is not a move here (type moves for the legal ones)"
 
 
@@ -206,14 +204,14 @@ class _Window:
     """Shows the env's ``rgb_array`` picture after every move (pygame)."""
 
     def __init__(self, env_id: str) -> None:
-        from polarzoo.envs._common.render import HumanWindow
+        from polarzoo.envs.utils import HumanWindow
 
         self.window_class = HumanWindow
         self.window: Any = None
         self.name = env_id
 
     def show(self, env: Any) -> None:
-        frame = env._render_rgb()
+        frame = env.render_picture()
         if self.window is None:
             self.window = self.window_class(self.name, frame.shape[1], frame.shape[0])
         self.window.show(frame, 1000)
@@ -240,14 +238,14 @@ def _stdin_reader(stream: TextIO, echo: bool) -> Callable[[str], str | None]:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.play"), description=__doc__, formatter_class=HelpFormatter)
-    parser.add_argument("--env", default="fire_and_ice_v0", choices=sorted(ENVIRONMENTS), help="environment id")
+    parser.add_argument("--env", default=next(iter(GAMES)), choices=sorted(GAMES), help="environment id")
     parser.add_argument("--seed", type=seed_type, default=0, help="seed for the env and the agents")
     parser.add_argument("--human", default=None, help="the seat you play (e.g. fire, ice, black, white, player_0); "
                         "without it two random agents play")
     parser.add_argument("--opponent", default="heuristic",
                         help="agent spec for the other seats: random, heuristic, mcts:N, model:PATH, pretrained, az:N, az-jax:PATH, search:K, vsearch:K (Thin Ice), search:D (Go with the Floe) "
                              "(default: %(default)s)")
-    parser.add_argument("--players", type=int, default=None, help="Thin Ice: number of players 2..6 (default: 2)")
+    parser.add_argument("--players", type=int, default=None, help="the table size, for a game with a range (Thin Ice: 2..6; default: 2)")
     parser.add_argument("--window", action="store_true", help="also show the position in a window after every move")
     parser.add_argument("--web", action="store_true", help="play in the browser instead: start the local web server "
                         "(polarzoo-web; --env and --opponent preselected on its page)")
@@ -256,23 +254,23 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     apply_trust_pickles(args)
     if args.web:
-        if args.env not in WEB_GAMES:
-            parser.error(f"--web plays {', '.join(WEB_GAMES)}; {args.env} is played in the terminal")
         serve(args.host, args.port, {"env": args.env, "opponent": args.opponent})
         return
     if args.window:
-        from polarzoo.envs._common.render import no_display_reason
+        from polarzoo.envs.utils import no_display_reason
 
         reason = no_display_reason()
         if reason:
             sys.exit(f"error: --window needs a display: {reason} (play in the terminal without --window, or in the browser with --web)")
     env_kwargs: dict[str, Any] = {}
+    info = GAMES[args.env]
     if args.players is not None:
-        if args.env != "thin_ice_v0":
-            parser.error("--players is for thin_ice_v0 only")
-        if not 2 <= args.players <= 6:
-            parser.error(f"--players must be 2..6, got {args.players}")
-        env_kwargs["num_players"] = args.players
+        if not info.variable_players:
+            parser.error(f"--players is for {', '.join(games_with_player_range())} only")
+        try:
+            env_kwargs = info.env_kwargs(args.players) or {}
+        except ValueError as error:
+            parser.error(f"--{error}")
     if args.human is None:
         play(args.env, args.seed)
         return
@@ -285,7 +283,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--opponent {args.opponent}: {error}")
     except Exception as error:  # a corrupt model file: name it, not the library's internals
         parser.error(f"--opponent {args.opponent}: cannot load it ({type(error).__name__}: {error})")
-    if args.window and args.env != "thin_ice_v0":
+    if args.window and info.window:
         try:
             print(WindowGame(args.env, args.human, args.opponent, args.seed).run())
         except KeyboardInterrupt:

@@ -14,7 +14,7 @@ def next_live_agent(env: Any, totals: dict[str, float]) -> str | None:
         agent = env.agent_selection
         if not (env.terminations[agent] or env.truncations[agent]):
             return agent
-        totals[agent] += env._cumulative_rewards[agent]
+        totals[agent] += env.last(observe=False)[1]  # its reward since it last acted
         env.step(None)
     return None
 

@@ -54,23 +54,24 @@ import numpy as np
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.registry import KINDS
 from polarzoo.baselines.cli.runs import HelpFormatter, prog_name
-from polarzoo.baselines.play.board import WEB_GAMES, legal_moves, picture_png, position
+from polarzoo.baselines.play.board import legal_moves, picture_png, position, web_games
 from polarzoo.baselines.play.replay import ReplayError, read_records, record_label, replay
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line
-from polarzoo.envs import ENVIRONMENTS
+from polarzoo.envs import ENVIRONMENTS, GAMES, games_with_player_range
 
 STATIC = Path(__file__).parent / "web_static"
 #: games (and loaded replay files) kept in memory; the oldest go first
 MAX_GAMES, MAX_REPLAYS = 256, 32
-TITLES = {"fire_and_ice_v0": "Fire & Ice", "go_with_the_floe_v0": "Go with the Floe", "thin_ice_v0": "Thin Ice"}
 #: suggestions in the page's opponent box (any spec may be typed): search:3 is the Floe's endgame
 #: search, search:4 / vsearch:4 Thin Ice's look-ahead
 OPPONENTS = ("random", "heuristic", "pretrained", "mcts:200", "az:50", "az-jax:pretrained", "search:3", "search:4", "vsearch:4")
 #: the largest search budget a request may ask for, by spec kind (a move's thinking time stays
 #: within seconds on a laptop core; the command line's ``--opponent`` is not capped)
 BUDGET_CAPS = {"mcts": 5000, "az": 400, "az-jax": 400, "search": 16, "vsearch": 16, "heuristic": 24}
-#: Go with the Floe's search:D looks D White moves deep (exponential): its own cap
-FLOE_SEARCH_CAP = 5
+#: caps of their own for a game, by (kind, env id): Go with the Floe's search:D looks D White
+#: moves deep (exponential)
+GAME_BUDGET_CAPS = {("search", "go_with_the_floe_v0"): 5}
+FLOE_SEARCH_CAP = GAME_BUDGET_CAPS[("search", "go_with_the_floe_v0")]
 #: the largest request body (a move, a new game) and replay upload, in bytes; the replays kept at
 #: once hold at most REPLAY_BUDGET bytes of text (the oldest go first)
 MAX_BODY, MAX_UPLOAD, REPLAY_BUDGET = 64 * 1024, 16 * 1024 * 1024, 64 * 1024 * 1024
@@ -98,7 +99,7 @@ def page_agent_problem(spec: str, env_id: str = "") -> str | None:
         budget = parts[0]
         if not (budget.isascii() and budget.isdigit()) or len(budget) > 9:
             return f"{kind}:N takes a positive whole number, got {budget!r}"
-        cap = FLOE_SEARCH_CAP if (kind, env_id) == ("search", "go_with_the_floe_v0") else BUDGET_CAPS.get(kind)
+        cap = GAME_BUDGET_CAPS.get((kind, env_id), BUDGET_CAPS.get(kind))
         if cap is not None and int(budget) > cap:
             return f"{kind}:{budget} is more than the page allows ({kind}:{cap} at most; a bigger budget is given on the command line)"
     return None
@@ -118,18 +119,20 @@ class WebGame:
 
     def __init__(self, env_id: str, human: str | None, opponent_spec: str, seed: int = 0, players: int | None = None,
                  hint_spec: str | None = None, named: dict[str, str] | None = None) -> None:
-        if env_id not in WEB_GAMES:
-            raise BadRequest(f"unknown game {env_id!r}; the games: {', '.join(WEB_GAMES)}")
+        info = GAMES.get(env_id)
+        if info is None:
+            raise BadRequest(f"unknown game {env_id!r}; the games: {', '.join(web_games())}")
         kwargs: dict[str, Any] = {}
         if players is not None:
-            if env_id != "thin_ice_v0":
-                raise BadRequest("players is for thin_ice_v0 only")
-            if not (isinstance(players, int) and not isinstance(players, bool) and 2 <= players <= 6):
-                raise BadRequest(f"players must be 2..6, got {players!r}")
-            kwargs["num_players"] = players
+            if not info.variable_players:
+                raise BadRequest(f"players is for {', '.join(games_with_player_range())} only")
+            try:
+                kwargs = info.env_kwargs(players) or {}
+            except ValueError as error:
+                raise BadRequest(str(error)) from None
         if not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**63):
             raise BadRequest(f"seed must be a non-negative integer, got {seed!r}")
-        self.env_id = env_id
+        self.env_id, self.info = env_id, info
         self.env = ENVIRONMENTS[env_id].raw_env(**kwargs)
         self.env.reset(seed=seed)
         human = self.env.possible_agents[0] if human is None else human
@@ -160,13 +163,13 @@ class WebGame:
         self.rng = np.random.default_rng(seed)
         self.totals = {agent: 0.0 for agent in self.env.possible_agents}
         self.moves: list[dict[str, str]] = []
-        self.history: list[tuple[Any, dict[str, float], int]] = []  # before each of the person's moves
+        self.history: list[tuple[dict[str, Any], dict[str, float], int]] = []  # snapshots before each of the person's moves
         self.version = 0  # which position the picture shows
         self.lock = threading.Lock()
         self.kwargs = kwargs
-        # Thin Ice: the position after every move (a snapshot), so the page can show the piles
-        # after each of the opponents' actions too; [0] is the start.
-        self.positions: list[dict[str, Any]] = [self.env.snapshot()] if env_id == "thin_ice_v0" else []
+        # A game drawn as pictures: the position after every move (a snapshot), so the page can
+        # show it after each of the opponents' actions too; [0] is the start.
+        self.positions: list[dict[str, Any]] = [self.env.snapshot()] if info.view == "piles" else []
         self._scratch: Any = None
         #: set when the client that asked for the opponents' moves has gone: they stop after the
         #: move in progress (the next request goes on from there)
@@ -185,8 +188,8 @@ class WebGame:
             self._step(agent, action)
 
     def _step(self, agent: str, action: int) -> None:
+        self.env.step(action)  # the env checks the action: TypeError / ValueError, nothing changed
         self.moves.append({"player": agent, "notation": self.env.action_to_notation(action)})
-        self.env.step(action)
         self.version += 1
         if self.positions:
             self.positions.append(self.env.snapshot())
@@ -223,26 +226,26 @@ class WebGame:
                 raise BadRequest(f"{body['notation']!r}: {error}") from None
         if not isinstance(action, int) or isinstance(action, bool):
             raise BadRequest('a move is {"action": <integer>} or {"notation": "<the game\'s notation>"}')
-        mask = self.env.legal_action_mask()  # the acting agent's (agent is the env's selection)
-        if not 0 <= action < len(mask):
-            raise BadRequest(f"action {action} is out of range 0..{len(mask) - 1}")
-        if not mask[action]:
-            raise BadRequest(f"illegal: {self.env._explain_illegal(action)}")
-        self.history.append((copy.deepcopy(self.env), dict(self.totals), len(self.moves)))
-        self._step(agent, action)
+        before = (self.env.snapshot(), dict(self.totals), len(self.moves))
+        try:
+            self._step(agent, action)
+        except ValueError as error:  # out of range or illegal, in the env's words
+            raise BadRequest(f"illegal: {error}") from None
+        self.history.append(before)
         self._advance()
 
     def undo(self, body: dict[str, Any] | None = None) -> None:
         self.check_ply(body or {})
         if not self.history:
             raise BadRequest("nothing to undo: you have not moved yet")
-        self.env, self.totals, kept = self.history.pop()
+        snapshot, self.totals, kept = self.history.pop()
+        self.env.restore(snapshot)
         del self.moves[kept:]
         del self.positions[kept + 1:]
         self.version += 1
 
     def position_env(self, ply: int | None) -> Any:
-        """Thin Ice: the env at the position after move ``ply`` (``None``: now)."""
+        """A game drawn as pictures: the env at the position after move ``ply`` (``None``: now)."""
         if ply is None or ply == len(self.moves):
             return self.env
         if not 0 <= ply < len(self.positions):
@@ -279,12 +282,13 @@ class WebGame:
     def view(self, game_id: str) -> dict[str, Any]:
         agent = self.to_move()
         over = agent is None
-        data = {"id": game_id, "env": self.env_id, "title": TITLES[self.env_id], "seats": list(self.env.possible_agents),
+        data = {"id": game_id, "env": self.env_id, "title": self.info.title, "view": self.info.view,
+                "seats": list(self.env.possible_agents),
                 "human": self.human, "opponent": getattr(self.opponent, "name", self.opponent_spec), "to_move": agent,
                 "over": over, "result": outcome_line(self.env, self.totals) if over else None, "moves": self.moves,
                 "can_undo": bool(self.history), "version": self.version, **position(self.env)}
-        data["legal"] = legal_moves(self.env, agent) if agent == self.human else []
-        if self.env_id == "thin_ice_v0":
+        data["legal"] = legal_moves(self.env) if agent == self.human else []
+        if self.info.view == "piles":
             data["picture"] = f"/api/games/{game_id}/picture.png?v={self.version}"
         return data
 
@@ -474,17 +478,19 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
 
         return asyncio.get_running_loop().run_in_executor(drawing_thread, lambda: function(*args))
 
-    games = {env_id: {"title": TITLES[env_id], "seats": list(ENVIRONMENTS[env_id].raw_env().possible_agents),
-                      "players": [2, 6] if env_id == "thin_ice_v0" else None} for env_id in WEB_GAMES}
+    games = {env_id: {"title": GAMES[env_id].title, "view": GAMES[env_id].view,
+                      "seats": list(ENVIRONMENTS[env_id].raw_env().possible_agents),
+                      "players": list(GAMES[env_id].players) if GAMES[env_id].variable_players else None}
+             for env_id in web_games()}
 
     async def info(request: Request) -> Response:
         return JSONResponse({"games": games, "opponents": list(named) + list(OPPONENTS), "defaults": defaults})
 
     async def new_game(request: Request) -> Response:
         body = await body_json(request)
-        env_id = body.get("env", defaults.get("env", "fire_and_ice_v0"))
-        if not isinstance(env_id, str) or env_id not in WEB_GAMES:
-            raise BadRequest(f"unknown game {str(env_id)[:80]!r}; the games: {', '.join(WEB_GAMES)}")
+        env_id = body.get("env", defaults.get("env") or next(iter(games)))
+        if not isinstance(env_id, str) or env_id not in games:
+            raise BadRequest(f"unknown game {str(env_id)[:80]!r}; the games: {', '.join(games)}")
         game = await run(WebGame, env_id, body.get("seat"), body.get("opponent", "random"), body.get("seed", 0), body.get("players"),
                          hint_spec, named)
         game_id = store.add_game(game)
@@ -542,8 +548,8 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
 
     async def picture(request: Request) -> Response:
         game = store.game(request.path_params["game_id"])
-        if game.env_id != "thin_ice_v0":
-            raise BadRequest(f"{game.env_id} is drawn in SVG; pictures are Thin Ice's", 404)
+        if game.info.view != "piles":
+            raise BadRequest(f"{game.env_id} is drawn in SVG; it has no pictures", 404)
         ply = request.query_params.get("ply")
         if ply is not None and not (ply.isascii() and ply.isdigit() and len(ply) < 10):
             raise BadRequest(f"ply must be a move number, got {ply[:40]!r}")
@@ -557,8 +563,8 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
         except UnicodeDecodeError:
             raise BadRequest("the file is not text (a games.jsonl is UTF-8 JSON lines)") from None
         env_id = request.query_params.get("env")
-        if env_id is not None and env_id not in WEB_GAMES:
-            raise BadRequest(f"unknown game {env_id!r}; the games: {', '.join(WEB_GAMES)}")
+        if env_id is not None and env_id not in games:
+            raise BadRequest(f"unknown game {env_id!r}; the games: {', '.join(games)}")
         name = request.query_params.get("name", "games.jsonl")[:200]
         replay_id, entry = await run(store.add_replays, text, name, env_id)
         return JSONResponse(replay_list(replay_id, entry), status_code=201)
@@ -656,7 +662,7 @@ def named_agents(specs: list[str] | None) -> dict[str, str]:
     return named
 
 
-def preload(env_ids: Any = WEB_GAMES) -> None:
+def preload(env_ids: Any = None) -> None:
     """Import what requests will need before the server listens: two request threads importing
     torch at once crashed a fresh server (a segfault, or a half-initialised module)."""
     import importlib
@@ -666,7 +672,7 @@ def preload(env_ids: Any = WEB_GAMES) -> None:
             importlib.import_module(module)
         except ImportError:  # an install without the train extra plays the agents that need none
             pass
-    for env_id in env_ids:
+    for env_id in web_games() if env_ids is None else env_ids:
         ENVIRONMENTS[env_id].raw_env().reset(seed=0)
 
 
@@ -701,7 +707,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, defaults: dict[str, Any] | 
             path = f"/replay?id={replay_id}"
         for name, spec in named.items():  # the command line's agents: a bad one is said now, in one line
             try:
-                make_agent(spec, defaults.get("env") or env_id or WEB_GAMES[0])
+                make_agent(spec, defaults.get("env") or env_id or web_games()[0])
             except (ValueError, FileNotFoundError, ImportError) as problem:
                 sys.exit(f"error: --opponent {spec}: {problem}")
         try:  # a taken port or an unknown host: one line, before uvicorn's own logging
@@ -758,7 +764,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.play.web"), description=__doc__, formatter_class=HelpFormatter)
     add_arguments(parser)
-    parser.add_argument("--env", choices=WEB_GAMES, default=None, help="the game preselected on the page (and of --replay records that do not name it)")
+    parser.add_argument("--env", choices=web_games(), default=None, help="the game preselected on the page (and of --replay records that do not name it)")
     parser.add_argument("--opponent", action="append", default=None, metavar="[NAME=]SPEC",
                         help="an agent the page may name (any spec: model:PATH, module:callable; offered by NAME, or by "
                              "the file's folder and stem, never its path); repeat for more; the first is preselected")

@@ -17,35 +17,41 @@ import numpy as np
 
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line
-from polarzoo.envs import ENVIRONMENTS
+from polarzoo.envs import ENVIRONMENTS, GAMES
 
-WINDOW_GAMES = ("fire_and_ice_v0", "go_with_the_floe_v0")
+def window_games() -> tuple[str, ...]:
+    """The games played in a window: those whose facts say so (``GameInfo.window``: the env has
+    ``cell_centres()`` and ``cell_at(x, y)``, and its moves join cells)."""
+    return tuple(env_id for env_id, info in GAMES.items() if info.window)
 
 
 class _Board:
-    """Where cells are on the picture and how (from, to) pairs map to actions."""
+    """Where cells are on the picture and how (from, to) pairs map to actions: the env's own
+    ``cell_centres``, ``cell_at`` and ``move_parts``."""
 
-    def __init__(self, env_id: str) -> None:
+    def __init__(self, env_id: str, env: Any) -> None:
+        if env_id not in window_games():
+            raise ValueError(f"window play is for {', '.join(window_games())}; use the terminal for {env_id}")
         self.env_id = env_id
-        if env_id == "fire_and_ice_v0":
-            from polarzoo.envs.fire_and_ice import render, rules
+        self.centres = env.cell_centres()
+        self.cell_at = env.cell_at
+        self.parts = env.move_parts
 
-            self.centres = render.HOLE_CENTRES.astype(int)
-            self.cell_at = render.hole_at
-            self.pass_action = rules.PASS
-            self.ends = lambda a: divmod(a, rules.NUM_HOLES)
-        elif env_id == "go_with_the_floe_v0":
-            from polarzoo.envs.go_with_the_floe import render, rules
-
-            self.centres = np.array([render.square_centre(sq) for sq in range(rules.NUM_SQUARES)])
-            self.cell_at = render.square_at
-            self.pass_action = rules.PASS
-            self.ends = lambda a: (a // rules.ACTIONS_PER_SQUARE, rules.action_destination(a))
-        else:
-            raise ValueError(f"window play is for {', '.join(WINDOW_GAMES)}; use the terminal for {env_id}")
+    def ends(self, action: int) -> tuple[int, int]:
+        parts = self.parts(action)
+        return parts.get("from", -1), parts.get("to", -1)
 
     def moves(self, mask: np.ndarray) -> dict[tuple[int, int], int]:
-        return {self.ends(int(a)): int(a) for a in np.flatnonzero(mask) if a != self.pass_action}
+        moves = {}
+        for action in map(int, np.flatnonzero(mask)):
+            source, target = self.ends(action)
+            if target >= 0:
+                moves[(source, target)] = action
+        return moves
+
+    def passes(self, mask: np.ndarray) -> list[int]:
+        """The legal actions that move nothing (a pass)."""
+        return [int(a) for a in np.flatnonzero(mask) if self.ends(int(a))[1] < 0]
 
 
 class WindowGame:
@@ -56,11 +62,11 @@ class WindowGame:
 
     def __init__(self, env_id: str, human: str, opponent_spec: str, seed: int = 0,
                  events: Iterable[Any] | None = None, on_frame: Callable[[np.ndarray], None] | None = None) -> None:
-        from polarzoo.envs._common.render import require_pygame
+        from polarzoo.envs.utils import require_pygame
 
         self.pygame = require_pygame()
-        self.board = _Board(env_id)
         self.env = ENVIRONMENTS[env_id].raw_env(render_mode="rgb_array")
+        self.board = _Board(env_id, self.env)
         self.env.reset(seed=seed)
         if human not in self.env.possible_agents:
             raise ValueError(f"human must be one of {self.env.possible_agents}, got {human!r}")
@@ -69,7 +75,7 @@ class WindowGame:
         self.scripted = None if events is None else iter(events)
         self.on_frame = on_frame
         self.selected, self.hint, self.message = -1, -1, ""
-        self.history: list[Any] = []
+        self.history: list[dict[str, Any]] = []  # snapshots before each of the person's moves
         self.screen: Any = None
 
     # ---- drawing ---------------------------------------------------------------------------
@@ -85,7 +91,7 @@ class WindowGame:
                     if source == self.selected:
                         pygame.draw.circle(surface, (40, 200, 60), tuple(self.board.centres[target]), 6)
             if self.hint >= 0:
-                source, target = self.board.ends(self.hint) if self.hint != self.board.pass_action else (-1, -1)
+                source, target = self.board.ends(self.hint)
                 for cell in (source, target):
                     if cell >= 0:
                         pygame.draw.circle(surface, (60, 120, 250), tuple(self.board.centres[cell]), 17, width=3)
@@ -120,9 +126,10 @@ class WindowGame:
         pygame, env = self.pygame, self.env
         mask = env.observe(self.human)["action_mask"]
         moves = self.board.moves(mask)
-        if not moves and mask[self.board.pass_action]:
+        passes = self.board.passes(mask)
+        if not moves and passes:
             self.message = "no move: you pass"
-            return self.board.pass_action
+            return passes[0]
         while True:
             self.draw()
             event = self.next_event()
@@ -134,7 +141,7 @@ class WindowGame:
                     raise StopIteration
                 if key == "u":
                     if self.history:
-                        self.env = self.history.pop()
+                        self.env.restore(self.history.pop())
                         self.selected, self.hint, self.message = -1, -1, "undone"
                         return None
                     self.message = "nothing to undo"
@@ -145,8 +152,8 @@ class WindowGame:
                     env.render_hole_labels = not env.render_hole_labels
                     self.message = "hole numbers shown" if env.render_hole_labels else "hole numbers hidden"
                 elif key == "p":
-                    if mask[self.board.pass_action]:
-                        return self.board.pass_action
+                    if passes:
+                        return passes[0]
                     self.message = "you cannot pass: you have a move"
                 continue
             if event.type != pygame.MOUSEBUTTONDOWN:
@@ -154,7 +161,7 @@ class WindowGame:
             cell = self.board.cell_at(*event.pos)
             if self.selected >= 0 and (self.selected, cell) in moves:
                 action = moves[(self.selected, cell)]
-                self.history.append(copy.deepcopy(env))
+                self.history.append(env.snapshot())
                 self.selected, self.hint, self.message = -1, -1, ""
                 return action
             if any(source == cell for source, _ in moves):
@@ -168,7 +175,7 @@ class WindowGame:
         totals = {agent: 0.0 for agent in self.env.possible_agents}
         try:
             while (agent := next_live_agent(self.env, totals)) is not None:
-                env = self.env  # undo replaces it
+                env = self.env
                 if agent == self.human:
                     action = self.human_move()
                     if action is None:

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.cli.runs import TRUST_PICKLES_VARIABLE, atomic_write
-from polarzoo.envs._common.seeding import global_random_state_kept
+from polarzoo.envs.utils import global_random_state_kept
 
 #: the ``format`` entry of a weight-only file's metadata, and its version
 FORMAT, FORMAT_VERSION = "polarzoo-policy", "1"

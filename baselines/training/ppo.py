@@ -33,7 +33,7 @@ import numpy as np
 
 from polarzoo.baselines.agents import PolicyAgent, make_agent, pretrained_path
 from polarzoo.baselines.policies.weights import ModelFileError, load_policy_weights, save_policy
-from polarzoo.envs._common.safe_pickle import UnsafePickle, restricted_loads
+from polarzoo.envs.utils import UnsafePickle, restricted_loads
 from polarzoo.baselines.cli.runs import (HelpFormatter, atomic_write, prog_name, save_model, run_dir_or_exit, seed as seed_type,
                                          writable_folder_or_exit)
 from polarzoo.baselines.evaluation.evaluate import evaluate
@@ -498,7 +498,7 @@ def read_exact(run_dir: Path, model_name: str, timesteps: int) -> dict[str, Any]
 
 def checkpoint_objects(path: Path) -> dict[str, Any]:
     """The pickled entries of an SB3 checkpoint zip's ``data``, read by the restricted unpickler
-    (:mod:`polarzoo.envs._common.safe_pickle`) and handed to SB3's ``load`` as ``custom_objects``,
+    (:func:`polarzoo.envs.utils.restricted_loads`) and handed to SB3's ``load`` as ``custom_objects``,
     so that SB3 unpickles none of them itself; ``ValueError`` for one that names other code."""
     import base64
 
@@ -839,7 +839,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(f"--log-every must be at least 0 seconds, got {args.log_every}")
     if yaml is None:
         parser.error('training needs the train extra (PyYAML, torch, SB3): pip install "polarzoo[train]"')
-    from polarzoo.envs._common.extras import MissingExtra, require
+    from polarzoo.envs.utils import MissingExtra, require
 
     try:
         require("sb3_contrib", "training")

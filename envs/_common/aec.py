@@ -5,6 +5,13 @@ agent/seat bookkeeping, reward accumulation, PettingZoo's ``_was_dead_step`` aft
 validation of the action's type and legality, cached spaces and masks, and render dispatch.
 A game supplies a handful of hooks (``_new_game``, ``_current_seat``, ``_legal_mask``,
 ``_explain_illegal``, ``_apply``, ``_outcome``, ``_observation``) and its spaces.
+
+Above the PettingZoo API, an env describes itself through public methods that the layers above
+read (the terminal, the web page, the replay viewer, agents): :meth:`~TurnBasedAECEnv.status`,
+:meth:`~TurnBasedAECEnv.describe`, :meth:`~TurnBasedAECEnv.move_parts`,
+:meth:`~TurnBasedAECEnv.explain_illegal`, :meth:`~TurnBasedAECEnv.render_text`,
+:meth:`~TurnBasedAECEnv.render_picture`, :meth:`~TurnBasedAECEnv.snapshot` /
+:meth:`~TurnBasedAECEnv.restore`.
 """
 
 from __future__ import annotations
@@ -286,6 +293,55 @@ class TurnBasedAECEnv(AECEnv):
     def result(self) -> dict[str, Any]:
         """The game's result in readable form (winner names, rules, per-game results)."""
         return {}
+
+    # ---- what the env says about itself --------------------------------------------------------
+    def status(self) -> str:
+        """One line: whose move it is and the last move, or the result once over."""
+        return self._render_ansi().splitlines()[0]
+
+    def describe(self) -> dict[str, Any]:
+        """The position as JSON-ready data for boards and pages: ``status`` always; a board game
+        (``GameInfo.view == "board"``) adds ``svg``, whose cells carry ``data-cell`` numbers."""
+        return {"status": self.status()}
+
+    def move_parts(self, action: int) -> dict[str, Any]:
+        """``action`` in parts a page can click: ``action`` and ``notation`` always; a board game
+        adds ``from`` / ``to`` cells (``to`` alone for a placement, neither for a pass)."""
+        return {"action": int(action), "notation": self.action_to_notation(action)}
+
+    def explain_illegal(self, action: int) -> str:
+        """Why ``action`` is not legal for the agent to act (one line), whatever the action."""
+        self._require_reset("explain_illegal")
+        try:
+            action = check_int_action(action, self.num_actions)
+        except (TypeError, ValueError) as error:
+            return str(error)
+        return "it is legal" if self._mask[action] else self._explain_illegal(action)
+
+    def render_text(self) -> str:
+        """The ``ansi`` picture, whatever ``render_mode`` the env was made with."""
+        return self._render_ansi()
+
+    def render_picture(self) -> NDArray[np.uint8]:
+        """The ``rgb_array`` picture, whatever ``render_mode`` the env was made with."""
+        return self._render_rgb()
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything needed to continue this game exactly (for undo and searches); give it back
+        to :meth:`restore`.  The default copies the env's whole state."""
+        import copy
+
+        return {"state": copy.deepcopy(self.__getstate__())}
+
+    def restore(self, snapshot: dict[str, Any]) -> None:
+        """Put back a :meth:`snapshot` of this env; ``ValueError`` for anything else."""
+        import copy
+
+        if not isinstance(snapshot, dict) or not isinstance(snapshot.get("state"), dict):
+            raise ValueError("restore() takes a dict from this env's snapshot()")
+        window = self._window
+        self.__dict__.update(copy.deepcopy(snapshot["state"]))
+        self._window = window
 
     # ---- PettingZoo API ---------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Space:

@@ -195,8 +195,28 @@ class raw_env(TurnBasedAECEnv):
             self._control = rules.island_control(self.state.board)
         return observation_tensor(self.state, seat, self._control)
 
+    # ---- what the env says about itself --------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        """``status`` and ``svg``: the board, its holes numbered ``data-cell`` 0..48."""
+        return {"status": self.status(), "svg": render.render_svg(self.state.board, int(self.state.last_action))}
+
+    def move_parts(self, action: int) -> dict[str, Any]:
+        """``action``, ``notation`` and the ``from`` / ``to`` holes (none for a pass)."""
+        parts = super().move_parts(action)
+        if action != rules.PASS:
+            parts["from"], parts["to"] = divmod(int(action), rules.NUM_HOLES)
+        return parts
+
+    def cell_centres(self) -> NDArray[np.int64]:
+        """(49, 2) pixel centres of the holes on :meth:`render_picture` (x, y)."""
+        return render.HOLE_CENTRES.astype(np.int64)
+
+    def cell_at(self, x: float, y: float) -> int:
+        """The hole under pixel (x, y) of :meth:`render_picture`, -1 if none."""
+        return int(render.hole_at(x, y))
+
     # ---- rendering --------------------------------------------------------------------------
-    def _status(self) -> str:
+    def status(self) -> str:
         state = self.state
         if state.winner >= 0:
             return f"{rules.COLOUR_NAMES[state.winner].capitalize()} wins after {state.moves_made} moves"
@@ -207,12 +227,12 @@ class raw_env(TurnBasedAECEnv):
         )
 
     def _render_ansi(self) -> str:
-        return render.render_ansi(self.state.board, self._status())
+        return render.render_ansi(self.state.board, self.status())
 
     def _render_rgb(self) -> NDArray[np.uint8]:
         last = self.state.last_action
         highlight = last % rules.NUM_HOLES if 0 <= last < rules.PASS else -1
-        return render.render_rgb(self.state.board, self._status(), highlight, hole_labels=self.render_hole_labels)
+        return render.render_rgb(self.state.board, self.status(), highlight, hole_labels=self.render_hole_labels)
 
 
 def env(**kwargs: Any) -> Any:

@@ -201,8 +201,28 @@ class raw_env(TurnBasedAECEnv):
         scores = (self.match_scores[seat], self.match_scores[1 - seat])
         return observation_tensor(self.state, colour, self.game_index == 1, scores)
 
+    # ---- what the env says about itself --------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        """``status`` and ``svg``: the board, its squares numbered ``data-cell`` 0..63."""
+        return {"status": self.status(), "svg": render.render_svg(self.state)}
+
+    def move_parts(self, action: int) -> dict[str, Any]:
+        """``action``, ``notation`` and the ``from`` / ``to`` squares (none for a pass)."""
+        parts = super().move_parts(action)
+        if action != rules.PASS:
+            parts["from"], parts["to"] = int(action) // rules.ACTIONS_PER_SQUARE, int(rules.action_destination(action))
+        return parts
+
+    def cell_centres(self) -> NDArray[np.int64]:
+        """(64, 2) pixel centres of the squares on :meth:`render_picture` (x, y)."""
+        return np.array([render.square_centre(square) for square in range(rules.NUM_SQUARES)], dtype=np.int64)
+
+    def cell_at(self, x: float, y: float) -> int:
+        """The square under pixel (x, y) of :meth:`render_picture`, -1 if none."""
+        return int(render.square_at(x, y))
+
     # ---- rendering --------------------------------------------------------------------------
-    def _status(self) -> str:
+    def status(self) -> str:
         state = self.state
         game = f"game {self.game_index + 1}/2, " if self.match else ""
         if state.winner >= 0:
@@ -215,10 +235,10 @@ class raw_env(TurnBasedAECEnv):
         return text
 
     def _render_ansi(self) -> str:
-        return render.render_ansi(self.state, self._status())
+        return render.render_ansi(self.state, self.status())
 
     def _render_rgb(self) -> NDArray[np.uint8]:
-        return render.render_rgb(self.state, self._status())
+        return render.render_rgb(self.state, self.status())
 
 
 def env(**kwargs: Any) -> Any:

@@ -237,6 +237,40 @@ class raw_env(TurnBasedAECEnv):
         """The inverse of :meth:`action_to_notation` (case and spacing free); ``ValueError`` otherwise."""
         return rules.notation_to_action(text, self.game.layout)
 
+    # ---- what the env says about itself --------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        """``status``; ``players`` (per pile: ``agent``, ``out``: the rule that put it out (T / A
+        / N) or "", ``pieces`` in it as size letters, ``points`` once over); ``phase``, ``call``,
+        ``pending`` sizes, the piece ``in_hand``, the ``supply`` by size and the ``grid``."""
+        s = self.game.state
+        players = []
+        for i, agent in enumerate(self.possible_agents):
+            pieces = "".join(rules.SIZE_LETTERS[size] for size, inside in zip(s.slot_sizes[i], s.slot_in_pile[i]) if inside)
+            players.append({"agent": agent, "out": s.out_rule[i] if s.out_round[i] >= 0 else "", "pieces": pieces,
+                            "points": float(s.points[i]) if s.points else None})
+        return {"status": self.status(), "players": players, "phase": rules.PHASE_NAMES[s.phase],
+                "call": rules.CALLS[s.current_call] if s.current_call >= 0 else None,
+                "pending": "".join(rules.SIZE_LETTERS[x] for x in s.pending),
+                "in_hand": rules.SIZE_LETTERS[s.slot_sizes[s.adder][s.in_hand]] if s.in_hand >= 0 else None,
+                "supply": [int(x) for x in s.supply], "grid": int(self.grid)}
+
+    def move_parts(self, action: int) -> dict[str, Any]:
+        """``action``, ``notation`` and :func:`rules.action_parts` (a pick-up adds the ``size`` of
+        the piece in that slot of the mover's pile)."""
+        parts = {**super().move_parts(action), **rules.action_parts(action, self.game.layout)}
+        if parts["kind"] == "pickup":
+            sizes = self.game.state.slot_sizes[self.game.state.current_player]
+            if parts["slot"] < len(sizes):
+                parts["size"] = rules.SIZE_LETTERS[sizes[parts["slot"]]]
+        return parts
+
+    def render_picture(self) -> NDArray[np.uint8]:
+        """Every pile's MuJoCo picture side by side, drawn by a renderer that belongs to the
+        calling thread (an OpenGL context is bound to its thread), so any thread may ask."""
+        from polarzoo.envs.thin_ice.render import thread_renderer
+
+        return thread_renderer(self.grid, self.pitch, self.piles.piles[0].config).render(self.game.state, self.piles)
+
     def _pile_features(self, player: int) -> NDArray[np.float32]:
         """(15, 7) per piece of ``player``'s pile: position / POSITION_SCALE clipped to [-1, 1],
         axis, on the table; cached until the pile changes (``PilePhysics.version``)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -187,3 +188,19 @@ class PileRenderer:
         for _, _, renderer in self._displays.values():
             renderer.close()
         self._displays.clear()
+
+
+_drawing = threading.local()
+
+
+def thread_renderer(grid: int, pitch: float, config: Any) -> "PileRenderer":
+    """The calling thread's :class:`PileRenderer` for piles of this configuration (made once per
+    thread and configuration, kept with the thread: an OpenGL context is bound to its thread, so
+    a renderer an env kept would be freed by whichever thread drops the env)."""
+    renderers = getattr(_drawing, "renderers", None)
+    if renderers is None:
+        renderers = _drawing.renderers = {}
+    key = (grid, pitch, repr(config))
+    if key not in renderers:
+        renderers[key] = PileRenderer()
+    return renderers[key]

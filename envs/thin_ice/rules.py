@@ -219,6 +219,24 @@ def legal_action_mask(state: ThinIceState, layout: ActionLayout) -> NDArray[np.i
     return mask
 
 
+def action_parts(action: int, layout: ActionLayout) -> dict[str, object]:
+    """``action``'s parts as numbers and words: ``kind`` (call, place, pickup, done); a call's
+    ``call``; a placement's ``size`` (letter), ``cell`` (``"c2"``), ``row`` / ``col`` (0-based)
+    and ``orientation``; a pick-up's ``slot``.  ``ValueError`` for an id outside the layout."""
+    action_to_notation(action, layout)  # the range check, with its message
+    if action < NUM_CALLS:
+        return {"kind": "call", "call": CALLS[action]}
+    if action < layout.pick_base:
+        size, target = divmod(action - layout.place_base, layout.num_targets)
+        cell, orientation = divmod(target, NUM_ORIENTATIONS)
+        row, col = divmod(cell, layout.grid)
+        return {"kind": "place", "size": SIZE_LETTERS[size], "cell": f"{chr(ord('a') + col)}{row + 1}", "row": row,
+                "col": col, "orientation": ORIENTATIONS[orientation]}
+    if action < layout.done_action:
+        return {"kind": "pickup", "slot": int(action - layout.pick_base)}
+    return {"kind": "done"}
+
+
 def action_to_notation(action: int, layout: ActionLayout) -> str:
     """``"call SM"``, ``"place M c2 upright"`` (size, cell: column letter a.. and row 1..,
     orientation), ``"pickup 3"`` (slot) or ``"done"``; ``ValueError`` for an id outside the layout."""

@@ -67,23 +67,23 @@
     sessionStorage.setItem("polarzoo-game", game.id);
     $("hint").hidden = true;
     const yours = !game.over && game.to_move === game.human;
-    $("status").textContent = yours ? "your move (" + game.human + ")" + (game.env === "thin_ice_v0" ? ": " + game.status : "") : game.status;
+    $("status").textContent = yours ? "your move (" + game.human + ")" + (game.view === "piles" ? ": " + game.status : "") : game.status;
     $("result").textContent = game.over ? game.result : "";
     $("undo-button").disabled = !game.can_undo;
     $("hint-button").disabled = game.over || game.to_move !== game.human;
     const moves = $("moves");
     moves.innerHTML = "";
     game.moves.forEach((move, i) => {
-      const item = el("li", game.env === "thin_ice_v0" ? { "data-ply": String(i + 1) } : {}, move.player + ": " + move.notation);
+      const item = el("li", game.view === "piles" ? { "data-ply": String(i + 1) } : {}, move.player + ": " + move.notation);
       // Thin Ice: a move in the list shows the piles right after it
-      if (game.env === "thin_ice_v0") item.addEventListener("click", () => showPly(i + 1));
+      if (game.view === "piles") item.addEventListener("click", () => showPly(i + 1));
       moves.appendChild(item);
     });
     moves.scrollTop = moves.scrollHeight;
     const pass = game.legal.find((m) => m.notation === "pass");
     $("pass-button").hidden = !pass;
     $("done-button").hidden = !game.legal.some((m) => m.kind === "done");
-    if (game.env === "thin_ice_v0") showThinIce(game); else showBoard(game);
+    if (game.view === "piles") showThinIce(game); else showBoard(game);
     document.body.dataset.version = String(game.version);
   }
 
@@ -97,17 +97,20 @@
   function mark() {
     const game = ui.game;
     const sources = new Set(game.legal.filter((m) => m.from !== undefined).map((m) => m.from));
+    // a placement (a move with a target and no source) is played by clicking its target
+    const placements = new Set(game.legal.filter((m) => m.from === undefined && m.to !== undefined).map((m) => m.to));
     const targets = new Set(game.legal.filter((m) => m.from === ui.selected).map((m) => m.to));
     const hinted = new Set();
     if (ui.hint && ui.hint.moves.length) {
       const best = game.legal.find((m) => m.action === ui.hint.moves[0].action);
-      if (best && best.from !== undefined) { hinted.add(best.from); hinted.add(best.to); }
+      if (best && best.from !== undefined) hinted.add(best.from);
+      if (best && best.to !== undefined) hinted.add(best.to);
     }
     for (const cell of $("board").querySelectorAll("g.cell")) {
       const id = Number(cell.dataset.cell);
       cell.classList.toggle("movable", sources.has(id));
       cell.classList.toggle("selected", id === ui.selected);
-      cell.classList.toggle("target", ui.selected !== null && targets.has(id));
+      cell.classList.toggle("target", (ui.selected !== null && targets.has(id)) || placements.has(id));
       cell.classList.toggle("hint", hinted.has(id));
     }
   }
@@ -116,13 +119,16 @@
     const game = ui.game;
     if (game.over) { say("the game is over: start a new game", true); return; }
     if (game.to_move !== game.human) return;
+    const placement = game.legal.find((m) => m.from === undefined && m.to === cell);
+    if (placement) { play(placement.action); return; }
     const move = game.legal.find((m) => m.from === ui.selected && m.to === cell);
     if (ui.selected !== null && move) { play(move.action); return; }
     if (game.legal.some((m) => m.from === cell)) { ui.selected = cell; say(""); mark(); return; }
     ui.selected = null;
     mark();
     const name = document.querySelector('g.cell[data-cell="' + cell + '"]').dataset.name;
-    say(name + ": not a move here; click one of your pieces that can move (dashed), then a green target", true);
+    say(name + ": not a move here; " + (game.legal.some((m) => m.from !== undefined)
+      ? "click one of your pieces that can move (dashed), then a green target" : "click a green cell"), true);
   }
 
   async function play(action) {
@@ -191,7 +197,7 @@
     const game = ui.game;
     const svg = $("grid");
     svg.innerHTML = "";
-    if (!game || game.env !== "thin_ice_v0") return;
+    if (!game || game.view !== "piles") return;
     const n = game.grid, size = 280 / n;
     const legal = {};
     for (const m of game.legal) if (m.kind === "place" && m.size === $("size").value && m.orientation === $("orientation").value) legal[m.cell] = m;
@@ -228,7 +234,7 @@
       for (const move of ui.hint.moves) list.appendChild(el("li", {}, move.notation + (move.probability !== null ? "  " + (100 * move.probability).toFixed(1) + "%" : "")));
       box.appendChild(list);
       box.hidden = false;
-      if (ui.game.env === "thin_ice_v0") drawGrid(); else mark();
+      if (ui.game.view === "piles") drawGrid(); else mark();
     } catch (error) { say(error.message, true); }
   }
 

@@ -1,0 +1,26 @@
+"""What the layers above ``envs/`` (and users writing a game of their own) use from the envs'
+shared pieces, under public names: the turn-based AEC base class and its checks, render helpers,
+the optional-extras check, outcome helpers, a restricted unpickler and seeding helpers.
+``polarzoo.envs._common`` holds their implementations and may change; these names stay.
+
+>>> from polarzoo.envs.utils import TurnBasedAECEnv, check_choice, wilson_interval
+>>> check_choice("seat", "fire", ("fire", "ice"))
+'fire'
+"""
+
+from __future__ import annotations
+
+from polarzoo.envs._common.aec import (TurnBasedAECEnv, check_choice, check_int_action, check_number, default_wrappers,
+                                       turn_based_parallel)
+from polarzoo.envs._common.extras import MissingExtra, require
+from polarzoo.envs._common.outcome import wilson_interval, zero_sum_returns
+from polarzoo.envs._common.render import HumanWindow, no_display_reason, require_pygame
+from polarzoo.envs._common.safe_pickle import UnsafePickle, restricted_loads
+from polarzoo.envs._common.seeding import global_random_state_kept
+from polarzoo.envs._common.spaces import LegalDiscrete
+
+__all__ = [
+    "HumanWindow", "LegalDiscrete", "MissingExtra", "TurnBasedAECEnv", "UnsafePickle", "check_choice", "check_int_action",
+    "check_number", "default_wrappers", "global_random_state_kept", "no_display_reason", "require", "require_pygame",
+    "restricted_loads", "turn_based_parallel", "wilson_interval", "zero_sum_returns",
+]
