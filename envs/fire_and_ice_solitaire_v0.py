@@ -1,6 +1,6 @@
 """Fire & Ice Solitaire, version 0: a single-agent Gymnasium env (see :mod:`polarzoo.envs.fire_and_ice.solitaire_env`)."""
 
-from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv, __doc__  # noqa: F401
+from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv, __doc__  # type: ignore[no-redef]  # noqa: F401
 
 GYMNASIUM_ID = "polarzoo/FireAndIceSolitaire-v0"
 

@@ -1,3 +1,3 @@
 """Fire & Ice, version 0 (see :mod:`polarzoo.envs.fire_and_ice.env` for the full documentation)."""
 
-from polarzoo.envs.fire_and_ice.env import __doc__, env, parallel_env, raw_env  # noqa: F401
+from polarzoo.envs.fire_and_ice.env import __doc__, env, parallel_env, raw_env  # type: ignore[no-redef]  # noqa: F401

@@ -36,6 +36,9 @@ class GameInfo:
     what a person types for a move; ``rules``: the rules page in the repository;
     ``pettingzoo_id``: its id in PettingZoo's registry; ``view``: one of :data:`VIEWS`;
     ``window``: whether it plays in a pygame window (``env.cell_centres()`` / ``env.cell_at``);
+    ``rules_core``: whether the env exposes ``rules`` (a module with ``legal_action_mask``,
+    ``apply_inplace`` and ``returns``) and ``state`` (with ``copy()``, ``to_move``, ``winner``) for
+    tree searches such as ``mcts:N``;
     ``batch_core``: a numba batch core in :mod:`polarzoo.envs.batch`; ``jax_twin``: its name in
     :mod:`polarzoo.envs.jax_envs`; ``openspiel``: its OpenSpiel short name; ``benchmark_steps``:
     whether the steps/s table times it (Thin Ice's physics has a table of its own)."""
@@ -49,6 +52,7 @@ class GameInfo:
     pettingzoo_id: str | None = None
     view: str = "board"
     window: bool = False
+    rules_core: bool = False
     batch_core: bool = False
     jax_twin: str | None = None
     openspiel: str | None = None
@@ -56,7 +60,7 @@ class GameInfo:
 
     def __post_init__(self) -> None:
         if not self.id.isidentifier():
-            raise ValueError(f"GameInfo.id must be a Python identifier (e.g. 'tic_tac_toe_v0'), got {self.id!r}")
+            raise ValueError(f"GameInfo.id must be a Python identifier (e.g. 'my_game_v0'), got {self.id!r}")
         low, high = self.players
         if not 1 <= low <= high:
             raise ValueError(f"GameInfo.players must be (smallest, largest) with 1 <= smallest <= largest, got {self.players!r}")

@@ -43,7 +43,7 @@ class PotentialShaping(gym.Wrapper):
         self._phi = 0.0
 
     def _phi_now(self) -> float:
-        base = self.env.unwrapped
+        base: Any = self.env.unwrapped
         game = base.aec.unwrapped
         return self.scale * self._potential_of(game.state, game.colour_of(base.learner))
 
@@ -60,4 +60,4 @@ class PotentialShaping(gym.Wrapper):
         return observation, reward, terminated, truncated, info
 
     def action_masks(self) -> Any:
-        return self.env.unwrapped.action_masks()
+        return self.env.unwrapped.action_masks()  # type: ignore[attr-defined]

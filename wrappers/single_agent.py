@@ -24,8 +24,8 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from polarzoo.envs.utils import check_choice
-from polarzoo.envs.utils import LegalDiscrete
+from polarzoo.envs import ENVIRONMENTS, GAMES, games_with_player_range
+from polarzoo.envs.utils import LegalDiscrete, check_choice
 from polarzoo.envs.thin_ice.rules import pad_observation
 
 
@@ -74,14 +74,18 @@ def check_weights(name: str, weights: Any, count: int) -> list[float]:
 
 
 def player_counts(env_id: str, num_players: Any) -> list[int] | None:
-    """``num_players`` as a list of player counts (Thin Ice: each a whole number 2..6), or None
-    when it is not a list (one count, the env's own check); ``ValueError`` naming the problem."""
+    """``num_players`` as a list of player counts (a game with a range of table sizes, such as Thin
+    Ice: each a whole number in its range), or None when it is not a list (one count, the env's
+    own check); ``ValueError`` naming the problem."""
     if not isinstance(num_players, (list, tuple)):
         return None
-    if env_id != "thin_ice_v0":
-        raise ValueError(f"num_players as a list (a count drawn per episode) is Thin Ice's; {env_id} takes one number")
-    if not num_players or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and 2 <= n <= 6 for n in num_players):
-        raise ValueError(f"num_players must be a list of whole numbers 2..6, got {list(num_players)!r}")
+    info = GAMES.get(env_id)
+    if info is None or not info.variable_players:
+        raise ValueError(f"num_players as a list (a count drawn per episode) is for {', '.join(games_with_player_range())}; "
+                         f"{env_id} takes one number")
+    low, high = info.players
+    if not num_players or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and low <= n <= high for n in num_players):
+        raise ValueError(f"num_players must be a list of whole numbers {low}..{high}, got {list(num_players)!r}")
     return [int(n) for n in num_players]
 
 
@@ -124,8 +128,6 @@ class SingleAgentEnv(gym.Env):
         render_mode: str | None = None,
         normalize_observation: bool = True,
     ) -> None:
-        from polarzoo.envs import ENVIRONMENTS
-
         check_choice("env_id", env_id, sorted(ENVIRONMENTS))
         check_choice("illegal_action", illegal_action, ("raise", "lose"))
         self.env_id = env_id
@@ -165,7 +167,7 @@ class SingleAgentEnv(gym.Env):
         if len(opponents) == 0:
             raise ValueError("opponents must hold at least one agent")
         self.opponents = list(opponents)
-        self.opponent_weights = None
+        self.opponent_weights: list[float] | None = None
         self.set_opponent_weights(opponent_weights)
         self.illegal_action = illegal_action
         first = self.seats[0]
@@ -177,12 +179,13 @@ class SingleAgentEnv(gym.Env):
             self.observation_space = gym.spaces.Box(low, np.ones_like(low), dtype=np.float32)
         else:
             self.observation_space = raw_space
-        self.action_space = LegalDiscrete(self.aec.action_space(first).n, self._mask_or_none)
+        self.num_actions = int(self.aec.action_space(first).n)
+        self.action_space = LegalDiscrete(self.num_actions, self._mask_or_none)
         self._episode = 0
         self._learner = first
         self._seat_agents: dict[str, Any] = {}
         self._done = True
-        self._mask = np.zeros(self.action_space.n, dtype=np.int8)
+        self._mask = np.zeros(self.num_actions, dtype=np.int8)
         self._replay: tuple[Any, Any] | None = None
 
     # ---- opponent pool ----------------------------------------------------------------------
@@ -192,11 +195,10 @@ class SingleAgentEnv(gym.Env):
         :mod:`polarzoo.baselines.agents`."""
         if not (hasattr(opponent, "act") or callable(opponent)):
             raise TypeError(f"an opponent must have act(env, agent, rng) or be such a callable, got {opponent!r}")
-        if self.opponent_weights is not None:
-            weight = check_weights("weight", [1.0 if weight is None else weight], 1)[0]
+        checked = check_weights("weight", [1.0 if weight is None else weight], 1)[0] if self.opponent_weights is not None else 0.0
         self.opponents.append(opponent)
         if self.opponent_weights is not None:
-            self.opponent_weights.append(weight)
+            self.opponent_weights.append(checked)
         return len(self.opponents)
 
     def set_pool(self, opponents: Sequence[Any], weights: Sequence[float] | None = None) -> None:
@@ -289,7 +291,7 @@ class SingleAgentEnv(gym.Env):
         if self.illegal_action == "lose":
             from polarzoo.envs.utils import check_int_action
 
-            index = check_int_action(action, self.action_space.n)
+            index = check_int_action(action, self.num_actions)
             if not self._mask[index]:
                 self._done = True
                 return self._observation(), -1.0, True, False, {**self._info(), "illegal_action": True}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -9,6 +10,7 @@ import numpy as np
 
 from polarzoo.baselines.agents.base import unpickled
 from polarzoo.baselines.policies.weights import load_policy
+from polarzoo.envs import ENVIRONMENTS, GAMES
 
 #: Probabilities within this relative distance of the best are a tie, which goes to the lowest
 #: action id.  The equivariant board networks give symmetric moves the same probability up to
@@ -21,6 +23,18 @@ def greedy_action(probabilities: np.ndarray) -> int:
     """The most probable action; a tie (:data:`TIE_TOLERANCE`) goes to the lowest action id."""
     best = float(probabilities.max())
     return int(np.flatnonzero(probabilities >= best * (1.0 - TIE_TOLERANCE))[0])
+
+
+@functools.lru_cache(maxsize=None)
+def _game_sizes(env_id: str) -> tuple[int, int]:
+    probe = ENVIRONMENTS[env_id].raw_env()
+    agent = probe.possible_agents[0]
+    return int(probe.action_space(agent).n), int(np.prod(probe.observation_space(agent)["observation"].shape))
+
+
+def fixed_game_sizes() -> dict[str, tuple[int, int]]:
+    """(actions, observation values) of every game whose sizes do not depend on its arguments."""
+    return {env_id: _game_sizes(env_id) for env_id, info in GAMES.items() if not info.variable_players}
 
 
 class PolicyAgent:
@@ -48,19 +62,15 @@ class PolicyAgent:
     def check_fits(self, env_id: str) -> "PolicyAgent":
         """``ValueError`` when the model was trained on another game (its action or observation
         size differs from ``env_id``'s default env): said at load time, not at the first move."""
-        from polarzoo.envs import ENVIRONMENTS
-
-        games = {2402: "fire_and_ice_v0", 1025: "go_with_the_floe_v0"}
+        sizes = fixed_game_sizes()
+        games = {actions: game for game, (actions, _) in sizes.items()}
         model_actions = getattr(self.model.action_space, "n", None)
-        if env_id == "thin_ice_v0" and model_actions in games:  # Thin Ice's sizes vary with its arguments; a board game's do not
-            raise ValueError(f"{self.path or 'the model'} is a {games[model_actions]} model ({model_actions} actions), "
-                             "not a thin_ice_v0 one")
-        if env_id not in ENVIRONMENTS or env_id == "thin_ice_v0":
+        if env_id not in sizes:  # a game whose sizes vary with its arguments (Thin Ice): a board game's model does not fit
+            if model_actions in games and games[model_actions] != env_id:
+                raise ValueError(f"{self.path or 'the model'} is a {games[model_actions]} model ({model_actions} actions), "
+                                 f"not a {env_id} one")
             return self
-        probe = ENVIRONMENTS[env_id].raw_env()
-        agent = probe.possible_agents[0]
-        actions = probe.action_space(agent).n
-        size = int(np.prod(probe.observation_space(agent)["observation"].shape))
+        actions, size = sizes[env_id]
         model_size = int(np.prod(self.model.observation_space.shape))
         if model_actions != actions or model_size != size:
             hint = f" (it looks like a {games[model_actions]} model)" if model_actions in games else ""

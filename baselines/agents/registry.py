@@ -19,6 +19,7 @@ from polarzoo.baselines.agents.mcts import MCTSAgent
 from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.baselines.agents.pretrained import PRETRAINED_AZ_JAX, PRETRAINED_DIR, pretrained_path
 from polarzoo.baselines.agents.thin_ice import ThinIceHeuristic, ThinIceSearch
+from polarzoo.envs import GAMES
 
 
 HEURISTICS: dict[str, type] = {
@@ -26,6 +27,10 @@ HEURISTICS: dict[str, type] = {
     "go_with_the_floe_v0": FloeHeuristic,
     "thin_ice_v0": ThinIceHeuristic,
 }
+
+#: The policy searches by game: Go with the Floe's endgame search (``search:D``), Thin Ice's
+#: look-ahead over placements (``search:K``, ``vsearch:K``).
+SEARCHES: dict[str, type] = {"go_with_the_floe_v0": FloeSearch, "thin_ice_v0": ThinIceSearch}
 
 
 def _count(argument: str, kind: str, default: int, what: str = "simulations") -> int:
@@ -55,14 +60,14 @@ def make_agent(spec: str, env_id: str) -> Any:
         if env_id not in HEURISTICS:
             raise ValueError(f"no heuristic agent for {env_id}; known: {sorted(HEURISTICS)}")
         if argument:  # Thin Ice: heuristic:K tries K placements (default 6)
-            if env_id != "thin_ice_v0":
+            if "candidates" not in inspect.signature(HEURISTICS[env_id]).parameters:
                 raise ValueError(f"heuristic:K (placements to try) is Thin Ice's; {env_id}'s heuristic takes no argument")
-            agent = ThinIceHeuristic(_count(argument, "heuristic", 6, "placements to try"))
+            agent = HEURISTICS[env_id](_count(argument, "heuristic", 6, "placements to try"))
             agent.name = f"heuristic:{agent.candidates}"
             return agent
         return HEURISTICS[env_id]()
     if kind == "mcts":
-        if env_id not in ("fire_and_ice_v0", "go_with_the_floe_v0"):
+        if env_id not in GAMES or not GAMES[env_id].rules_core:
             raise ValueError(f"MCTS needs a two-player rules core; {env_id} has none")
         return MCTSAgent(_count(argument, "mcts", 200))
     if kind == "model":
@@ -71,14 +76,14 @@ def make_agent(spec: str, env_id: str) -> Any:
         return PolicyAgent(model_path(argument)).check_fits(env_id)
     if kind == "pretrained":
         return PolicyAgent(pretrained_path(env_id), name="pretrained")
-    if kind == "search" and env_id == "go_with_the_floe_v0":
+    if kind == "search" and SEARCHES.get(env_id) is FloeSearch:
         count, _, path = argument.partition(":")
         depth = _count(count, "search", 3, "White moves to search")
         policy = PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
         return FloeSearch(policy, depth, name=f"search:{depth}" + (f":{Path(path).parent.name}" if path else ""))
     if kind in ("search", "vsearch"):
-        if env_id != "thin_ice_v0":
-            hint = "search:D for the Floe's endgame search, " if env_id == "go_with_the_floe_v0" else ""
+        if SEARCHES.get(env_id) is not ThinIceSearch:
+            hint = "search:D for the Floe's endgame search, " if env_id in SEARCHES else ""
             raise ValueError(f"{kind}:K is the Thin Ice policy look-ahead; for {env_id} use {hint}az:N or mcts:N")
         count, _, path = argument.partition(":")
         k = _count(count, kind, 4, "placements to try")

@@ -11,10 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from polarzoo.baselines.training import ppo
+from polarzoo.envs import GAMES as ENV_GAMES
 
-GAMES = ("fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0")
-#: The two-player board games with a JAX twin (AlphaZero runs on them only).
-TWIN_GAMES = {"fire_and_ice_v0": "fire_and_ice", "go_with_the_floe_v0": "go_with_the_floe"}
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
 
 
@@ -58,6 +56,11 @@ BUDGETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
                                 "eval_every": 128, "eval_games": 1}},
     },
 }
+
+#: The benchmark's games: those its budgets name.
+GAMES = tuple(BUDGETS["short"])
+#: The games with a JAX twin (AlphaZero runs on them only): env id -> the twin's name.
+TWIN_GAMES = {env_id: ENV_GAMES[env_id].jax_twin for env_id in GAMES if ENV_GAMES[env_id].jax_twin}
 
 #: Every run's trainer settings that keep runs comparable and two of them side by side on two
 #: cores: one torch thread, the envs in the learner's process.

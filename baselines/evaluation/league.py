@@ -45,7 +45,7 @@ from polarzoo.baselines.cli.progress import progress
 from polarzoo.baselines.cli.runs import (HelpFormatter, add_trust_pickles, apply_trust_pickles, atomic_write, new_run_dir, prog_name, saved_command, seed as seed_type,
                                          writable_folder_or_exit)
 from polarzoo.baselines.evaluation import ratings
-from polarzoo.envs import ENVIRONMENTS
+from polarzoo.envs import ENVIRONMENTS, GAMES
 from polarzoo.envs.utils import MissingExtra
 from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord, seat_names, wilson_interval
 
@@ -319,7 +319,7 @@ def build(env_id: str, specs: Sequence[str], games: int, out: Path, seed: int = 
         raise ValueError(f"league members must have different names, got {names}")
     schedule: list[tuple[list[Any], int, dict[str, Any] | None]] = []
     for n in players:
-        kwargs = None if n == 2 and env_id != "thin_ice_v0" else {"num_players": n}
+        kwargs = GAMES[env_id].env_kwargs(n)
         if len(members) < n:
             raise ValueError(f"{n}-player games need at least {n} members, got {len(members)}")
         per_lineup = games if n == 2 or multi_games is None else multi_games
@@ -442,7 +442,7 @@ def rate(env_id: str, agent: Any, league: League, out: Path, width: float = 100.
     members = [make_agent(spec, env_id) for spec in league.specs]
     versions = member_versions(env_id, members, league.specs)
     fixed = dict(league.ratings)
-    kwargs = None if players == 2 and env_id != "thin_ice_v0" else {"num_players": players}
+    kwargs = GAMES[env_id].env_kwargs(players)
     if len(seat_names(env_id, kwargs)) != players:
         raise ValueError(f"{env_id} has {len(seat_names(env_id, kwargs))} seats, not {players}")
     groups = [list(g) for g in itertools.combinations(members, players - 1)]
@@ -624,8 +624,10 @@ def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[
         parser.error(f"--members: {', '.join(repeated)} named twice (a member plays the others once per lineup)")
     if args.version < 1:
         parser.error(f"--version must be at least 1, got {args.version}")
-    if any(n < 2 for n in args.players) or (args.env != "thin_ice_v0" and args.players != [2]):
-        parser.error(f"--players: {args.env} is a 2-player game" if args.env != "thin_ice_v0" else "--players: 2 to 6")
+    info = GAMES[args.env]
+    if any(n not in info.player_counts() for n in args.players):
+        parser.error(f"--players: {args.env} is a 2-player game" if not info.variable_players
+                     else f"--players: {info.players[0]} to {info.players[1]}")
     for spec in args.members:
         try:
             make_agent(spec, args.env)
@@ -660,10 +662,11 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
     league = load_league(args.league or args.env, trusted=args.trust_member)
     if league.env != args.env:
         parser.error(f"--league {args.league} is a league of {league.env}, not {args.env}")
-    if args.players != 2 and args.env != "thin_ice_v0":
-        parser.error(f"--players: {args.env} is a 2-player game")
-    if not 2 <= args.players <= len(league.members) + 1:
-        parser.error(f"--players must be 2 to {min(6, len(league.members) + 1)}")
+    info = GAMES[args.env]
+    if args.players not in info.player_counts() and not info.variable_players:
+        parser.error(f"--players: {args.env} is a {info.players[0]}-player game")
+    if not info.players[0] <= args.players <= min(info.players[1], len(league.members) + 1):
+        parser.error(f"--players must be {info.players[0]} to {min(info.players[1], len(league.members) + 1)}")
     try:
         agent = make_agent(args.agent, args.env)
     except (ValueError, FileNotFoundError, ImportError) as error:

@@ -14,26 +14,20 @@ from typing import Any, Callable
 import numpy as np
 
 from polarzoo.baselines.agents import RandomAgent
-
-
-def _bar(total: int, desc: str, unit: str, show: bool) -> Any:
-    if not show:
-        return None
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover - tqdm comes with the train extra
-        return None
-    return tqdm(total=total, desc=desc, unit=unit)
+from polarzoo.baselines.cli.progress import progress
 
 
 def collect_demonstrations(env_id: str, teacher: Any, games: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-                           random_opponent_share: float = 0.5, show_progress: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                           random_opponent_share: float = 0.5, show_progress: bool = False,
+                           log_every: float = 30.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The teacher's normalised observations, masks and actions in ``games`` seeded games.
+    ``show_progress``: a bar on a terminal, else a line every ``log_every`` seconds."""
     from polarzoo.envs import ENVIRONMENTS
     from polarzoo.wrappers.single_agent import normalize, observation_scale
 
     rng = np.random.default_rng(seed)
     observations, masks, actions = [], [], []
-    bar = _bar(games, "teacher games", "game", show_progress)
+    bar = progress(games, "teacher games", "game", enabled=show_progress, interval=log_every)
     for game in range(games):
         env = ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {}))
         env.reset(seed=seed + game)
@@ -63,9 +57,11 @@ def collect_demonstrations(env_id: str, teacher: Any, games: int, seed: int = 0,
 
 def clone(model: Any, observations: np.ndarray, masks: np.ndarray, actions: np.ndarray, epochs: int = 10,
           batch_size: int = 256, learning_rate: float = 1e-3, seed: int = 0,
-          on_epoch: Callable[[int, float], None] | None = None, show_progress: bool = False) -> list[float]:
+          on_epoch: Callable[[int, float], None] | None = None, show_progress: bool = False,
+          log_every: float = 30.0) -> list[float]:
     """Fit ``model.policy`` to the demonstrations; returns the mean loss of each epoch.
-    ``on_epoch(epoch, loss)`` runs after each epoch (the trainer saves a checkpoint there)."""
+    ``on_epoch(epoch, loss)`` runs after each epoch (the trainer saves a checkpoint there);
+    ``show_progress``: a bar on a terminal, else a line every ``log_every`` seconds."""
     import torch
 
     policy = model.policy
@@ -73,7 +69,7 @@ def clone(model: Any, observations: np.ndarray, masks: np.ndarray, actions: np.n
     rng = np.random.default_rng(seed)
     losses = []
     policy.set_training_mode(True)
-    bar = _bar(epochs, "behaviour cloning", "epoch", show_progress)
+    bar = progress(epochs, "behaviour cloning", "epoch", enabled=show_progress, interval=log_every)
     for epoch in range(epochs):
         order = rng.permutation(len(actions))
         epoch_losses = []

@@ -31,8 +31,10 @@ from typing import Any
 
 import numpy as np
 from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, require_at_least, seed as seed_type
+from polarzoo.envs import GAMES
 
-TWO_PLAYER_ENVS = ("fire_and_ice_v0", "go_with_the_floe_v0")
+#: the games this trainer's self-play setup takes: every game of two seats exactly
+TWO_PLAYER_ENVS = tuple(env_id for env_id, info in GAMES.items() if info.players == (2, 2))
 
 
 def _rl_module_class() -> type:

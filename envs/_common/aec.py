@@ -226,9 +226,9 @@ class TurnBasedAECEnv(AECEnv):
         self.render_mode = render_mode
         self.np_random, _ = seeding.np_random(None)
         self._window: Any = None
-        self._mask: NDArray[np.int8] | None = None
+        self._mask: NDArray[np.int8] = np.zeros(self.num_actions, dtype=np.int8)  # set by reset
         self._no_mask = np.zeros(self.num_actions, dtype=np.int8)
-        self.agents = []
+        self.agents: list[str] = []
 
     def _init_spaces(self, observation: spaces.Space) -> None:
         """The same Dict(observation, action_mask) and Discrete space objects for every agent

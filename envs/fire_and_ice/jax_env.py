@@ -157,7 +157,7 @@ def play(x: GameState, action: jax.Array) -> GameState:
     supply = x.supply.at[opponent].add(jnp.where(refill & ~is_pass, -1, 0))
     control = island_control(board)
     winner = jnp.where(is_pass, x.winner, winner_from_control(control))
-    return GameState(board=board, to_move=opponent, supply=supply, control=control, winner=winner,
+    return GameState(board=board, to_move=opponent, supply=supply, control=control, winner=winner,  # type: ignore[call-arg]
                      moves=x.moves + jnp.where(is_pass, 0, 1))
 
 

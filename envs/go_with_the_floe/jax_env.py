@@ -226,7 +226,7 @@ def play(x: GameState, action: jax.Array) -> GameState:
     board = jnp.where(is_pass, x.board, board)
     rings = jnp.where(is_pass, x.rings, rings)
     passes = jnp.where(is_pass, x.passes + 1, 0)
-    return GameState(board=board, rings=rings, to_move=1 - x.to_move, passes=passes,
+    return GameState(board=board, rings=rings, to_move=1 - x.to_move, passes=passes,  # type: ignore[call-arg]
                      winner=decide(board, rings, passes))
 
 

@@ -190,6 +190,7 @@ class raw_env(TurnBasedAECEnv):
         try:
             self.game.apply(action, self.np_random)
         except PhysicsError as error:
+            assert before is not None  # only placements and pick-ups run the physics
             self._restore_move(before)
             self.physics_error = f"{error} (during {self.action_to_notation(action)!r}; the game was rolled back to before it)"
         self._plies_taken += 1

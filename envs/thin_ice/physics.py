@@ -228,8 +228,8 @@ class _Scene:
         self.slot_qpos = np.array([model.jnt_qposadr[model.body_jntadr[b]] if ok else -1 for b, ok in zip(body, present)])
         self.slot_dof = np.array([model.jnt_dofadr[model.body_jntadr[b]] if ok else -1 for b, ok in zip(body, present)])
         self.geom_slot = np.full(model.ngeom, -1, dtype=np.int64)
-        for slot in np.flatnonzero(present):
-            b = body[slot]
+        for slot in map(int, np.flatnonzero(present)):
+            b = int(body[slot])
             self.geom_slot[model.body_geomadr[b] : model.body_geomadr[b] + model.body_geomnum[b]] = slot
         self.views = _DataViews(model, self.data) if _compiled_step() is not None else None
         #: in-play bit mask -> PilePhysics' piece maps in this scene (PilePhysics._use)
@@ -390,7 +390,7 @@ class PilePhysics:
             self._use(self._scene((0, 0, 0)))
         else:
             for piece in np.flatnonzero(self.in_play):
-                self._activate(piece, False)
+                self._activate(int(piece), False)
         self._mujoco.mj_resetData(self.model, self.data)
         self._mujoco.mj_forward(self.model, self.data)
         self._warnings_seen = self._instability_warnings()
@@ -688,7 +688,7 @@ class PilePhysics:
         if rng is not None and self.config.tremor_tilt_degrees > 0:
             axis = rng.normal(size=3)
             axis[2] = 0.0
-            axis /= max(np.linalg.norm(axis), 1e-12)
+            axis /= max(float(np.linalg.norm(axis)), 1e-12)
             angle = math.radians(self.config.tremor_tilt_degrees) * rng.normal()
             rotation = axis_angle_matrix(axis, angle) @ rotation
         if rng is not None and self.config.tremor_position > 0:

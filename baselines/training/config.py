@@ -1,0 +1,264 @@
+"""The trainer's config: one typed schema (:class:`TrainConfig`), its defaults, the per-game
+settings of ``hyperparams.yaml`` layered on top, and the checks that refuse a bad value in one
+line before any work starts.
+
+    from polarzoo.baselines.training.config import TrainConfig, load_config
+
+    config = load_config("go_with_the_floe_v0", {"total_timesteps": 20_000})   # a plain dict
+    TrainConfig.from_mapping(config).n_envs                                    # 16, typed
+
+:class:`TrainConfig`'s fields are the YAML keys (their defaults the ``default`` of every game) and
+the ``--help`` of ``polarzoo-train`` shows each game's value; a key the schema does not know is
+refused, naming the known ones.  Run folders keep the resolved config as ``config.yaml``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from polarzoo.baselines.agents import pretrained_path
+from polarzoo.baselines.evaluation.tournament import seat_names
+from polarzoo.envs import ENVIRONMENTS
+from polarzoo.wrappers.single_agent import player_counts
+
+try:
+    import yaml
+except ImportError:  # a base install: --help still works; training says which extra it needs
+    yaml = None  # type: ignore[assignment]
+
+CONFIG_PATH = Path(__file__).with_name("hyperparams.yaml")
+REFERENCE_AGENTS = ("random", "heuristic")
+
+
+@dataclass
+class TrainConfig:
+    """Every setting of a MaskablePPO run, with its default (``hyperparams.yaml`` overrides
+    them per game; the command line overrides that)."""
+
+    env: str = ""
+    total_timesteps: int = field(default=400_000, metadata={"help": "the training budget"})
+    n_envs: int = field(default=8, metadata={"help": "parallel envs"})
+    vec_env: str = field(default="dummy", metadata={"help": "dummy | subproc", "choices": ("dummy", "subproc")})
+    rollouts: str = field(default="lockstep", metadata={"help": "lockstep (SB3's) | async (subproc envs)",
+                                                         "choices": ("lockstep", "async")})
+    learning_rate: float = field(default=0.0003, metadata={"range": (0.0, 1.0)})
+    n_steps: int = field(default=256, metadata={"help": "steps per env per update"})
+    batch_size: int = 512
+    n_epochs: int = 5
+    gamma: float = field(default=0.99, metadata={"range": (0.0, 1.0)})
+    gae_lambda: float = field(default=0.95, metadata={"range": (0.0, 1.0)})
+    ent_coef: float = field(default=0.01, metadata={"range": (0.0, 10.0)})
+    clip_range: float = field(default=0.2, metadata={"range": (0.0, 10.0)})
+    policy: str = field(default="board", metadata={"help": "board | mlp", "choices": ("board", "mlp")})
+    board_policy: dict[str, Any] = field(default_factory=lambda: {"dim": 32, "blocks": 3})
+    net_arch: list[int] = field(default_factory=lambda: [256, 256])
+    torch_threads: int = field(default=0, metadata={"help": "0 = auto", "least": 0})
+    update_threads: int = field(default=0, metadata={"help": "0 = as torch_threads", "least": 0})
+    device: str = field(default="cpu", metadata={"choices": ("cpu", "cuda", "auto")})
+    learner_seat: Any = "alternate"
+    shaping: float = field(default=0.0, metadata={"range": (-100.0, 100.0)})
+    opponents: dict[str, float] = field(default_factory=lambda: {"random": 0.5, "heuristic": 0.2, "self": 0.3})
+    snapshot_every: int = field(default=50_000, metadata={"least": 0})
+    max_snapshots: int = 5
+    checkpoint_every: int = 20_000
+    eval_every: int = field(default=50_000, metadata={"least": 0})
+    eval_games: int = 20
+    final_eval_games: int = 50
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    init_model: str | None = None
+    bc_games: int = field(default=0, metadata={"least": 0})
+    bc_epochs: int = 20
+    bc_teacher: str = "heuristic"
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any]) -> TrainConfig:
+        """The typed config of ``values`` (a loaded YAML mapping); ``ValueError`` naming the first
+        unknown key or bad value."""
+        if not isinstance(values, dict):
+            raise ValueError(f"a config is a mapping of keys to values, got {type(values).__name__}")
+        unknown = sorted(set(values) - set(cls.keys()))
+        if unknown:
+            raise ValueError(f"unknown config key(s) {unknown}; known: {sorted(cls.keys())}")
+        config = cls(**values)
+        config.check()
+        return config
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def check(self) -> None:
+        """``ValueError`` naming the first value outside its type or range."""
+        for spec in dataclasses.fields(self):
+            value, meta = getattr(self, spec.name), spec.metadata
+            if spec.type == "int":
+                least = meta.get("least", 1)
+                if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                    raise ValueError(f"{spec.name} must be a whole number >= {least}, got {value!r}")
+            elif spec.type == "float":
+                low, high = meta.get("range", (float("-inf"), float("inf")))
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+                    raise ValueError(f"{spec.name} must be a number in [{low:g}, {high:g}], got {value!r}")
+            elif spec.type == "dict[str, Any]" and not isinstance(value, dict):
+                raise ValueError(f"{spec.name} must be a mapping, got {value!r}")
+            if "choices" in meta and value not in meta["choices"]:
+                choices = list(meta["choices"])
+                said = choices[0] if len(choices) == 1 else ", ".join(choices[:-1]) + " or " + choices[-1]
+                raise ValueError(f"{spec.name} must be {said}, got {value!r}")
+        if not isinstance(self.net_arch, list) or not all(isinstance(w, int) and not isinstance(w, bool) and w > 0
+                                                          for w in self.net_arch):
+            raise ValueError(f"net_arch must be a list of layer widths (whole numbers > 0), got {self.net_arch!r}")
+        if not isinstance(self.opponents, dict) or not self.opponents:
+            raise ValueError("opponents must be a mapping like {random: 0.5, self: 0.5}")
+
+
+#: Config keys added after runs were published or started, with the value that trains as the
+#: code before them did: a run's saved config without the key (``--resume``, the benchmark's
+#: published configs) takes this value, not today's default.
+ADDED_KEYS: dict[str, Any] = {"update_threads": 0, "rollouts": "lockstep"}
+
+#: ``--quick``: settings of a smoke run (about a minute on 2 cores, every game; every output written)
+QUICK: dict[str, Any] = {
+    "total_timesteps": 1024, "n_envs": 2, "vec_env": "dummy", "rollouts": "lockstep", "n_steps": 128, "batch_size": 128, "n_epochs": 1,
+    "eval_every": 512, "eval_games": 2, "final_eval_games": 2, "checkpoint_every": 512, "snapshot_every": 512,
+}
+#: ``--quick`` with a config that clones a teacher first: a few games and one epoch of it
+QUICK_BC: dict[str, Any] = {"bc_games": 4, "bc_epochs": 1}
+
+#: config keys that must be positive whole numbers, and those that may also be 0 (= off)
+POSITIVE_KEYS = tuple(f.name for f in dataclasses.fields(TrainConfig) if f.type == "int" and f.metadata.get("least", 1) == 1)
+NON_NEGATIVE_KEYS = tuple(f.name for f in dataclasses.fields(TrainConfig) if f.type == "int" and f.metadata.get("least", 1) == 0)
+#: Real-valued settings and their allowed ranges.
+NUMBER_RANGES = {f.name: f.metadata["range"] for f in dataclasses.fields(TrainConfig) if "range" in f.metadata}
+
+
+def _sections(path: Path) -> dict[str, Any]:
+    table = yaml.safe_load(Path(path).read_text()) or {}
+    if not isinstance(table, dict):
+        raise ValueError("expected a mapping of env ids to settings")
+    return table
+
+
+def load_config(env_id: str, overrides: dict[str, Any] | None = None, path: Path = CONFIG_PATH) -> dict[str, Any]:
+    """:class:`TrainConfig`'s defaults, the packaged ``default`` and ``env_id`` sections, then
+    (for another ``path``) that file's ``default`` and ``env_id`` sections on top, then
+    ``overrides``: a user's file only needs the keys it changes.  A plain dict (``config.yaml``)."""
+    config = TrainConfig().as_dict()
+    known = sorted(config)
+    for source in dict.fromkeys([CONFIG_PATH, Path(path)]):
+        table = _sections(source)
+        for section in ("default", env_id):
+            extra = table.get(section) or {}
+            if not isinstance(extra, dict):
+                raise ValueError(f"section {section!r} must be a mapping")
+            unknown = sorted(set(extra) - set(config))
+            if unknown:
+                raise ValueError(f"unknown config key(s) {unknown} in {section!r}; known: {known}")
+            config.update(extra)
+    for key, value in (overrides or {}).items():
+        if value is not None:
+            if key not in config:
+                raise ValueError(f"unknown config key {key!r}; known: {known}")
+            config[key] = value
+    config["env"] = env_id
+    return config
+
+
+def saved_run_config(saved: dict[str, Any]) -> dict[str, Any]:
+    """The config a run folder's ``config.yaml`` (``saved``) trains with on ``--resume``: keys
+    added to the packaged defaults since the run started take the value that trains as the code
+    of its start did (:data:`ADDED_KEYS`) where there is one, else today's default."""
+    return {**load_config(saved["env"]), **ADDED_KEYS, **saved}
+
+
+def policy_and_kwargs(config: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The MaskablePPO policy named by ``config["policy"]``: ``board`` (the board network of
+    :mod:`polarzoo.baselines.policies`) or ``mlp`` (SB3's flat MLP of ``net_arch``)."""
+    if config["policy"] == "mlp":
+        return "MlpPolicy", {"net_arch": list(config["net_arch"])}
+    if config["policy"] == "board":
+        from polarzoo.baselines.policies.sb3 import BoardPolicy, board_for_env  # the train extra (torch)
+
+        board = board_for_env(config["env"])
+        kwargs = {"board": board, **dict(config.get("board_policy") or {})}
+        if board == "thin_ice":  # the network places targets on the env's own lattice
+            kwargs.setdefault("pitch_mm", float((config.get("env_kwargs") or {}).get("pitch_mm", 7.0)))
+        return BoardPolicy, kwargs
+    raise ValueError(f"policy must be 'board' or 'mlp', got {config['policy']!r}")
+
+
+class InitModelError(ValueError):
+    """``init_model`` names a model whose policy differs from the config's."""
+
+
+def init_model_path(config: dict[str, Any]) -> Path:
+    """The model file named by ``init_model`` (``"pretrained"``: the shipped model of the env)."""
+    if config["init_model"] == "pretrained":
+        return pretrained_path(config["env"])
+    return Path(config["init_model"])
+
+
+def evaluation_env_kwargs(config: dict[str, Any]) -> list[dict[str, Any]]:
+    """The env arguments of each game the evaluations play: the config's own, or one per player
+    count when ``env_kwargs.num_players`` is a list (Thin Ice, a count drawn per episode)."""
+    kwargs = dict(config["env_kwargs"])
+    counts = player_counts(config["env"], kwargs.get("num_players"))
+    if counts is None:
+        return [kwargs]
+    return [{**kwargs, "num_players": n} for n in sorted(set(counts))]
+
+
+def config_seats(config: dict[str, Any]) -> list[str]:
+    """The seat (agent) names of the game a training config plays, with its env arguments (of
+    its largest game when ``num_players`` is a list)."""
+    return seat_names(config["env"], evaluation_env_kwargs(config)[-1])
+
+
+def check_config(config: dict[str, Any]) -> None:
+    """``ValueError`` naming the first bad value or unknown key (before any work starts)."""
+    TrainConfig.from_mapping(config)
+    counts = player_counts(config["env"], (config.get("env_kwargs") or {}).get("num_players"))
+    if counts is not None:
+        if isinstance(config.get("learner_seat"), dict):
+            raise ValueError("learner_seat: a mapping of seat weights needs one player count, not a list of them")
+        if config.get("bc_games", 0) > 0:
+            raise ValueError("bc_games: behaviour cloning plays one player count; set bc_games: 0 with a list of num_players")
+    if isinstance(config.get("learner_seat"), dict):
+        from polarzoo.wrappers.single_agent import seat_odds
+
+        seat_odds(config["learner_seat"], config_seats(config))
+    if config.get("init_model") is not None:
+        if not isinstance(config["init_model"], str) or not config["init_model"]:
+            raise ValueError(f"init_model must be a model file path (.safetensors or .zip) or 'pretrained', got {config['init_model']!r}")
+        path = init_model_path(config)
+        if not path.is_file():
+            raise ValueError(f"init_model: no model file {path}")
+
+
+def config_defaults() -> Callable[[str], str]:
+    """``describe(key)``: " (default from the config: 250000 for fire_and_ice_v0, ...)" for
+    ``--help``, or a pointer to the file when PyYAML is missing (a base install)."""
+    values: dict[str, dict[str, Any]] = {}
+    if yaml is not None:
+        try:
+            for env_id in sorted(ENVIRONMENTS):
+                values[env_id] = load_config(env_id)
+        except (OSError, ValueError, yaml.YAMLError):
+            values = {}
+
+    def describe(key: str) -> str:
+        if not values:
+            return " (default: the config's value, baselines/training/hyperparams.yaml)"
+        per_env = {env_id: config.get(key) for env_id, config in values.items()}
+        shown = set(map(repr, per_env.values()))
+        if len(shown) == 1:
+            return f" (default: {next(iter(per_env.values()))}, from the config)"
+        return " (default from the config: " + ", ".join(f"{v} for {e}" for e, v in per_env.items()) + ")"
+
+    return describe

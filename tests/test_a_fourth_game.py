@@ -1,0 +1,181 @@
+"""A fourth game is one folder and its registration: tic-tac-toe (``tests/games/tic_tac_toe``,
+written to the same rules interface as the shipped games and registered through the same facts)
+passes PettingZoo's API test and is played by ``evaluate``, rated in a small league, played in the
+terminal and in the web app (its API and, with Chromium, by clicks), and shown in the replay
+viewer, with no file outside its folder naming it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pytest
+from pettingzoo.test import api_test
+
+from polarzoo.envs import ENVIRONMENTS, GAMES, register_game, unregister_game
+from tests.games.tic_tac_toe import GAME
+from tests.games.tic_tac_toe import env as tic_tac_toe
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV_ID = GAME.id
+
+
+@pytest.fixture(scope="module", autouse=True)
+def registered() -> Iterator[None]:
+    register_game(GAME)
+    yield
+    unregister_game(ENV_ID)
+
+
+def test_nothing_outside_its_folder_names_it() -> None:
+    tracked = subprocess.run(["git", "grep", "-l", "tic_tac_toe", "--", ".", ":!tests/games", ":!tests/test_a_fourth_game.py",
+                              ":!CHANGELOG.md", ":!docs"], cwd=ROOT, capture_output=True, text=True)
+    if tracked.returncode not in (0, 1):
+        pytest.skip("not a git checkout")
+    assert tracked.stdout.split() == []
+
+
+def test_it_is_registered_like_the_others() -> None:
+    assert GAMES[ENV_ID] is GAME and ENVIRONMENTS[ENV_ID] is tic_tac_toe
+    with pytest.raises(ValueError, match="already registered"):
+        register_game(GAME.__class__(**{**GAME.__dict__, "title": "another"}))
+
+
+def test_pettingzoo_api() -> None:
+    api_test(tic_tac_toe.env(), num_cycles=200)
+
+
+def test_evaluate_plays_it(tmp_path: Path) -> None:
+    from polarzoo.baselines.evaluation.evaluate import main
+
+    main(["--env", ENV_ID, "--agents", "random", "mcts:60", "--games", "6", "--out", str(tmp_path), "--no-progress"])
+    result = json.loads((tmp_path / "eval.json").read_text())
+    assert result["env"] == ENV_ID
+    games = [json.loads(line) for line in (tmp_path / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 12 and all(g["env"] == ENV_ID and g["actions"] for g in games)
+
+
+def test_a_small_league_rates_it(tmp_path: Path) -> None:
+    from polarzoo.baselines.evaluation.league import main
+
+    main(["build", "--env", ENV_ID, "--members", "random", "mcts:10", "mcts:200", "--games", "8", "--bootstrap", "50",
+          "--out", str(tmp_path / "league"), "--no-progress"])
+    league = json.loads((tmp_path / "league" / "league.json").read_text())
+    ratings = league["ratings"]
+    assert league["env"] == ENV_ID and ratings["mcts200"] > ratings["random"]
+    main(["rate", "--env", ENV_ID, "--agent", "mcts:50", "--league", str(tmp_path / "league" / "league.json"),
+          "--max-games", "12", "--min-rounds", "2", "--out", str(tmp_path / "rate")])
+    rating = json.loads((tmp_path / "rate" / "rating.json").read_text())
+    assert rating["env"] == ENV_ID and np.isfinite(rating["rating"])
+
+
+def test_a_person_plays_it_in_the_terminal() -> None:
+    from polarzoo.baselines.play.terminal import HumanGame
+
+    lines: list[str] = []
+    inputs = iter(["b2", "b2", "undo", "b2"])  # a move, the same cell again (taken), undo, the move again
+
+    def read(prompt: str) -> str | None:
+        text = next(inputs, None)
+        if text is not None:
+            return text
+        mask = game.env.legal_action_mask()
+        return game.env.action_to_notation(int(np.flatnonzero(mask)[0]))
+
+    game = HumanGame(ENV_ID, "x", "random", 3, {}, read=read, write=lines.append)
+    assert game.run() == 0
+    text = "\n".join(lines)
+    assert "e.g. b2" in text and "illegal: b2 is taken" in text and "undone" in text
+    assert lines[-1] in ("x wins", "o wins", "draw")
+
+
+def test_the_web_app_plays_it() -> None:
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from polarzoo.baselines.play.web import create_app
+
+    with TestClient(create_app(), base_url="http://127.0.0.1:8000") as client:
+        info = client.get("/api/info").json()
+        assert info["games"][ENV_ID]["title"] == "Tic-tac-toe"
+        game = client.post("/api/games", json={"env": ENV_ID, "seat": "x", "opponent": "mcts:50"}).json()
+        assert game["svg"].startswith("<svg") and {m["to"] for m in game["legal"]} == set(range(9))
+        assert all("from" not in m for m in game["legal"])
+        game = client.post(f"/api/games/{game['id']}/move", json={"notation": "b2", "ply": 0}).json()
+        taken = client.post(f"/api/games/{game['id']}/move", json={"action": 4, "ply": len(game["moves"])})
+        assert taken.status_code == 400 and "b2 is taken" in taken.json()["error"]
+        game = client.post(f"/api/games/{game['id']}/undo", json={"ply": len(game["moves"])}).json()
+        assert game["moves"] == [] and not game["can_undo"]
+        while not game["over"]:
+            move = game["legal"][0]
+            game = client.post(f"/api/games/{game['id']}/move", json={"action": move["action"], "ply": len(game["moves"])}).json()
+        assert game["result"] in ("x wins", "o wins", "draw")
+
+
+def test_the_replay_viewer_shows_it(tmp_path: Path) -> None:
+    from polarzoo.baselines.play import replay as replays
+
+    record = replays.record_game(ENV_ID, ["mcts:30", "random"], seed=5)
+    shown = replays.replay(record)
+    env = tic_tac_toe.raw_env()
+    env.reset(seed=5)
+    for frame, action in zip(shown["frames"][1:], record["actions"]):
+        env.step(action)
+        assert frame["svg"] == env.describe()["svg"] and frame["notation"] == env.action_to_notation(action)
+    path = replays.export(record, tmp_path, "ttt")
+    assert json.loads(path.read_text())["env"] == ENV_ID
+
+
+def test_window_and_piles_facts_are_read_not_assumed() -> None:
+    from polarzoo.baselines.play.window import window_games
+
+    assert ENV_ID not in window_games()  # its facts say no window: the terminal and the page play it
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the browser test runs where CI does")
+def test_a_whole_game_by_clicks_in_the_browser(tmp_path: Path) -> None:
+    """The page itself: placements are clicked on their cells (the page knows no game by name)."""
+    from tests import test_web
+
+    if test_web.CHROMIUM is None:
+        pytest.skip("no Chromium (Debian: apt-get install chromium; .ci/run installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    uvicorn = pytest.importorskip("uvicorn")
+    import threading
+    import time
+
+    from polarzoo.baselines.play.web import create_app
+
+    port = test_web.free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
+    try:
+        with sync_api.sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=test_web.CHROMIUM, args=flags)
+            page = browser.new_page()
+            page.set_default_timeout(60_000)
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            test_web.start(page, f"http://127.0.0.1:{port}", ENV_ID, "x", opponent="random")
+            for _ in range(9):
+                test_web.settle(page)
+                if page.inner_text("#result").strip():
+                    break
+                page.locator("g.cell.target").first.click()
+            test_web.settle(page)
+            assert page.inner_text("#result").strip() in ("x wins", "o wins", "draw")
+            game: dict[str, Any] = page.evaluate("window.polarzoo.game")
+            assert game["over"] and not errors
+            browser.close()
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
