@@ -57,8 +57,9 @@ def copy_bound(nbytes_per_game: int, batch: int, seconds: float) -> float:
 
 
 def connect_four_steps(seconds: float, seed: int) -> float:
-    from benchmarks.env_steps import steps_per_second
     from pettingzoo.classic import connect_four_v3
+
+    from benchmarks.env_steps import steps_per_second
 
     steps = 2000
     rate = steps_per_second(connect_four_v3.env, steps, seed)
@@ -88,16 +89,20 @@ def main(argv: list[str] | None = None) -> None:
                 bounds.setdefault((name, size), []).append(copy_bound(written, size, args.seconds / 4))
     baseline = statistics.median(connect_four)
     print(f"PettingZoo connect_four_v3.env(), random legal steps: {baseline:,.0f} steps/s (median of {args.trials})\n")
-    print("| core | B | steps/s, step() | x connect four | steps/s, incl. sampling | x connect four "
-          "| bytes written per game-step | copy bound, steps/s | step() / bound |")
+    print(
+        "| core | B | steps/s, step() | x connect four | steps/s, incl. sampling | x connect four "
+        "| bytes written per game-step | copy bound, steps/s | step() / bound |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for (name, size), values in results.items():
         step_only = statistics.median(v[0] for v in values)
         with_sampling = statistics.median(v[1] for v in values)
         bound = statistics.median(bounds[(name, size)])
         written = BATCH_CORES[name](1).nbytes_written_per_game_step()
-        print(f"| {name} | {size} | {step_only:,.0f} | {step_only / baseline:.0f}x | {with_sampling:,.0f} | "
-              f"{with_sampling / baseline:.0f}x | {written:,} | {bound:,.0f} | {step_only / bound:.0%} |")
+        print(
+            f"| {name} | {size} | {step_only:,.0f} | {step_only / baseline:.0f}x | {with_sampling:,.0f} | "
+            f"{with_sampling / baseline:.0f}x | {written:,} | {bound:,.0f} | {step_only / bound:.0%} |"
+        )
 
 
 if __name__ == "__main__":

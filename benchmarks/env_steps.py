@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ def steps_per_second(env_fn: Callable[[], Any], num_steps: int, seed: int) -> fl
     steps = 0
     start = time.perf_counter()
     while steps < num_steps:
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             observation, reward, termination, truncation, info = env.last()
             if termination or truncation:
                 action = None

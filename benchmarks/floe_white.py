@@ -68,8 +68,10 @@ class GreedyPolicy:
         space = observation_space()
         size, actions = int(np.prod(model.observation_space.shape)), getattr(model.action_space, "n", None)
         if size != int(np.prod(space.shape)) or actions != rules.NUM_ACTIONS:
-            raise ValueError(f"this needs a Go with the Floe model ({int(np.prod(space.shape))} observation numbers, "
-                             f"{rules.NUM_ACTIONS} actions); this one has {size} and {actions}")
+            raise ValueError(
+                f"this needs a Go with the Floe model ({int(np.prod(space.shape))} observation numbers, "
+                f"{rules.NUM_ACTIONS} actions); this one has {size} and {actions}"
+            )
         self.policy = model.policy
         self.scale = observation_scale(space)
 
@@ -117,13 +119,16 @@ def load_positions(core: Any, positions: list[tuple[np.ndarray, np.ndarray, int]
 def search_endgames(positions: list[tuple[np.ndarray, np.ndarray, int]], depth: int, seed: int) -> float:
     """White's win rate from ``positions`` (the seal to move) with the bear played by expectimax
     ``depth`` White moves deep (undecided leaves :data:`UNDECIDED_LEAF`)."""
-    wins = sum(play_endgame(*endgame_arguments(board, rings), depth, UNDECIDED_LEAF, seed + k)
-               for k, (board, rings, _) in enumerate(positions))
+    wins = sum(
+        play_endgame(*endgame_arguments(board, rings), depth, UNDECIDED_LEAF, seed + k)
+        for k, (board, rings, _) in enumerate(positions)
+    )
     return wins / len(positions)
 
 
-def play_with_search(policy: GreedyPolicy, core: Any, rng: np.random.Generator, depth: int,
-                     first_phase: str = "policy") -> np.ndarray:
+def play_with_search(
+    policy: GreedyPolicy, core: Any, rng: np.random.Generator, depth: int, first_phase: str = "policy"
+) -> np.ndarray:
     """Play every game of ``core`` to its end, White helped by the endgame search: where captures
     are legal, the one whose endgame searches best (``depth`` White moves); once one seal is
     left, the bear played by :func:`play_endgame` (``depth`` moves deep).  Every other move (the
@@ -149,8 +154,9 @@ def play_with_search(policy: GreedyPolicy, core: Any, rng: np.random.Generator, 
 
     def play_endgames(core: Any, done: np.ndarray, won: np.ndarray) -> None:
         for game in np.flatnonzero(~done & ((core.board == rules.SEAL).sum(axis=1) == 1)).tolist():
-            won[game] = play_endgame(*endgame_arguments(core.board[game], core.rings[game]), depth, UNDECIDED_LEAF,
-                                     int(rng.integers(2**31)))
+            won[game] = play_endgame(
+                *endgame_arguments(core.board[game], core.rings[game]), depth, UNDECIDED_LEAF, int(rng.integers(2**31))
+            )
             done[game] = True
 
     return play_out(policy, core, rng, on_step=play_endgames, refine=choose_captures)
@@ -166,15 +172,31 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--replays", type=int, default=4, help="replays of each endgame position by the policy")
     parser.add_argument("--endgames", type=int, default=500, help="endgame positions played by expectimax (0 = skip)")
     parser.add_argument("--depth", type=int, nargs="+", default=[1, 2, 3], help="expectimax depths (White moves)")
-    parser.add_argument("--bound-depth", type=int, default=2,
-                        help="White moves searched for the bounds on the exact endgame value (0 = skip; 3 takes ~10x longer)")
-    parser.add_argument("--search-games", type=int, default=0,
-                        help="games as White with the search added to the policy (captures and endgame; the deepest --depth)")
-    parser.add_argument("--first-phase", choices=("policy", "heuristic"), default="policy",
-                        help="with --search-games: White's moves before the first capture by the policy or by the heuristic bears")
+    parser.add_argument(
+        "--bound-depth",
+        type=int,
+        default=2,
+        help="White moves searched for the bounds on the exact endgame value (0 = skip; 3 takes ~10x longer)",
+    )
+    parser.add_argument(
+        "--search-games",
+        type=int,
+        default=0,
+        help="games as White with the search added to the policy (captures and endgame; the deepest --depth)",
+    )
+    parser.add_argument(
+        "--first-phase",
+        choices=("policy", "heuristic"),
+        default="policy",
+        help="with --search-games: White's moves before the first capture by the policy or by the heuristic bears",
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--curve", metavar="RUN", default=None,
-                        help="a training run folder: White's win rate for each of its snapshots (measurement 1 only)")
+    parser.add_argument(
+        "--curve",
+        metavar="RUN",
+        default=None,
+        help="a training run folder: White's win rate for each of its snapshots (measurement 1 only)",
+    )
     args = parser.parse_args(argv)
     for name in ("games", "replays"):
         if getattr(args, name) < 1:
@@ -261,8 +283,9 @@ def white_curve(run_dir: Path, models: list[tuple[int, Path]], games: int, seed:
             ax.plot(steps, rate, marker="o", label="White vs random (greedy)")
             ax.fill_between(steps, low, high, alpha=0.2)
 
-        plot_win_rate_over_training(run_dir / "white_curve.png", f"White against random: {run_dir.name}",
-                                    f"White's win rate ({games} games)", draw)
+        plot_win_rate_over_training(
+            run_dir / "white_curve.png", f"White against random: {run_dir.name}", f"White's win rate ({games} games)", draw
+        )
         written.append(run_dir / "white_curve.png")
     except OSError as error:
         print(f"could not write into {run_dir}: {error} (the table above is complete)", file=sys.stderr)
@@ -309,8 +332,9 @@ def report(policy: GreedyPolicy, path: str, args: argparse.Namespace) -> None:
     replay = GoWithTheFloeBatch(len(positions) * args.replays)
     load_positions(replay, positions * args.replays)
     replay_won = play_out(policy, replay, rng).reshape(args.replays, len(positions)).mean(axis=0)
-    distance = np.array([rules.KING_DISTANCE[np.flatnonzero(b == rules.BEAR)[0], np.flatnonzero(b == rules.SEAL)[0]]
-                         for b, _, _ in positions])
+    distance = np.array(
+        [rules.KING_DISTANCE[np.flatnonzero(b == rules.BEAR)[0], np.flatnonzero(b == rules.SEAL)[0]] for b, _, _ in positions]
+    )
     print(f"| endgame: bear-seal distance | positions | policy's win rate ({args.replays} replays each) |\n|---|---:|---:|")
     for low_d, high_d in ((1, 1), (2, 2), (3, 3), (4, 4), (5, 7)):
         chosen = (distance >= low_d) & (distance <= high_d)
@@ -330,24 +354,33 @@ def report(policy: GreedyPolicy, path: str, args: argparse.Namespace) -> None:
 
     # 4. Bounds on the exact value of every endgame reached: no White player wins more of them.
     if args.bound_depth:
-        bounds = np.array([[endgame_bound(*endgame_arguments(board, rings), args.bound_depth, leaf) for leaf in (0.0, 1.0)]
-                           for board, rings, _ in positions])
+        bounds = np.array(
+            [
+                [endgame_bound(*endgame_arguments(board, rings), args.bound_depth, leaf) for leaf in (0.0, 1.0)]
+                for board, rings, _ in positions
+            ]
+        )
         lower, upper = bounds.mean(axis=0)
         margin = 1.96 * bounds[:, 1].std() / np.sqrt(len(bounds))
-        print(f"| exact endgame value, best White play against the random seal ({len(positions)} positions, "
-              f"{args.bound_depth} White moves searched) | |\n|---|---:|")
+        print(
+            f"| exact endgame value, best White play against the random seal ({len(positions)} positions, "
+            f"{args.bound_depth} White moves searched) | |\n|---|---:|"
+        )
         print(f"| at least (undecided leaves lost) | {lower:.1%} |")
         print(f"| at most (undecided leaves won) | {upper:.1%} (+-{margin:.1%} over positions) |")
-        print(f"| so White's win rate with this policy before the first capture, at most | "
-              f"{bounds[:, 1].sum() / args.games:.1%} |")
+        print(
+            f"| so White's win rate with this policy before the first capture, at most | {bounds[:, 1].sum() / args.games:.1%} |"
+        )
 
     # 5. The policy with the search added where it matters: the captures and the endgame.
     if args.search_games:
         depth = max(args.depth)
         won = play_with_search(policy, GoWithTheFloeBatch(args.search_games), rng, depth, args.first_phase)
         low, high = wilson_interval(int(won.sum()), args.search_games)
-        print(f"\n| White: {args.first_phase} + search (captures chosen by the endgame they leave, endgame by expectimax; "
-              f"{depth} White moves deep) | wins | win rate [95% CI] |\n|---|---:|---|")
+        print(
+            f"\n| White: {args.first_phase} + search (captures chosen by the endgame they leave, endgame by expectimax; "
+            f"{depth} White moves deep) | wins | win rate [95% CI] |\n|---|---:|---|"
+        )
         print(f"| {args.search_games} games | {int(won.sum())} | {won.mean():.1%} [{low:.1%}, {high:.1%}] |")
     print(f"\n{time.perf_counter() - start:.0f} s")
 

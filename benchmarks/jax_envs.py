@@ -30,7 +30,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024, 4096], help="batch sizes (default: 1 64 1024 4096)")
     parser.add_argument("--trials", type=int, default=3, help="interleaved trials, median reported (default: 3)")
     parser.add_argument("--seconds", type=float, default=1.0, help="seconds per trial and size, at least (default: 1.0)")
-    parser.add_argument("--lockstep-games", type=int, default=0, help="games per twin checked in lockstep against the numba core (default: 0 = skip)")
+    parser.add_argument(
+        "--lockstep-games",
+        type=int,
+        default=0,
+        help="games per twin checked in lockstep against the numba core (default: 0 = skip)",
+    )
     parser.add_argument("--xla-threads", type=int, default=0, help="XLA CPU threads (0 = XLA's default, every core) (default: 0)")
     parser.add_argument("--no-numba", action="store_true", help="skip the numba cores (e.g. on an accelerator machine)")
     return parser.parse_args(argv)
@@ -108,8 +113,10 @@ def time_numba(core_cls: type, batch: int, seconds: float, seed: int) -> float:
 def main(argv: list[str] | None = None) -> None:
     args = _parse(argv)
     if args.xla_threads:
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false "
-                                   f"intra_op_parallelism_threads={args.xla_threads}").strip()
+        os.environ["XLA_FLAGS"] = (
+            os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false "
+            f"intra_op_parallelism_threads={args.xla_threads}"
+        ).strip()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
         import jax
@@ -120,8 +127,11 @@ def main(argv: list[str] | None = None) -> None:
 
     device = jax.devices()[0]
     print(f"# JAX twins: steps/s (XLA threads: {args.xla_threads or 'default'})\n")
-    print(f"JAX {jax.__version__} on {device.platform} ({device.device_kind}), pgx {pgx.__version__}; "
-          f"XLA threads: {args.xla_threads or 'default'}; {os.cpu_count()} CPUs\n", flush=True)
+    print(
+        f"JAX {jax.__version__} on {device.platform} ({device.device_kind}), pgx {pgx.__version__}; "
+        f"XLA threads: {args.xla_threads or 'default'}; {os.cpu_count()} CPUs\n",
+        flush=True,
+    )
     twins = {name: jax_envs.make(name) for name in jax_envs.available_envs()}
     twins["pgx connect_four"] = pgx.make("connect_four")
     numba = {} if args.no_numba else {name: jax_envs.batch_core(name, 1).__class__ for name in jax_envs.available_envs()}
@@ -139,7 +149,9 @@ def main(argv: list[str] | None = None) -> None:
             for name, core in numba.items():
                 numba_rates.setdefault((name, size), []).append(time_numba(core, size, args.seconds, trial))
         print(f"trial {trial + 1}/{args.trials} done", file=sys.stderr, flush=True)
-    print("| game | B | JAX twin steps/s | compile s | numba core steps/s | twin / numba | pgx connect_four steps/s | twin / connect_four |")
+    print(
+        "| game | B | JAX twin steps/s | compile s | numba core steps/s | twin / numba | pgx connect_four steps/s | twin / connect_four |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name in jax_envs.available_envs():
         for size in args.sizes:
@@ -149,17 +161,26 @@ def main(argv: list[str] | None = None) -> None:
             if numba:
                 theirs = statistics.median(numba_rates[(name, size)])
                 cell = (f"{theirs:,.0f}", f"{ours / theirs:.2f}x")
-            print(f"| {name} | {size} | {ours:,.0f} | {compile_seconds[(name, size)]:.1f} | {cell[0]} | {cell[1]} | "
-                  f"{c4:,.0f} | {ours / c4:.2f}x |")
+            print(
+                f"| {name} | {size} | {ours:,.0f} | {compile_seconds[(name, size)]:.1f} | {cell[0]} | {cell[1]} | "
+                f"{c4:,.0f} | {ours / c4:.2f}x |"
+            )
     if args.lockstep_games:
         print()
         for name in jax_envs.available_envs():
             start = time.perf_counter()
-            report = jax_envs.lockstep(name, games=args.lockstep_games, batch_size=1024,
-                                       progress=lambda r: print(f"  {r.env_id}: {r.games:,} games", file=sys.stderr, flush=True))
-            print(f"lockstep {name}: {report.games:,} games, {report.steps:,} steps of 1,024, "
-                  f"mismatches {report.mismatches or 0} ({time.perf_counter() - start:.0f} s)"
-                  + (f"; first: {report.first_mismatch}" if report.first_mismatch else ""), flush=True)
+            report = jax_envs.lockstep(
+                name,
+                games=args.lockstep_games,
+                batch_size=1024,
+                progress=lambda r: print(f"  {r.env_id}: {r.games:,} games", file=sys.stderr, flush=True),
+            )
+            print(
+                f"lockstep {name}: {report.games:,} games, {report.steps:,} steps of 1,024, "
+                f"mismatches {report.mismatches or 0} ({time.perf_counter() - start:.0f} s)"
+                + (f"; first: {report.first_mismatch}" if report.first_mismatch else ""),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

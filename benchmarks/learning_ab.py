@@ -132,8 +132,14 @@ def compare(a: list[float], b: list[float], resamples: int = 20_000) -> dict[str
     stats = require("scipy.stats", "learning_ab's comparison of the arms")
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     difference = float(x.mean() - y.mean())
-    out: dict[str, Any] = {"mean_a": float(x.mean()), "mean_b": float(y.mean()), "difference": difference,
-                           "runs": [len(x), len(y)], "ci95": None, "p_value": None}
+    out: dict[str, Any] = {
+        "mean_a": float(x.mean()),
+        "mean_b": float(y.mean()),
+        "difference": difference,
+        "runs": [len(x), len(y)],
+        "ci95": None,
+        "p_value": None,
+    }
     if len(x) < 2 or len(y) < 2:
         return out  # one run an arm: nothing to resample
 
@@ -141,15 +147,23 @@ def compare(a: list[float], b: list[float], resamples: int = 20_000) -> dict[str
         return first.mean(axis=axis) - second.mean(axis=axis)
 
     exact = math.comb(len(x) + len(y), len(x)) <= resamples
-    test = stats.permutation_test((x, y), statistic, permutation_type="independent", alternative="two-sided",
-                                  n_resamples=np.inf if exact else resamples, vectorized=True, rng=np.random.default_rng(0))
+    test = stats.permutation_test(
+        (x, y),
+        statistic,
+        permutation_type="independent",
+        alternative="two-sided",
+        n_resamples=np.inf if exact else resamples,
+        vectorized=True,
+        rng=np.random.default_rng(0),
+    )
     out["p_value"], out["exact"] = float(test.pvalue), exact
     if np.ptp(np.concatenate([x, y])) == 0:
         out["ci95"] = [difference, difference]
     else:
         with np.errstate(all="ignore"):  # a resample of equal values has no spread: harmless here
-            boot = stats.bootstrap((x, y), statistic, n_resamples=resamples, method="percentile", vectorized=True,
-                                   rng=np.random.default_rng(0))
+            boot = stats.bootstrap(
+                (x, y), statistic, n_resamples=resamples, method="percentile", vectorized=True, rng=np.random.default_rng(0)
+            )
         out["ci95"] = [float(boot.confidence_interval.low), float(boot.confidence_interval.high)]
     return out
 
@@ -171,14 +185,18 @@ def _rate(wins: int, games: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.learning_ab", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.learning_ab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--a", nargs="+", type=Path, required=True, help="the first arm's run folders")
     parser.add_argument("--b", nargs="+", type=Path, required=True, help="the second arm's run folders")
     parser.add_argument("--names", nargs=2, default=["A", "B"], help="the arms' names (default: A B)")
     parser.add_argument("--games", type=int, default=100, help="games per seat against each reference agent (default: 100)")
-    parser.add_argument("--own-evals", action="store_true",
-                        help="use each run's own final evaluation (its eval.json) instead of playing new games")
+    parser.add_argument(
+        "--own-evals",
+        action="store_true",
+        help="use each run's own final evaluation (its eval.json) instead of playing new games",
+    )
     parser.add_argument("--seed", type=int, default=30_000, help="the first game's seed (default: 30000)")
     parser.add_argument("--window", type=int, default=20_000, help="timesteps per window of the training curve (default: 20000)")
     parser.add_argument("--out", type=Path, default=Path("runs/learning-ab"), help="output folder (default: runs/learning-ab)")
@@ -198,15 +216,23 @@ def main(argv: list[str] | None = None) -> None:
     if len(envs) != 1:
         parser.error(f"the runs train different envs: {sorted(envs)}")
     env_id = envs.pop()
-    timesteps = {int(json.loads((run / "training.json").read_text())["timesteps"]) for run in runs if (run / "training.json").exists()}
+    timesteps = {
+        int(json.loads((run / "training.json").read_text())["timesteps"]) for run in runs if (run / "training.json").exists()
+    }
     end = max(timesteps) if timesteps else max(step for run in runs for step, _ in training_curve(run) or [(0, 0.0)])
     if len(timesteps) > 1:
         print(f"note: the runs end at different timesteps {sorted(timesteps)}", file=sys.stderr)
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"output folder: {args.out}", flush=True)
 
-    record: dict[str, Any] = {"env": env_id, "games_per_seat": None if args.own_evals else args.games,
-                              "seed": None if args.own_evals else args.seed, "own_evals": args.own_evals, "window": args.window, "arms": {}}
+    record: dict[str, Any] = {
+        "env": env_id,
+        "games_per_seat": None if args.own_evals else args.games,
+        "seed": None if args.own_evals else args.seed,
+        "own_evals": args.own_evals,
+        "window": args.window,
+        "arms": {},
+    }
     lines = []
     for name, arm in zip(args.names, (args.a, args.b)):
         entries = []
@@ -234,7 +260,12 @@ def main(argv: list[str] | None = None) -> None:
             print("note: the runs' own evaluations played different games: " + described, file=sys.stderr)
     else:
         lines.append(f"{env_id}: each run's final model, {args.games} games per seat (seeds from {args.seed}), greedy\n")
-    lines.append("| arm | run | " + " | ".join(f"vs {spec}" for spec in REFERENCES) + "".join(f" | wins vs heuristic as {seat}" for seat in seats) + " |")
+    lines.append(
+        "| arm | run | "
+        + " | ".join(f"vs {spec}" for spec in REFERENCES)
+        + "".join(f" | wins vs heuristic as {seat}" for seat in seats)
+        + " |"
+    )
     lines.append("|---|---|" + "---|" * len(REFERENCES) + "---:|" * len(seats))
     for name, entries in record["arms"].items():
         for entry in entries:
@@ -259,8 +290,10 @@ def main(argv: list[str] | None = None) -> None:
         b = [values[key] for values in per_run[names[1]] if values.get(key) is not None]
         if a and b:
             record["comparison"][key] = compare(a, b)
-    lines.append(f"\n{names[0]} - {names[1]}: difference of the arms' mean win rates, the runs as samples "
-                 "(bootstrap 95% interval; permutation test of the runs' labels)\n")
+    lines.append(
+        f"\n{names[0]} - {names[1]}: difference of the arms' mean win rates, the runs as samples "
+        "(bootstrap 95% interval; permutation test of the runs' labels)\n"
+    )
     lines.append(f"| measurement | {names[0]} | {names[1]} | difference [95% CI] | p (two-sided) |")
     lines.append("|---|---:|---:|---|---:|")
     for key, c in record["comparison"].items():
@@ -268,7 +301,9 @@ def main(argv: list[str] | None = None) -> None:
         p_value = "-" if c["p_value"] is None else f"{c['p_value']:.3f}" + ("" if c.get("exact") else " (sampled)")
         lines.append(f"| {key} | {c['mean_a']:.1%} | {c['mean_b']:.1%} | {c['difference']:+.1%}{interval} | {p_value} |")
     windows = range(0, end, args.window)
-    lines.append("\nTraining return against the opponent mixture (`rollout/ep_rew_mean`), mean per window, averaged over the arm's runs\n")
+    lines.append(
+        "\nTraining return against the opponent mixture (`rollout/ep_rew_mean`), mean per window, averaged over the arm's runs\n"
+    )
     lines.append("| timesteps | " + " | ".join(record["arms"]) + " |")
     lines.append("|---|" + "---:|" * len(record["arms"]))
     for index, start in enumerate(windows):
@@ -294,8 +329,11 @@ def _plot(record: dict[str, Any], windows: range, end: int, path: Path) -> None:
     figure, axis = plt.subplots(figsize=(6, 3.6))
     for colour, (name, entries) in zip(("tab:blue", "tab:orange"), record["arms"].items()):
         for number, entry in enumerate(entries):
-            points = [((start + min(start + windows.step, end)) / 2, value) for start, value in zip(windows, entry["curve"])
-                      if value is not None]
+            points = [
+                ((start + min(start + windows.step, end)) / 2, value)
+                for start, value in zip(windows, entry["curve"])
+                if value is not None
+            ]
             if points:
                 axis.plot(*zip(*points), color=colour, alpha=0.8, marker="o", markersize=3, label=name if number == 0 else None)
     axis.set_xlabel("timesteps")

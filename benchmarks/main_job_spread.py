@@ -31,11 +31,23 @@ def train(runs: Path, env: str, seed: int, threads: int, extra: list[str] = ()) 
     if (folder / "config.yaml").exists():
         command = ["--resume", str(folder)]
     else:
-        command = ["--env", env, "--seed", str(seed), "--torch-threads", str(threads), "--runs", str(runs),
-                   "--run-name", run_name(seed, threads), *extra]
+        command = [
+            "--env",
+            env,
+            "--seed",
+            str(seed),
+            "--torch-threads",
+            str(threads),
+            "--runs",
+            str(runs),
+            "--run-name",
+            run_name(seed, threads),
+            *extra,
+        ]
     with (runs / f"{run_name(seed, threads)}.log").open("a") as log:
-        return subprocess.run([sys.executable, "-m", "polarzoo.baselines.train", *command, "--no-progress"], stdout=log,
-                              stderr=subprocess.STDOUT).returncode
+        return subprocess.run(
+            [sys.executable, "-m", "polarzoo.baselines.train", *command, "--no-progress"], stdout=log, stderr=subprocess.STDOUT
+        ).returncode
 
 
 def row(folder: Path) -> dict | None:
@@ -47,8 +59,11 @@ def row(folder: Path) -> dict | None:
         return None
     rates = {r["opponent"]: r for r in evaluation["results"] if r["agent"] == "trained"}
     training = json.loads((folder / "training.json").read_text()) if (folder / "training.json").exists() else {}
-    return {"run": folder.name, **{f"vs_{name}": [r["wins"], r["games"], r["win_rate_ci95"]] for name, r in rates.items()},
-            "train_seconds": training.get("seconds")}
+    return {
+        "run": folder.name,
+        **{f"vs_{name}": [r["wins"], r["games"], r["win_rate_ci95"]] for name, r in rates.items()},
+        "train_seconds": training.get("seconds"),
+    }
 
 
 def report(runs: Path, seeds: list[int], threads: list[int]) -> str:
@@ -60,8 +75,11 @@ def report(runs: Path, seeds: list[int], threads: list[int]) -> str:
         lines.append(f"| {r['run']} | {wins}/{games} | {h_wins}/{h_games} [{low:.0%}, {high:.0%}] |")
     if rows:
         heuristic = [r["vs_heuristic"][0] / r["vs_heuristic"][1] for r in rows]
-        lines += ["", f"{len(rows)} of {len(seeds) * len(threads)} runs finished; against the heuristic: "
-                      f"{min(heuristic):.0%} to {max(heuristic):.0%}; runs at or above 80%: {sum(h >= 0.8 for h in heuristic)}"]
+        lines += [
+            "",
+            f"{len(rows)} of {len(seeds) * len(threads)} runs finished; against the heuristic: "
+            f"{min(heuristic):.0%} to {max(heuristic):.0%}; runs at or above 80%: {sum(h >= 0.8 for h in heuristic)}",
+        ]
     (runs / "spread.json").write_text(json.dumps(rows, indent=2) + "\n")
     text = "\n".join(lines) + "\n"
     (runs / "spread.md").write_text(text)
@@ -70,13 +88,19 @@ def report(runs: Path, seeds: list[int], threads: list[int]) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=Path, default=Path("runs/main-job"), help="the runs' parent folder (default: runs/main-job)")
+    parser.add_argument(
+        "--runs", type=Path, default=Path("runs/main-job"), help="the runs' parent folder (default: runs/main-job)"
+    )
     parser.add_argument("--env", default="fire_and_ice_v0", help="the game (default: fire_and_ice_v0)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="training seeds (default: 0 1 2 3 4)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch thread counts (default: 1 2)")
     parser.add_argument("--report-only", action="store_true", help="only the table of the runs that finished")
-    parser.add_argument("--train-args", default="", help="more arguments for each new run's train command, e.g. "
-                        "--train-args=--quick (a smoke run; the default: none, the main job itself)")
+    parser.add_argument(
+        "--train-args",
+        default="",
+        help="more arguments for each new run's train command, e.g. "
+        "--train-args=--quick (a smoke run; the default: none, the main job itself)",
+    )
     args = parser.parse_args(argv)
     if any(s < 0 for s in args.seeds) or any(t < 1 for t in args.threads):
         parser.error("--seeds must be >= 0 and --threads >= 1")
@@ -87,8 +111,10 @@ def main(argv: list[str] | None = None) -> None:
             for seed in args.seeds:
                 for threads in args.threads:
                     code = train(args.runs, args.env, seed, threads, shlex.split(args.train_args))
-                    print(f"{run_name(seed, threads)}: {'finished' if code == 0 else f'failed (exit {code}), see its .log'}",
-                          flush=True)
+                    print(
+                        f"{run_name(seed, threads)}: {'finished' if code == 0 else f'failed (exit {code}), see its .log'}",
+                        flush=True,
+                    )
         except KeyboardInterrupt:
             print("\ninterrupted: the run under way kept its last checkpoint; the same command continues", file=sys.stderr)
             sys.exit(130)

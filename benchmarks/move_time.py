@@ -47,14 +47,20 @@ def move_times(env_id: str, spec: str, opponent_spec: str, games: int, seed: int
 
 def summary(times: list[float]) -> dict[str, Any]:
     ms = np.asarray(times) * 1000.0
-    return {"moves": len(ms), "median_ms": float(np.median(ms)), "p95_ms": float(np.percentile(ms, 95)), "max_ms": float(ms.max())}
+    return {
+        "moves": len(ms),
+        "median_ms": float(np.median(ms)),
+        "p95_ms": float(np.percentile(ms, 95)),
+        "max_ms": float(ms.max()),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
     from polarzoo.envs import ENVIRONMENTS
 
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.move_time", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.move_time", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--env", required=True, choices=sorted(ENVIRONMENTS), help="the game")
     parser.add_argument("--agents", nargs="+", required=True, help="agent specs to time")
     parser.add_argument("--opponent", default="heuristic", help="agent spec they play against (default: heuristic)")
@@ -82,8 +88,11 @@ def main(argv: list[str] | None = None) -> None:
         rows[spec] = row = summary(times)
         print(f"| {spec} | {row['moves']} | {row['median_ms']:.1f} | {row['p95_ms']:.1f} | {row['max_ms']:.1f} |", flush=True)
     if args.json is not None:
-        args.json.write_text(json.dumps({"env": args.env, "opponent": args.opponent, "games": args.games, "seed": args.seed,
-                                         "agents": rows}, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {"env": args.env, "opponent": args.opponent, "games": args.games, "seed": args.seed, "agents": rows}, indent=2
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -114,12 +114,21 @@ def main(argv: list[str] | None = None) -> None:
         by_seat = {seat: sum(r[1] > 0 for r in results if r[0] == seat) for seat in (0, 1)}
         seconds_per_move = sum(r[2] for r in results) / max(sum(r[3] for r in results), 1)
         low, high = wilson_interval(wins, len(results))
-        print(f"\nMCTSBot ({args.simulations} simulations, random rollouts) vs uniform random, Fire & Ice, "
-              f"{args.mcts_games} games per seat: {wins}/{len(results)} = {wins / len(results):.0%} [{low:.0%}, {high:.0%}] "
-              f"(as fire {by_seat[0]}/{args.mcts_games}, as ice {by_seat[1]}/{args.mcts_games}); "
-              f"{seconds_per_move:.2f} s per MCTS move ({args.workers} worker(s))")
-        report["mcts"] = {"simulations": args.simulations, "games": len(results), "wins": wins, "by_seat": by_seat,
-                          "win_rate_ci95": [low, high], "seconds_per_move": seconds_per_move, "workers": args.workers}
+        print(
+            f"\nMCTSBot ({args.simulations} simulations, random rollouts) vs uniform random, Fire & Ice, "
+            f"{args.mcts_games} games per seat: {wins}/{len(results)} = {wins / len(results):.0%} [{low:.0%}, {high:.0%}] "
+            f"(as fire {by_seat[0]}/{args.mcts_games}, as ice {by_seat[1]}/{args.mcts_games}); "
+            f"{seconds_per_move:.2f} s per MCTS move ({args.workers} worker(s))"
+        )
+        report["mcts"] = {
+            "simulations": args.simulations,
+            "games": len(results),
+            "wins": wins,
+            "by_seat": by_seat,
+            "win_rate_ci95": [low, high],
+            "seconds_per_move": seconds_per_move,
+            "workers": args.workers,
+        }
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2))
 

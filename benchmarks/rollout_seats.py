@@ -49,12 +49,20 @@ def collect(run: Path, collector: str, rollouts: int, seed: int) -> dict[str, di
     torch.set_num_threads(1)
     # The pool the run ended with: its newest snapshots (named by their timestep).
     snapshots = sorted((run / "snapshots").glob("snapshot_*.zip"), key=lambda p: int(p.stem.rsplit("_", 1)[-1]))
-    snapshots = snapshots[-int(config["max_snapshots"]):]
+    snapshots = snapshots[-int(config["max_snapshots"]) :]
     venv = ppo.make_vec_env(config, [str(p) for p in snapshots], seed)
     algorithm = AsyncRolloutPPO if collector == "async" else MaskablePPO
     policy, policy_kwargs = ppo.policy_and_kwargs(config)
-    model = algorithm(policy, venv, n_steps=config["n_steps"], batch_size=config["batch_size"], policy_kwargs=policy_kwargs,
-                      seed=seed, device="cpu", verbose=0)
+    model = algorithm(
+        policy,
+        venv,
+        n_steps=config["n_steps"],
+        batch_size=config["batch_size"],
+        policy_kwargs=policy_kwargs,
+        seed=seed,
+        device="cpu",
+        verbose=0,
+    )
     model.set_parameters(str(run / "model.zip"), exact_match=True, device="cpu")
     seats: dict[str, dict[str, Any]] = {}
 
@@ -98,8 +106,10 @@ def compare_seat(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     actions = sorted(set(a["first_actions"]) | set(b["first_actions"]))
     common = [x for x in actions if a["first_actions"].get(x, 0) + b["first_actions"].get(x, 0) >= 5]
     rare = [x for x in actions if x not in common]
-    table = [[counts.get(x, 0) for x in common] + ([sum(counts.get(x, 0) for x in rare)] if rare else [])
-             for counts in (a["first_actions"], b["first_actions"])]
+    table = [
+        [counts.get(x, 0) for x in common] + ([sum(counts.get(x, 0) for x in rare)] if rare else [])
+        for counts in (a["first_actions"], b["first_actions"])
+    ]
     table = [[row[k] for k in range(len(table[0])) if table[0][k] + table[1][k] > 0] for row in table]
     first_p = float(stats.chi2_contingency(np.array(table))[1]) if len(table[0]) > 1 else 1.0
     returns_p = None
@@ -122,15 +132,22 @@ def _mean_interval(values: list[float]) -> str:
 
 def markdown(record: dict[str, Any]) -> str:
     names = list(record["collectors"])
-    lines = [f"{record['env']}: the policy of `{record['run']}`, frozen; {record['rollouts']} rollouts of each collector "
-             f"(env seed {record['seed']})", "", "| seat | collector | episodes | mean return [95% CI] | learner's first actions (most common) |",
-             "|---|---|---:|---|---|"]
+    lines = [
+        f"{record['env']}: the policy of `{record['run']}`, frozen; {record['rollouts']} rollouts of each collector "
+        f"(env seed {record['seed']})",
+        "",
+        "| seat | collector | episodes | mean return [95% CI] | learner's first actions (most common) |",
+        "|---|---|---:|---|---|",
+    ]
     for seat in record["seats"]:
         for name in names:
             data = record["collectors"][name].get(seat, {"returns": [], "first_actions": {}})
             top = sorted(data["first_actions"].items(), key=lambda kv: -kv[1])[:6]
-            lines.append(f"| {seat} | {name} | {len(data['returns'])} | {_mean_interval(data['returns'])} | "
-                         + ", ".join(f"{action}: {count}" for action, count in top) + " |")
+            lines.append(
+                f"| {seat} | {name} | {len(data['returns'])} | {_mean_interval(data['returns'])} | "
+                + ", ".join(f"{action}: {count}" for action, count in top)
+                + " |"
+            )
     lines += ["", "| seat | first actions: chi-square p | returns: Welch p |", "|---|---:|---:|"]
     for seat, test in record["tests"].items():
         returns_p = "-" if test["returns_p"] is None else f"{test['returns_p']:.3f}"
@@ -139,14 +156,24 @@ def markdown(record: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.rollout_seats", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", type=Path, required=True, help="a finished training run (its model.zip, config.yaml, snapshots/)")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.rollout_seats", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--run", type=Path, required=True, help="a finished training run (its model.zip, config.yaml, snapshots/)"
+    )
     parser.add_argument("--rollouts", type=int, default=8, help="rollouts per collector (default: 8)")
     parser.add_argument("--seed", type=int, default=1, help="the envs' seed, the same for every collector (default: 1)")
-    parser.add_argument("--collectors", nargs=2, choices=COLLECTORS, default=list(COLLECTORS),
-                        help="the two collectors compared (default: lockstep async)")
-    parser.add_argument("--out", type=Path, default=Path("runs/rollout-seats"), help="output folder (default: runs/rollout-seats)")
+    parser.add_argument(
+        "--collectors",
+        nargs=2,
+        choices=COLLECTORS,
+        default=list(COLLECTORS),
+        help="the two collectors compared (default: lockstep async)",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("runs/rollout-seats"), help="output folder (default: runs/rollout-seats)"
+    )
     args = parser.parse_args(argv)
     if args.rollouts < 1:
         parser.error("--rollouts must be at least 1")
@@ -156,14 +183,21 @@ def main(argv: list[str] | None = None) -> None:
     print(f"output folder: {args.out}", flush=True)
     import yaml
 
-    record: dict[str, Any] = {"env": yaml.safe_load((args.run / "config.yaml").read_text())["env"], "run": str(args.run),
-                              "rollouts": args.rollouts, "seed": args.seed, "collectors": {}}
+    record: dict[str, Any] = {
+        "env": yaml.safe_load((args.run / "config.yaml").read_text())["env"],
+        "run": str(args.run),
+        "rollouts": args.rollouts,
+        "seed": args.seed,
+        "collectors": {},
+    }
     for name in args.collectors:
         print(f"{name}: {args.rollouts} rollouts", flush=True)
         record["collectors"][name] = collect(args.run, name, args.rollouts, args.seed)
     record["seats"] = sorted({seat for seats in record["collectors"].values() for seat in seats})
     first, second = (record["collectors"][name] for name in args.collectors)
-    record["tests"] = {seat: compare_seat(first[seat], second[seat]) for seat in record["seats"] if seat in first and seat in second}
+    record["tests"] = {
+        seat: compare_seat(first[seat], second[seat]) for seat in record["seats"] if seat in first and seat in second
+    }
     table = markdown(record)
     print("\n" + table)
     (args.out / "rollout_seats.json").write_text(json.dumps(record, indent=2) + "\n")

@@ -121,8 +121,9 @@ def export_commit(commit: str, folder: Path) -> Path:
     """``git archive`` of ``commit`` into ``folder``; returns a folder to put first on sys.path."""
     source = folder / "src"
     source.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", commit, "polarzoo", "envs", "wrappers", "baselines"],
-                             capture_output=True, check=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", commit, "polarzoo", "envs", "wrappers", "baselines"], capture_output=True, check=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(source)], input=archive, check=True)
     shim = folder / "shim" / "polarzoo"
     shutil.copytree(source / "polarzoo", shim)
@@ -135,8 +136,9 @@ def play(path: Path | None, seconds: float, seed: int) -> dict:
     env = dict(os.environ)
     if path is not None:
         env["PYTHONPATH"] = str(path)
-    out = subprocess.run([sys.executable, "-c", CHILD, str(seconds), str(seed)], capture_output=True, text=True, env=env,
-                         cwd=tempfile.gettempdir())
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(seconds), str(seed)], capture_output=True, text=True, env=env, cwd=tempfile.gettempdir()
+    )
     if out.returncode:
         raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "the child failed")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -162,8 +164,10 @@ def main(argv: list[str] | None = None) -> None:
             sides["this checkout"].append(play(None, args.seconds, args.seed))
         connect_four.append(connect_four_steps(2.0, args.rounds))
     c4 = statistics.median(connect_four)
-    print(f"Thin Ice random play (2 players, defaults), {args.rounds} rounds x {args.seconds:.0f} s per side; "
-          f"connect_four_v3.env() {c4:,.0f} steps/s (median of {len(connect_four)})\n")
+    print(
+        f"Thin Ice random play (2 players, defaults), {args.rounds} rounds x {args.seconds:.0f} s per side; "
+        f"connect_four_v3.env() {c4:,.0f} steps/s (median of {len(connect_four)})\n"
+    )
     print("| code | env steps/s | placements/s | x connect four steps/s | time inside mj_step |\n|---|---:|---:|---:|---:|")
     medians = {}
     for name, runs in sides.items():
@@ -171,21 +175,38 @@ def main(argv: list[str] | None = None) -> None:
         placements = statistics.median(r["placements_per_second"] for r in runs)
         shares = [r["mj_step_share"] for r in runs if r.get("mj_step_share") is not None]
         share = statistics.median(shares) if shares else None
-        medians[name] = {"steps_per_second": steps, "placements_per_second": placements, "ratio_to_connect_four": steps / c4,
-                         "mj_step_share": share, "runs": runs}
+        medians[name] = {
+            "steps_per_second": steps,
+            "placements_per_second": placements,
+            "ratio_to_connect_four": steps / c4,
+            "mj_step_share": share,
+            "runs": runs,
+        }
         label = f"{args.baseline} (baseline)" if name == "baseline" else "this checkout"
         print(f"| {label} | {steps:.1f} | {placements:.1f} | {steps / c4:.4f} | {'n/a' if share is None else f'{share:.0%}'} |")
     digests = {r["first_games_sha256"] for runs in sides.values() for r in runs}
     same = len(digests) == 1 and None not in digests
-    print(f"\n5 seeded games with the spec's settle window (25 steps) on both sides, results and final MuJoCo states: "
-          f"{'bit-identical' if same else 'DIFFERENT'}")
+    print(
+        f"\n5 seeded games with the spec's settle window (25 steps) on both sides, results and final MuJoCo states: "
+        f"{'bit-identical' if same else 'DIFFERENT'}"
+    )
     speedup = medians["this checkout"]["steps_per_second"] / medians["baseline"]["steps_per_second"]
     placement_speedup = medians["this checkout"]["placements_per_second"] / medians["baseline"]["placements_per_second"]
     print(f"\nspeed-up: {speedup:.2f}x env steps/s, {placement_speedup:.2f}x placements/s")
     if args.json:
-        Path(args.json).write_text(json.dumps({"baseline": args.baseline, "connect_four_steps_per_second": c4, "sides": medians,
-                                               "speedup_steps": speedup, "speedup_placements": placement_speedup,
-                                               "first_games_bit_identical": same}, indent=2))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "baseline": args.baseline,
+                    "connect_four_steps_per_second": c4,
+                    "sides": medians,
+                    "speedup_steps": speedup,
+                    "speedup_placements": placement_speedup,
+                    "first_games_bit_identical": same,
+                },
+                indent=2,
+            )
+        )
 
 
 if __name__ == "__main__":

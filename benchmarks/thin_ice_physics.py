@@ -63,7 +63,9 @@ def cost_breakdown(stats: pstats.Stats) -> dict[str, float]:
     for (filename, _, name), (_, _, tottime, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
         if name == "mj_step" or name.endswith("mj_step>"):
             totals["mj_step (physics)"] += tottime
-        elif (filename.endswith("kernels.py") and name == "check_pile") or (filename.endswith("physics.py") and name == "_check_warnings"):
+        elif (filename.endswith("kernels.py") and name == "check_pile") or (
+            filename.endswith("physics.py") and name == "_check_warnings"
+        ):
             # the compiled per-step check (soundness, rules T/A/N, speeds) and MuJoCo's warnings
             totals["rule checks per step"] += cumtime
         elif filename.endswith("physics.py") and name == "_penetrates":
@@ -102,9 +104,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--piles", type=int, default=6, help="piles to build (up to 15 pieces each)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="also write the numbers to this file")
-    parser.add_argument("--equivalence-seeds", type=int, default=0,
-                        help="instead: the equivalence check (envs/thin_ice/equivalence.py) of the default physics "
-                             "against the spec's settings (settle window 25 steps, idle pieces parked) with this many tremor seeds per scenario")
+    parser.add_argument(
+        "--equivalence-seeds",
+        type=int,
+        default=0,
+        help="instead: the equivalence check (envs/thin_ice/equivalence.py) of the default physics "
+        "against the spec's settings (settle window 25 steps, idle pieces parked) with this many tremor seeds per scenario",
+    )
     args = parser.parse_args(argv)
     if args.equivalence_seeds:
         from polarzoo.envs.thin_ice.equivalence import compare
@@ -113,13 +119,18 @@ def main(argv: list[str] | None = None) -> None:
         started = time.perf_counter()
         default = PhysicsConfig()
         comparison = compare(PhysicsConfig(settle_steps=25, idle_pieces="parked"), default, args.equivalence_seeds)
-        print(f"reference: the spec's settings (settle_steps=25, idle_pieces='parked'); candidate: the default "
-              f"(settle_steps={default.settle_steps}, idle_pieces={default.idle_pieces!r}); "
-              f"{args.equivalence_seeds} seeds per scenario, {time.perf_counter() - started:.0f} s\n")
+        print(
+            f"reference: the spec's settings (settle_steps=25, idle_pieces='parked'); candidate: the default "
+            f"(settle_steps={default.settle_steps}, idle_pieces={default.idle_pieces!r}); "
+            f"{args.equivalence_seeds} seeds per scenario, {time.perf_counter() - started:.0f} s\n"
+        )
         print(comparison.table())
         disagreements = comparison.disagreements()
-        print("\nequivalent: every scenario and outcome within overlapping 95% Wilson intervals" if not disagreements
-              else "\nNOT equivalent:\n" + "\n".join(disagreements))
+        print(
+            "\nequivalent: every scenario and outcome within overlapping 95% Wilson intervals"
+            if not disagreements
+            else "\nNOT equivalent:\n" + "\n".join(disagreements)
+        )
         return
     from benchmarks.batch import connect_four_steps
 
@@ -150,21 +161,35 @@ def main(argv: list[str] | None = None) -> None:
     rate = 1000 / everything.mean()
     by_median = 1000 / np.median(everything)
     print(f"\nplacements per second (one core, mean): {rate:.1f}; by the median: {by_median:.1f}")
-    print(f"PettingZoo connect_four_v3.env() random steps/s in the same run (median of 3): {connect_four:,.0f}; "
-          f"placements/s (median) / connect four steps/s = {by_median / connect_four:.4f}")
+    print(
+        f"PettingZoo connect_four_v3.env() random steps/s in the same run (median of 3): {connect_four:,.0f}; "
+        f"placements/s (median) / connect four steps/s = {by_median / connect_four:.4f}"
+    )
     costs = cost_breakdown(stats)
     total = costs.pop("place total") or 1.0
     print("\n| share of placement time | % |\n|---|---:|")
     for name, seconds in costs.items():
         print(f"| {name} | {100 * seconds / total:.0f}% |")
     memory = peak_rss_mb()
-    print(f"\nRSS: {memory['imports_mb']:.1f} MB after imports, {memory['with_env_mb']:.1f} MB with one 2-player env "
-          f"(+{memory['env_mb']:.1f} MB); peak RSS of that process {memory['peak_mb']:.1f} MB")
+    print(
+        f"\nRSS: {memory['imports_mb']:.1f} MB after imports, {memory['with_env_mb']:.1f} MB with one 2-player env "
+        f"(+{memory['env_mb']:.1f} MB); peak RSS of that process {memory['peak_mb']:.1f} MB"
+    )
     if args.json:
         with open(args.json, "w") as handle:
-            json.dump({"buckets": rows, "placements_per_second": rate, "median_ms": float(np.median(everything)),
-                       "connect_four_steps_per_second": connect_four, "ratio_to_connect_four": by_median / connect_four,
-                       "costs": costs, "memory": memory}, handle, indent=2)
+            json.dump(
+                {
+                    "buckets": rows,
+                    "placements_per_second": rate,
+                    "median_ms": float(np.median(everything)),
+                    "connect_four_steps_per_second": connect_four,
+                    "ratio_to_connect_four": by_median / connect_four,
+                    "costs": costs,
+                    "memory": memory,
+                },
+                handle,
+                indent=2,
+            )
 
 
 if __name__ == "__main__":

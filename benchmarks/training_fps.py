@@ -23,19 +23,37 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
-def fps(make_venv: Callable[[], Any], timesteps: int, policy: Any = "MlpPolicy", policy_kwargs: dict[str, Any] | None = None,
-        n_steps: int = 256, batch_size: int = 512, n_epochs: int = 5, threads: int = 1) -> float:
+def fps(
+    make_venv: Callable[[], Any],
+    timesteps: int,
+    policy: Any = "MlpPolicy",
+    policy_kwargs: dict[str, Any] | None = None,
+    n_steps: int = 256,
+    batch_size: int = 512,
+    n_epochs: int = 5,
+    threads: int = 1,
+) -> float:
     import torch
     from sb3_contrib import MaskablePPO
 
     torch.set_num_threads(threads)
     venv = make_venv()
-    model = MaskablePPO(policy, venv, n_steps=n_steps, batch_size=batch_size, n_epochs=n_epochs,
-                        policy_kwargs=policy_kwargs or {"net_arch": [256, 256]}, seed=0, device="cpu", verbose=0)
+    model = MaskablePPO(
+        policy,
+        venv,
+        n_steps=n_steps,
+        batch_size=batch_size,
+        n_epochs=n_epochs,
+        policy_kwargs=policy_kwargs or {"net_arch": [256, 256]},
+        seed=0,
+        device="cpu",
+        verbose=0,
+    )
     model.learn(min(512, timesteps))  # warm-up
     start = time.perf_counter()
     model.learn(timesteps, reset_num_timesteps=False)
@@ -54,14 +72,13 @@ def vectorisations(envs: list[str], timesteps: int) -> None:
     print("|---|---|---:|---:|")
     for env_id in envs:
         setups = [
-            ("DummyVecEnv(SingleAgentEnv)", 8, lambda: DummyVecEnv([lambda: SingleAgentEnv(env_id)] * 8)),
-            ("SubprocVecEnv(SingleAgentEnv)", 8, lambda: SubprocVecEnv([lambda: SingleAgentEnv(env_id)] * 8)),
-            ("BatchVecEnv", 8, lambda: BatchVecEnv(env_id, 8, seed=0)),
-            ("BatchVecEnv", 64, lambda: BatchVecEnv(env_id, 64, seed=0)),
+            ("DummyVecEnv(SingleAgentEnv)", 8, lambda env_id=env_id: DummyVecEnv([lambda: SingleAgentEnv(env_id)] * 8)),
+            ("SubprocVecEnv(SingleAgentEnv)", 8, lambda env_id=env_id: SubprocVecEnv([lambda: SingleAgentEnv(env_id)] * 8)),
+            ("BatchVecEnv", 8, lambda env_id=env_id: BatchVecEnv(env_id, 8, seed=0)),
+            ("BatchVecEnv", 64, lambda env_id=env_id: BatchVecEnv(env_id, 64, seed=0)),
         ]
         for name, n_envs, make in setups:
-            rate = fps(make, timesteps, n_steps=max(min(2048, timesteps) // n_envs, 4),
-                       batch_size=min(512, timesteps))
+            rate = fps(make, timesteps, n_steps=max(min(2048, timesteps) // n_envs, 4), batch_size=min(512, timesteps))
             print(f"| {env_id} | {name} | {n_envs} | {rate:,.0f} |", flush=True)
 
 
@@ -79,14 +96,25 @@ def policies(envs: list[str], timesteps: int) -> None:
             policy, kwargs = policy_and_kwargs(config)
             threads = int(config["torch_threads"] or os.cpu_count() or 1)
             n = config["n_envs"]
-            rate = fps(lambda: DummyVecEnv([lambda: SingleAgentEnv(env_id)] * n), timesteps, policy, kwargs,
-                       config["n_steps"], config["batch_size"], config["n_epochs"], threads)
+            rate = fps(
+                lambda env_id=env_id, n=n: DummyVecEnv([lambda: SingleAgentEnv(env_id)] * n),
+                timesteps,
+                policy,
+                kwargs,
+                config["n_steps"],
+                config["batch_size"],
+                config["n_epochs"],
+                threads,
+            )
             from sb3_contrib import MaskablePPO
 
             probe = MaskablePPO(policy, SingleAgentEnv(env_id), policy_kwargs=kwargs, device="cpu")
             size = sum(p.numel() for p in probe.policy.parameters())
-            print(f"| {env_id} | {name} | {size:,} | {n} x {config['n_steps']} | {config['batch_size']} x {config['n_epochs']} "
-                  f"| {threads} | {rate:,.0f} |", flush=True)
+            print(
+                f"| {env_id} | {name} | {size:,} | {n} x {config['n_steps']} | {config['batch_size']} x {config['n_epochs']} "
+                f"| {threads} | {rate:,.0f} |",
+                flush=True,
+            )
 
 
 def default_run(env_id: str, timesteps: int, baseline: str | None, rounds: int) -> None:
@@ -110,16 +138,33 @@ def default_run(env_id: str, timesteps: int, baseline: str | None, rounds: int) 
                 if path is not None:
                     environ["PYTHONPATH"] = str(path)
                 run_name = f"side{side}-round{round_}"
-                command = [sys.executable, "-m", "polarzoo.baselines.train", "--env", env_id, "--total-timesteps", str(timesteps),
-                           "--eval-every", "0", "--no-final-eval", "--runs", folder, "--run-name", run_name, "--no-progress"]
+                command = [
+                    sys.executable,
+                    "-m",
+                    "polarzoo.baselines.train",
+                    "--env",
+                    env_id,
+                    "--total-timesteps",
+                    str(timesteps),
+                    "--eval-every",
+                    "0",
+                    "--no-final-eval",
+                    "--runs",
+                    folder,
+                    "--run-name",
+                    run_name,
+                    "--no-progress",
+                ]
                 done = subprocess.run(command, capture_output=True, text=True, env=environ, cwd=tempfile.gettempdir())
                 if done.returncode:
                     raise SystemExit(f"{name}: the training failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
                 rate = json.loads((Path(folder) / run_name / "training.json").read_text())["fps"]
                 rates[name].append(rate)
                 print(f"round {round_ + 1}: {name}: {rate:.1f} fps", flush=True)
-    print(f"\n`python -m polarzoo.baselines.train --env {env_id}` (default config), {timesteps:,} timesteps, no evaluations, "
-          f"{rounds} round(s)\n")
+    print(
+        f"\n`python -m polarzoo.baselines.train --env {env_id}` (default config), {timesteps:,} timesteps, no evaluations, "
+        f"{rounds} round(s)\n"
+    )
     print("| code | training fps (median) | rounds |\n|---|---:|---|")
     for name, values in rates.items():
         print(f"| {name} | {statistics.median(values):.1f} | {', '.join(f'{v:.1f}' for v in values)} |")
@@ -130,12 +175,21 @@ def default_run(env_id: str, timesteps: int, baseline: str | None, rounds: int) 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--timesteps", type=int, default=None, help="timesteps per measurement (default: 16384; "
-                        "--default-run: 20480, past the first self-play snapshot of Thin Ice's config)")
+    parser.add_argument(
+        "--timesteps",
+        type=int,
+        default=None,
+        help="timesteps per measurement (default: 16384; "
+        "--default-run: 20480, past the first self-play snapshot of Thin Ice's config)",
+    )
     parser.add_argument("--envs", nargs="+", default=["fire_and_ice_v0", "go_with_the_floe_v0"])
     parser.add_argument("--policies", action="store_true", help="board policy vs MLP at the default configs")
-    parser.add_argument("--default-run", metavar="ENV", default=None,
-                        help="the README's training command for ENV itself (default config, no evaluations)")
+    parser.add_argument(
+        "--default-run",
+        metavar="ENV",
+        default=None,
+        help="the README's training command for ENV itself (default config, no evaluations)",
+    )
     parser.add_argument("--baseline", default=None, help="with --default-run: also run COMMIT's code, alternately (an A/B)")
     parser.add_argument("--rounds", type=int, default=1, help="with --default-run: rounds per side (default: 1)")
     args = parser.parse_args(argv)

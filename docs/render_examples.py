@@ -1,6 +1,6 @@
 """Render the README's pictures: a mid-game position of each environment, the window and the web app.
 
-    MUJOCO_GL=egl python docs/render_examples.py
+MUJOCO_GL=egl python docs/render_examples.py
 """
 
 from __future__ import annotations

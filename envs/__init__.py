@@ -16,8 +16,15 @@ from types import ModuleType
 
 import gymnasium
 
-from polarzoo.envs import fire_and_ice, go_with_the_floe, thin_ice
-from polarzoo.envs import fire_and_ice_solitaire_v0, fire_and_ice_v0, go_with_the_floe_v0, thin_ice_v0
+from polarzoo.envs import (
+    fire_and_ice,
+    fire_and_ice_solitaire_v0,
+    fire_and_ice_v0,
+    go_with_the_floe,
+    go_with_the_floe_v0,
+    thin_ice,
+    thin_ice_v0,
+)
 from polarzoo.envs.game_info import GameInfo
 
 #: Every multi-agent game's facts, by env id.
@@ -50,8 +57,10 @@ def _register_with_pettingzoo(info: GameInfo) -> None:
 
     if not hasattr(pettingzoo, "register") or not info.pettingzoo_id:  # PettingZoo < 1.27 has no registry
         return
-    for kind, registry, function in (("aec", pettingzoo.aec_registry, "env"),
-                                     ("parallel", pettingzoo.parallel_registry, "parallel_env")):
+    for kind, registry, function in (
+        ("aec", pettingzoo.aec_registry, "env"),
+        ("parallel", pettingzoo.parallel_registry, "parallel_env"),
+    ):
         if info.pettingzoo_id not in registry:
             pettingzoo.register(kind, info.pettingzoo_id, entry_point=f"{info.module}:{function}")
 
@@ -110,4 +119,18 @@ for _info in GAMES.values():
     _register_with_pettingzoo(_info)
 _register_entry_points()
 
-__all__ = ["GAMES", "GameInfo", "game_info", "games_with_player_range", "register_game", "unregister_game", "PETTINGZOO_IDS", "GYMNASIUM_ENVIRONMENTS", "fire_and_ice_solitaire_v0", "ENVIRONMENTS", "fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0"]
+__all__ = [
+    "GAMES",
+    "GameInfo",
+    "game_info",
+    "games_with_player_range",
+    "register_game",
+    "unregister_game",
+    "PETTINGZOO_IDS",
+    "GYMNASIUM_ENVIRONMENTS",
+    "fire_and_ice_solitaire_v0",
+    "ENVIRONMENTS",
+    "fire_and_ice_v0",
+    "go_with_the_floe_v0",
+    "thin_ice_v0",
+]

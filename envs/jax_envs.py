@@ -86,8 +86,7 @@ def _auto_reset_step(env: Any):  # type: ignore[no-untyped-def]
     return jax.jit(jax.vmap(one))
 
 
-def lockstep(env_id: str, games: int = 1000, batch_size: int = 256, seed: int = 0,
-             progress: Any = None) -> LockstepReport:
+def lockstep(env_id: str, games: int = 1000, batch_size: int = 256, seed: int = 0, progress: Any = None) -> LockstepReport:
     """Random games played at once by the JAX twin and the numba batch core with the same
     actions: every state array, legal-action mask, observation (of the player to move and, at
     the end, of the mover), reward, winner and termination compared at every step, until
@@ -132,8 +131,11 @@ def lockstep(env_id: str, games: int = 1000, batch_size: int = 256, seed: int = 
         compare("terminated", terminated, result.terminated)
         compare("rewards", rewards, result.rewards)
         compare("winner", np.where(terminated, np.asarray(winner), -1), result.winner)
-        compare("final_observation", np.where(terminated[:, None], np.asarray(final).reshape(batch_size, -1), 0),
-                result.final_observation)
+        compare(
+            "final_observation",
+            np.where(terminated[:, None], np.asarray(final).reshape(batch_size, -1), 0),
+            result.final_observation,
+        )
         compare_state()
         report.steps += 1
         report.games += int(result.terminated.sum())

@@ -10,8 +10,14 @@ the optional-extras check, outcome helpers, a restricted unpickler and seeding h
 
 from __future__ import annotations
 
-from polarzoo.envs._common.aec import (TurnBasedAECEnv, check_choice, check_int_action, check_number, default_wrappers,
-                                       turn_based_parallel)
+from polarzoo.envs._common.aec import (
+    TurnBasedAECEnv,
+    check_choice,
+    check_int_action,
+    check_number,
+    default_wrappers,
+    turn_based_parallel,
+)
 from polarzoo.envs._common.extras import MissingExtra, require
 from polarzoo.envs._common.outcome import wilson_interval, zero_sum_returns
 from polarzoo.envs._common.render import HumanWindow, no_display_reason, require_pygame
@@ -20,7 +26,21 @@ from polarzoo.envs._common.seeding import global_random_state_kept
 from polarzoo.envs._common.spaces import LegalDiscrete
 
 __all__ = [
-    "HumanWindow", "LegalDiscrete", "MissingExtra", "TurnBasedAECEnv", "UnsafePickle", "check_choice", "check_int_action",
-    "check_number", "default_wrappers", "global_random_state_kept", "no_display_reason", "require", "require_pygame",
-    "restricted_loads", "turn_based_parallel", "wilson_interval", "zero_sum_returns",
+    "HumanWindow",
+    "LegalDiscrete",
+    "MissingExtra",
+    "TurnBasedAECEnv",
+    "UnsafePickle",
+    "check_choice",
+    "check_int_action",
+    "check_number",
+    "default_wrappers",
+    "global_random_state_kept",
+    "no_display_reason",
+    "require",
+    "require_pygame",
+    "restricted_loads",
+    "turn_based_parallel",
+    "wilson_interval",
+    "zero_sum_returns",
 ]

@@ -70,16 +70,21 @@ def _seeded_generator(seed: int) -> np.random.Generator:
 
 def _game_type(short_name: str, long_name: str, players: int, parameters: dict[str, Any], zero_sum: bool) -> Any:
     return pyspiel.GameType(
-        short_name=short_name, long_name=long_name,
+        short_name=short_name,
+        long_name=long_name,
         dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
         chance_mode=pyspiel.GameType.ChanceMode.DETERMINISTIC,
         information=pyspiel.GameType.Information.PERFECT_INFORMATION,
         utility=pyspiel.GameType.Utility.ZERO_SUM if zero_sum else pyspiel.GameType.Utility.GENERAL_SUM,
         reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-        max_num_players=players, min_num_players=players,
-        provides_information_state_string=True, provides_information_state_tensor=False,
-        provides_observation_string=True, provides_observation_tensor=True,
-        parameter_specification=parameters)
+        max_num_players=players,
+        min_num_players=players,
+        provides_information_state_string=True,
+        provides_information_state_tensor=False,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification=parameters,
+    )
 
 
 class _TensorObserver:
@@ -142,8 +147,9 @@ def require_legal(state: Any, action: Any) -> int:
     legal = state.legal_actions()
     if int(action) not in legal:
         where = "the game is over" if state.is_terminal() else f"{len(legal)} legal actions here"
-        raise ValueError(f"{state.get_game().get_type().short_name}: action {action} is not legal ({where}); "
-                         "state.legal_actions() lists them")
+        raise ValueError(
+            f"{state.get_game().get_type().short_name}: action {action} is not legal ({where}); state.legal_actions() lists them"
+        )
     return int(action)
 
 
@@ -153,8 +159,15 @@ def _parameter_error(game: str, message: str) -> ValueError:
 
 # ------------------------------------------------------------------------------ Fire & Ice
 _FIRE_TYPE = _game_type(FIRE_AND_ICE, "polarzoo Fire & Ice", 2, {"handicap": 0, "handicap_player": "ice", "seed": 0}, True)
-_FIRE_INFO = pyspiel.GameInfo(num_distinct_actions=fire_rules.NUM_ACTIONS, max_chance_outcomes=0, num_players=2,
-                              min_utility=-1.0, max_utility=1.0, utility_sum=0.0, max_game_length=fire_env.max_plies)
+_FIRE_INFO = pyspiel.GameInfo(
+    num_distinct_actions=fire_rules.NUM_ACTIONS,
+    max_chance_outcomes=0,
+    num_players=2,
+    min_utility=-1.0,
+    max_utility=1.0,
+    utility_sum=0.0,
+    max_game_length=fire_env.max_plies,
+)
 
 
 class FireAndIceGame(_Game):
@@ -165,7 +178,11 @@ class FireAndIceGame(_Game):
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         super().__init__(_FIRE_TYPE, _FIRE_INFO, params or {})
         values = self.get_parameters()
-        self.handicap, self.handicap_player, self.seed = int(values["handicap"]), str(values["handicap_player"]), int(values["seed"])
+        self.handicap, self.handicap_player, self.seed = (
+            int(values["handicap"]),
+            str(values["handicap_player"]),
+            int(values["seed"]),
+        )
         if not 0 <= self.handicap < fire_rules.NUM_ISLANDS:
             raise _parameter_error(FIRE_AND_ICE, f"handicap must be 0..{fire_rules.NUM_ISLANDS - 1}, got {self.handicap}")
         if self.handicap_player not in fire_rules.COLOUR_NAMES:
@@ -173,10 +190,10 @@ class FireAndIceGame(_Game):
         if self.seed < 0:
             raise _parameter_error(FIRE_AND_ICE, f"seed must be >= 0, got {self.seed}")
 
-    def new_initial_state(self) -> "FireAndIceState":
+    def new_initial_state(self) -> FireAndIceState:
         return FireAndIceState(self)
 
-    def _observation_of(self, state: "FireAndIceState", player: int) -> np.ndarray:
+    def _observation_of(self, state: FireAndIceState, player: int) -> np.ndarray:
         return fire_observation(state.rules_state, player)
 
 
@@ -184,8 +201,12 @@ class FireAndIceState(_TwoPlayerState):
     rules = fire_rules
 
     def __init__(self, game: FireAndIceGame) -> None:
-        super().__init__(game, fire_rules.initial_state(game.handicap, fire_rules.COLOUR_NAMES.index(game.handicap_player),
-                                                        rng=_seeded_generator(game.seed)))
+        super().__init__(
+            game,
+            fire_rules.initial_state(
+                game.handicap, fire_rules.COLOUR_NAMES.index(game.handicap_player), rng=_seeded_generator(game.seed)
+            ),
+        )
         self._scratch = np.empty(fire_rules.NUM_HOLES, dtype=np.int8)
 
     def _legal_actions(self, player: int) -> list[int]:
@@ -211,8 +232,15 @@ class FireAndIceState(_TwoPlayerState):
 
 # ------------------------------------------------------------------------------ Go with the Floe
 _FLOE_TYPE = _game_type(GO_WITH_THE_FLOE, "polarzoo Go with the Floe", 2, {}, True)
-_FLOE_INFO = pyspiel.GameInfo(num_distinct_actions=floe_rules.NUM_ACTIONS, max_chance_outcomes=0, num_players=2,
-                              min_utility=-1.0, max_utility=1.0, utility_sum=0.0, max_game_length=floe_env.max_plies)
+_FLOE_INFO = pyspiel.GameInfo(
+    num_distinct_actions=floe_rules.NUM_ACTIONS,
+    max_chance_outcomes=0,
+    num_players=2,
+    min_utility=-1.0,
+    max_utility=1.0,
+    utility_sum=0.0,
+    max_game_length=floe_env.max_plies,
+)
 
 
 class GoWithTheFloeGame(_Game):
@@ -223,10 +251,10 @@ class GoWithTheFloeGame(_Game):
     def __init__(self, params: dict[str, Any] | None = None) -> None:
         super().__init__(_FLOE_TYPE, _FLOE_INFO, params or {})
 
-    def new_initial_state(self) -> "GoWithTheFloeState":
+    def new_initial_state(self) -> GoWithTheFloeState:
         return GoWithTheFloeState(self)
 
-    def _observation_of(self, state: "GoWithTheFloeState", player: int) -> np.ndarray:
+    def _observation_of(self, state: GoWithTheFloeState, player: int) -> np.ndarray:
         return floe_observation(state.rules_state, player)
 
 
@@ -256,8 +284,14 @@ class GoWithTheFloeState(_TwoPlayerState):
 
 # ------------------------------------------------------------------------------ the solitaire
 _SOLITAIRE_TYPE = _game_type(SOLITAIRE, "polarzoo Fire & Ice Solitaire", 1, {"seed": 0, "solvable_only": False}, False)
-_SOLITAIRE_INFO = pyspiel.GameInfo(num_distinct_actions=solitaire_rules.NUM_ACTIONS, max_chance_outcomes=0, num_players=1,
-                                   min_utility=0.0, max_utility=1.0, max_game_length=solitaire_rules.TOTAL_CAPTURES)
+_SOLITAIRE_INFO = pyspiel.GameInfo(
+    num_distinct_actions=solitaire_rules.NUM_ACTIONS,
+    max_chance_outcomes=0,
+    num_players=1,
+    min_utility=0.0,
+    max_utility=1.0,
+    max_game_length=solitaire_rules.TOTAL_CAPTURES,
+)
 
 
 class SolitaireGame(_Game):
@@ -274,10 +308,10 @@ class SolitaireGame(_Game):
             raise _parameter_error(SOLITAIRE, f"seed must be >= 0, got {self.seed}")
         self._deal = deal_from(_seeded_generator(self.seed), self.solvable_only)
 
-    def new_initial_state(self) -> "SolitaireState":
+    def new_initial_state(self) -> SolitaireState:
         return SolitaireState(self)
 
-    def _observation_of(self, state: "SolitaireState", player: int) -> np.ndarray:
+    def _observation_of(self, state: SolitaireState, player: int) -> np.ndarray:
         return solitaire_observation(state.rules_state)
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -81,8 +82,14 @@ def sb3_zip_of(env_id: str, path: Path, extra: dict[str, Any] | None = None) -> 
     from polarzoo.wrappers import SingleAgentEnv
 
     shipped = load_policy(pretrained_path(env_id))
-    model = MaskablePPO(type(shipped.policy), SingleAgentEnv(env_id),
-                        policy_kwargs=dict(shipped.info["policy_kwargs"]), n_steps=64, batch_size=64, device="cpu")
+    model = MaskablePPO(
+        type(shipped.policy),
+        SingleAgentEnv(env_id),
+        policy_kwargs=dict(shipped.info["policy_kwargs"]),
+        n_steps=64,
+        batch_size=64,
+        device="cpu",
+    )
     model.policy.load_state_dict(shipped.policy.state_dict())
     for name, value in (extra or {}).items():
         setattr(model, name, value)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -32,8 +33,23 @@ def registered() -> Iterator[None]:
 
 
 def test_nothing_outside_its_folder_names_it() -> None:
-    tracked = subprocess.run(["git", "grep", "-l", "tic_tac_toe", "--", ".", ":!tests/games", ":!tests/test_a_fourth_game.py",
-                              ":!CHANGELOG.md", ":!docs"], cwd=ROOT, capture_output=True, text=True)
+    tracked = subprocess.run(
+        [
+            "git",
+            "grep",
+            "-l",
+            "tic_tac_toe",
+            "--",
+            ".",
+            ":!tests/games",
+            ":!tests/test_a_fourth_game.py",
+            ":!CHANGELOG.md",
+            ":!docs",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     if tracked.returncode not in (0, 1):
         pytest.skip("not a git checkout")
     assert tracked.stdout.split() == []
@@ -62,13 +78,44 @@ def test_evaluate_plays_it(tmp_path: Path) -> None:
 def test_a_small_league_rates_it(tmp_path: Path) -> None:
     from polarzoo.baselines.evaluation.league import main
 
-    main(["build", "--env", ENV_ID, "--members", "random", "mcts:10", "mcts:200", "--games", "8", "--bootstrap", "50",
-          "--out", str(tmp_path / "league"), "--no-progress"])
+    main(
+        [
+            "build",
+            "--env",
+            ENV_ID,
+            "--members",
+            "random",
+            "mcts:10",
+            "mcts:200",
+            "--games",
+            "8",
+            "--bootstrap",
+            "50",
+            "--out",
+            str(tmp_path / "league"),
+            "--no-progress",
+        ]
+    )
     league = json.loads((tmp_path / "league" / "league.json").read_text())
     ratings = league["ratings"]
     assert league["env"] == ENV_ID and ratings["mcts200"] > ratings["random"]
-    main(["rate", "--env", ENV_ID, "--agent", "mcts:50", "--league", str(tmp_path / "league" / "league.json"),
-          "--max-games", "12", "--min-rounds", "2", "--out", str(tmp_path / "rate")])
+    main(
+        [
+            "rate",
+            "--env",
+            ENV_ID,
+            "--agent",
+            "mcts:50",
+            "--league",
+            str(tmp_path / "league" / "league.json"),
+            "--max-games",
+            "12",
+            "--min-rounds",
+            "2",
+            "--out",
+            str(tmp_path / "rate"),
+        ]
+    )
     rating = json.loads((tmp_path / "rate" / "rating.json").read_text())
     assert rating["env"] == ENV_ID and np.isfinite(rating["rating"])
 

@@ -16,13 +16,32 @@ jax = pytest.importorskip("jax")
 pytest.importorskip("mctx")
 pytest.importorskip("optax")
 
-from polarzoo.baselines.policies import alphazero_jax as net  # noqa: E402
-from polarzoo.baselines.training import alphazero_jax as az  # noqa: E402
 from polarzoo.baselines.agents import make_agent  # noqa: E402
 from polarzoo.baselines.evaluation.tournament import head_to_head  # noqa: E402
+from polarzoo.baselines.policies import alphazero_jax as net  # noqa: E402
+from polarzoo.baselines.training import alphazero_jax as az  # noqa: E402
 
-TINY = ["--games", "8", "--plies", "64", "--simulations", "2", "--minibatch", "64", "--epochs", "1",
-        "--dim", "8", "--blocks", "1", "--eval-every", "1", "--eval-games", "8", "--no-final-eval"]
+TINY = [
+    "--games",
+    "8",
+    "--plies",
+    "64",
+    "--simulations",
+    "2",
+    "--minibatch",
+    "64",
+    "--epochs",
+    "1",
+    "--dim",
+    "8",
+    "--blocks",
+    "1",
+    "--eval-every",
+    "1",
+    "--eval-games",
+    "8",
+    "--no-final-eval",
+]
 
 
 @pytest.mark.parametrize("game, actions", [("fire_and_ice", 2402), ("go_with_the_floe", 1025)])
@@ -67,7 +86,7 @@ def test_resume_is_a_continuation(tiny_runs: dict[str, Path]) -> None:
     assert sorted(straight) == sorted(resumed)
     for name in straight:
         assert np.array_equal(straight[name], resumed[name]), name
-    assert (tiny_runs["straight"] / "evaluations.csv").read_text() .splitlines()[1:] != []
+    assert (tiny_runs["straight"] / "evaluations.csv").read_text().splitlines()[1:] != []
 
 
 def test_az_jax_agent_plays_in_pettingzoo(tiny_runs: dict[str, Path]) -> None:
@@ -94,14 +113,17 @@ def test_bad_models_and_specs(tiny_runs: dict[str, Path], tmp_path: Path) -> Non
         make_agent(f"az-jax:{tmp_path / 'missing.npz'}", "fire_and_ice_v0")
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--iterations", "0"], "--iterations must be at least 1"),
-    (["--env", "thin_ice"], "invalid choice"),
-    (["--seed", "-1"], "must be a whole number >= 0"),
-    (["--minibatch", "100000"], "more than an iteration's positions"),
-    (["--learning-rate", "nan"], "--learning-rate must be a number in (0, 1]"),
-    (["--learning-rate", "-1"], "--learning-rate must be a number in (0, 1]"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--iterations", "0"], "--iterations must be at least 1"),
+        (["--env", "thin_ice"], "invalid choice"),
+        (["--seed", "-1"], "must be a whole number >= 0"),
+        (["--minibatch", "100000"], "more than an iteration's positions"),
+        (["--learning-rate", "nan"], "--learning-rate must be a number in (0, 1]"),
+        (["--learning-rate", "-1"], "--learning-rate must be a number in (0, 1]"),
+    ],
+)
 def test_cli_errors(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         az.main([*argv, "--runs", str(tmp_path)])
@@ -115,15 +137,19 @@ def test_resume_of_a_folder_that_is_not_a_run(tmp_path: Path, capsys: pytest.Cap
     assert "not a readable alphazero_jax run folder" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("config, checkpoint", [
-    ('{"env": "fire_and_ice", "learning_rate": "x"}', b""),
-    ('{"env": "fire_and_ice", "dim": 0}', b""),
-    ('{"env": "fire_and_ice"}', b"garbage"),
-    ('{"env": "fire_and_ice"}', b"\x80\x04K\x01."),  # a pickle of the number 1
-    ('{"env": "fire_and_ice"}', b"PK\x03\x04" + b"\0" * 40),  # a broken zip
-])
-def test_a_damaged_run_folder_is_one_line(config: str, checkpoint: bytes, tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "config, checkpoint",
+    [
+        ('{"env": "fire_and_ice", "learning_rate": "x"}', b""),
+        ('{"env": "fire_and_ice", "dim": 0}', b""),
+        ('{"env": "fire_and_ice"}', b"garbage"),
+        ('{"env": "fire_and_ice"}', b"\x80\x04K\x01."),  # a pickle of the number 1
+        ('{"env": "fire_and_ice"}', b"PK\x03\x04" + b"\0" * 40),  # a broken zip
+    ],
+)
+def test_a_damaged_run_folder_is_one_line(
+    config: str, checkpoint: bytes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "config.json").write_text(config)
     (tmp_path / "checkpoint.npz").write_bytes(checkpoint)
     with pytest.raises(SystemExit) as exit_info:
@@ -186,4 +212,6 @@ def test_a_pickled_az_jax_agent_is_rebuilt_from_its_file() -> None:
     assert (copy.name, copy.simulations) == ("renamed", 2)
     env = fire_and_ice_v0.raw_env()
     env.reset(seed=5)
-    assert copy.act(env, env.agent_selection, np.random.default_rng(1)) == agent.act(env, env.agent_selection, np.random.default_rng(1))
+    assert copy.act(env, env.agent_selection, np.random.default_rng(1)) == agent.act(
+        env, env.agent_selection, np.random.default_rng(1)
+    )

@@ -5,7 +5,8 @@ action, observations stay in their spaces."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -39,20 +40,40 @@ CASES: list[tuple[str, Callable[[], Any], type, str]] = [
     ("raw observe before reset", lambda: go_with_the_floe_v0.raw_env().observe("black"), RuntimeError, "call reset()"),
     ("raw step after everyone left", lambda: _finished_raw().step(None), RuntimeError, "every agent has left"),
     ("parallel step before reset", lambda: fire_and_ice_v0.parallel_env().step({}), RuntimeError, "call reset() before step()"),
-    ("parallel unknown agent", lambda: _after_reset(fire_and_ice_v0.parallel_env).step({"water": 1}), ValueError, "unknown agents ['water']"),
-    ("parallel no mover", lambda: _after_reset(fire_and_ice_v0.parallel_env).step({"ice": 1}), ValueError, "no action for 'fire'"),
+    (
+        "parallel unknown agent",
+        lambda: _after_reset(fire_and_ice_v0.parallel_env).step({"water": 1}),
+        ValueError,
+        "unknown agents ['water']",
+    ),
+    (
+        "parallel no mover",
+        lambda: _after_reset(fire_and_ice_v0.parallel_env).step({"ice": 1}),
+        ValueError,
+        "no action for 'fire'",
+    ),
     ("parallel not a dict", lambda: _after_reset(fire_and_ice_v0.parallel_env).step([1]), TypeError, "takes a dict"),
     ("handicap=3.0", lambda: fire_and_ice_v0.env(handicap=3.0), ValueError, "handicap must be a whole number in 0..6"),
     ("handicap_holes=[3.7]", lambda: fire_and_ice_v0.env(handicap=1, handicap_holes=[3.7]), ValueError, "each of handicap_holes"),
     ("handicap_holes='A1'", lambda: fire_and_ice_v0.env(handicap=2, handicap_holes="A1"), ValueError, "must be a list of holes"),
     ("num_players=2.0", lambda: thin_ice_v0.env(num_players=2.0), ValueError, "num_players must be a whole number in 2..6"),
     ("grid=2.0", lambda: thin_ice_v0.env(grid=2.0), ValueError, "grid must be a whole number"),
-    ("max_rearrangements=2.0", lambda: thin_ice_v0.env(max_rearrangements=2.0), ValueError, "max_rearrangements must be a whole number"),
+    (
+        "max_rearrangements=2.0",
+        lambda: thin_ice_v0.env(max_rearrangements=2.0),
+        ValueError,
+        "max_rearrangements must be a whole number",
+    ),
     ("tremor_mm=6", lambda: thin_ice_v0.env(tremor_mm=6), ValueError, "tremor_mm must be a number in [0, 5] mm; got 6"),
     ("pitch_mm='7'", lambda: thin_ice_v0.env(pitch_mm="7"), ValueError, "pitch_mm must be a number in [0.5, 30] mm"),
     ("opponent_weights=[0]", lambda: SingleAgentEnv("fire_and_ice_v0", opponent_weights=[0]), ValueError, "not all 0"),
     ("opponent_weights=[-1]", lambda: SingleAgentEnv("fire_and_ice_v0", opponent_weights=[-1]), ValueError, "number(s) >= 0"),
-    ("opponent_weights=[1, 1]", lambda: SingleAgentEnv("fire_and_ice_v0", opponent_weights=[1, 1]), ValueError, "must be 1 number(s) >= 0"),
+    (
+        "opponent_weights=[1, 1]",
+        lambda: SingleAgentEnv("fire_and_ice_v0", opponent_weights=[1, 1]),
+        ValueError,
+        "must be 1 number(s) >= 0",
+    ),
 ]
 
 
@@ -86,14 +107,22 @@ def test_numpy_integers_are_actions_everywhere() -> None:
 def _snapshot(env: Any) -> tuple:
     agent = env.agent_selection
     observation = env.observe(agent)
-    return agent, observation["observation"].tobytes(), observation["action_mask"].tobytes(), tuple(env.unwrapped.rewards.values())
+    return (
+        agent,
+        observation["observation"].tobytes(),
+        observation["action_mask"].tobytes(),
+        tuple(env.unwrapped.rewards.values()),
+    )
 
 
 MALFORMED = [True, 2.5, None, "D4-A4", np.array([1, 2]), -1, 10**6]
 
 
-@pytest.mark.parametrize("module, steps", [(fire_and_ice_v0, 10000), (go_with_the_floe_v0, 10000), (thin_ice_v0, 300)],
-                         ids=["fire_and_ice", "go_with_the_floe", "thin_ice"])
+@pytest.mark.parametrize(
+    "module, steps",
+    [(fire_and_ice_v0, 10000), (go_with_the_floe_v0, 10000), (thin_ice_v0, 300)],
+    ids=["fire_and_ice", "go_with_the_floe", "thin_ice"],
+)
 @pytest.mark.parametrize("kind", ["raw_env", "env"])
 def test_fuzz_keeps_the_invariants(module: Any, steps: int, kind: str) -> None:
     """Seeded interleavings: 80% legal actions, 10% malformed ones (bool, float, None, str,
@@ -169,10 +198,13 @@ def test_thin_ice_refuses_action_ids_outside_its_layout_and_fractional_settle_st
         thin_ice_v0.raw_env(settle_steps=10.0)
 
 
-@pytest.mark.parametrize("module, args", [
-    ("polarzoo.baselines.solitaire_solver", ["--deals", "1000000", "--no-progress"]),
-    ("polarzoo.baselines.solitaire_train", ["--quick", "--no-progress"]),
-])
+@pytest.mark.parametrize(
+    "module, args",
+    [
+        ("polarzoo.baselines.solitaire_solver", ["--deals", "1000000", "--no-progress"]),
+        ("polarzoo.baselines.solitaire_train", ["--quick", "--no-progress"]),
+    ],
+)
 def test_solitaire_tools_on_ctrl_c_are_one_line_and_130(module: str, args: list[str], tmp_path) -> None:
     import signal
     import subprocess
@@ -180,8 +212,13 @@ def test_solitaire_tools_on_ctrl_c_are_one_line_and_130(module: str, args: list[
     import time
 
     extra = ["--out", str(tmp_path / "out")] if "train" in module else []
-    process = subprocess.Popen([sys.executable, "-m", module, *args, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        [sys.executable, "-m", module, *args, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     time.sleep(4)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)

@@ -9,19 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import scaled
-
 from polarzoo.baselines.agents import MCTSAgent, RandomAgent, make_agent
 from polarzoo.baselines.evaluation.tournament import elo_ratings, head_to_head, play_game, wilson_interval
+from tests.helpers import scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("env_id, specs, kwargs", [
-    ("fire_and_ice_v0", ["random", "heuristic", "mcts:8"], {}),
-    ("go_with_the_floe_v0", ["random", "heuristic", "mcts:8"], {}),
-    ("thin_ice_v0", ["random", "heuristic"], {"grid": 3}),
-])
+@pytest.mark.parametrize(
+    "env_id, specs, kwargs",
+    [
+        ("fire_and_ice_v0", ["random", "heuristic", "mcts:8"], {}),
+        ("go_with_the_floe_v0", ["random", "heuristic", "mcts:8"], {}),
+        ("thin_ice_v0", ["random", "heuristic"], {"grid": 3}),
+    ],
+)
 def test_agents_never_choose_illegal_actions(env_id: str, specs: list[str], kwargs: dict) -> None:
     agents = [make_agent(spec, env_id) for spec in specs]
     for seed in range(2 if env_id == "thin_ice_v0" else 3):
@@ -60,18 +62,54 @@ def run(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=scaled(timeout))
 
 
-TINY = ["--total-timesteps", "1024", "--n-envs", "2", "--eval-every", "512", "--eval-games", "1", "--checkpoint-every", "256",
-        "--snapshot-every", "512", "--final-eval-games", "1", "--no-progress"]
+TINY = [
+    "--total-timesteps",
+    "1024",
+    "--n-envs",
+    "2",
+    "--eval-every",
+    "512",
+    "--eval-games",
+    "1",
+    "--checkpoint-every",
+    "256",
+    "--snapshot-every",
+    "512",
+    "--final-eval-games",
+    "1",
+    "--no-progress",
+]
 
 
 @pytest.mark.slow
 def test_train_and_evaluate_cli(tmp_path: Path) -> None:
-    result = run("-m", "polarzoo.baselines.train", "--env", "go_with_the_floe_v0", "--runs", str(tmp_path), "--run-name", "r", *TINY,
-                 "--bc-games", "2")
+    result = run(
+        "-m",
+        "polarzoo.baselines.train",
+        "--env",
+        "go_with_the_floe_v0",
+        "--runs",
+        str(tmp_path),
+        "--run-name",
+        "r",
+        *TINY,
+        "--bc-games",
+        "2",
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     run_dir = tmp_path / "r"
-    for name in ("model.zip", "config.yaml", "command.txt", "evaluations.csv", "eval.json", "eval.md", "winrate.png",
-                 "learning_curve.png", "checkpoints/latest.zip", "behaviour_cloning.json"):
+    for name in (
+        "model.zip",
+        "config.yaml",
+        "command.txt",
+        "evaluations.csv",
+        "eval.json",
+        "eval.md",
+        "winrate.png",
+        "learning_curve.png",
+        "checkpoints/latest.zip",
+        "behaviour_cloning.json",
+    ):
         assert (run_dir / name).exists(), name
     assert list((run_dir / "tb").iterdir()) and list((run_dir / "snapshots").iterdir())
     import csv
@@ -83,8 +121,22 @@ def test_train_and_evaluate_cli(tmp_path: Path) -> None:
         assert float(row["win_rate"]) == pytest.approx((float(row["win_rate_as_black"]) + float(row["win_rate_as_white"])) / 2)
     summary = json.loads((run_dir / "eval.json").read_text())
     assert summary["illegal_moves"] == 0 and "| trained | random |" in result.stdout
-    evaluation = run("-m", "polarzoo.baselines.evaluate", "--env", "go_with_the_floe_v0", "--agents", "random", "heuristic",
-                     f"model:{run_dir / 'model.zip'}", "--games", "1", "--out", str(tmp_path / "eval"), "--run-dir", str(run_dir))
+    evaluation = run(
+        "-m",
+        "polarzoo.baselines.evaluate",
+        "--env",
+        "go_with_the_floe_v0",
+        "--agents",
+        "random",
+        "heuristic",
+        f"model:{run_dir / 'model.zip'}",
+        "--games",
+        "1",
+        "--out",
+        str(tmp_path / "eval"),
+        "--run-dir",
+        str(run_dir),
+    )
     assert evaluation.returncode == 0, evaluation.stderr[-3000:]
     assert (tmp_path / "eval" / "winrate.png").exists() and (tmp_path / "eval" / "learning_curve.png").exists()
     assert run("-m", "polarzoo.baselines.train", "--help").returncode == 0
@@ -102,13 +154,41 @@ def test_resume_after_interrupt(tmp_path: Path) -> None:
     import signal
     import time
 
-    args = [sys.executable, "-m", "polarzoo.baselines.train", "--env", "fire_and_ice_v0", "--runs", str(tmp_path), "--run-name", "r",
-            "--total-timesteps", "200000", "--n-envs", "2", "--eval-every", "0", "--snapshot-every", "0",
-            "--checkpoint-every", "256", "--bc-games", "0", "--no-progress", "--no-final-eval"]
+    args = [
+        sys.executable,
+        "-m",
+        "polarzoo.baselines.train",
+        "--env",
+        "fire_and_ice_v0",
+        "--runs",
+        str(tmp_path),
+        "--run-name",
+        "r",
+        "--total-timesteps",
+        "200000",
+        "--n-envs",
+        "2",
+        "--eval-every",
+        "0",
+        "--snapshot-every",
+        "0",
+        "--checkpoint-every",
+        "256",
+        "--bc-games",
+        "0",
+        "--no-progress",
+        "--no-final-eval",
+    ]
     # A shell that runs us in the background (`cmd &`) leaves SIGINT ignored, and Python keeps it
     # so; restore the default so the child gets Python's KeyboardInterrupt, as on a terminal.
-    process = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        args,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     state_file = tmp_path / "r" / "checkpoints" / "state.json"
     deadline = time.time() + scaled(240)
     # Wait for the event (a checkpoint past 256 timesteps), however slow the machine is.
@@ -118,8 +198,16 @@ def test_resume_after_interrupt(tmp_path: Path) -> None:
     process.communicate(timeout=scaled(120))
     saved = json.loads(state_file.read_text())["timesteps"]
     assert saved >= 256
-    resumed = run("-m", "polarzoo.baselines.train", "--resume", str(tmp_path / "r"), "--total-timesteps", str(saved + 512),
-                  "--no-progress", "--no-final-eval")
+    resumed = run(
+        "-m",
+        "polarzoo.baselines.train",
+        "--resume",
+        str(tmp_path / "r"),
+        "--total-timesteps",
+        str(saved + 512),
+        "--no-progress",
+        "--no-final-eval",
+    )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert f"resuming {tmp_path / 'r'} at {saved} timesteps" in resumed.stdout
     assert json.loads(state_file.read_text())["timesteps"] >= saved + 512
@@ -130,14 +218,27 @@ def test_init_model_starts_from_the_given_weights(tmp_path: Path) -> None:
     import torch
     from sb3_contrib import MaskablePPO
 
+    from polarzoo.baselines.agents import pretrained_path
     from polarzoo.baselines.policies.weights import load_policy
     from polarzoo.baselines.training import ppo as train
-    from polarzoo.baselines.agents import pretrained_path
 
-    config = train.load_config("go_with_the_floe_v0", {
-        "init_model": "pretrained", "board_policy": {"dim": 32, "blocks": 2, "symmetrize": "canonical"}, "learning_rate": 0.0,
-        "total_timesteps": 32, "n_envs": 2, "n_steps": 16, "batch_size": 32, "n_epochs": 1, "snapshot_every": 0, "eval_every": 0,
-        "checkpoint_every": 1000, "opponents": {"random": 1.0}})
+    config = train.load_config(
+        "go_with_the_floe_v0",
+        {
+            "init_model": "pretrained",
+            "board_policy": {"dim": 32, "blocks": 2, "symmetrize": "canonical"},
+            "learning_rate": 0.0,
+            "total_timesteps": 32,
+            "n_envs": 2,
+            "n_steps": 16,
+            "batch_size": 32,
+            "n_epochs": 1,
+            "snapshot_every": 0,
+            "eval_every": 0,
+            "checkpoint_every": 1000,
+            "opponents": {"random": 1.0},
+        },
+    )
     train.check_config(config)
     train.train(config, tmp_path, progress_bar=False, final_eval=False)
     trained = MaskablePPO.load(tmp_path / "model.zip", device="cpu").policy.state_dict()
@@ -146,8 +247,8 @@ def test_init_model_starts_from_the_given_weights(tmp_path: Path) -> None:
 
 
 def test_init_model_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from polarzoo.baselines.training import ppo as train
     from polarzoo.baselines.agents import pretrained_path
+    from polarzoo.baselines.training import ppo as train
 
     with pytest.raises(ValueError, match="no model file"):
         train.check_config(train.load_config("fire_and_ice_v0", {"init_model": str(tmp_path / "missing.zip")}))
@@ -155,8 +256,21 @@ def test_init_model_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(ValueError, match="no pretrained model for chess_v0"):
         pretrained_path("chess_v0")
     with pytest.raises(SystemExit):
-        train.main(["--env", "fire_and_ice_v0", "--runs", str(tmp_path), "--no-progress", "--total-timesteps", "64", "--n-envs", "2",
-                    "--config", str(_write(tmp_path / "c.yaml", f"fire_and_ice_v0: {{init_model: {pretrained_path('go_with_the_floe_v0')}}}"))])
+        train.main(
+            [
+                "--env",
+                "fire_and_ice_v0",
+                "--runs",
+                str(tmp_path),
+                "--no-progress",
+                "--total-timesteps",
+                "64",
+                "--n-envs",
+                "2",
+                "--config",
+                str(_write(tmp_path / "c.yaml", f"fire_and_ice_v0: {{init_model: {pretrained_path('go_with_the_floe_v0')}}}")),
+            ]
+        )
     assert "does not fit this config's policy" in capsys.readouterr().err
 
 
@@ -172,8 +286,10 @@ def test_learning_curve_plots_old_and_per_seat_evaluations(tmp_path: Path) -> No
     old, new = tmp_path / "old", tmp_path / "new"
     old.mkdir(), new.mkdir()
     (old / "evaluations.csv").write_text(f"{header}\n100,random,0.5,0.3,0.7,40,0\n200,random,0.6,0.4,0.8,40,0\n")
-    (new / "evaluations.csv").write_text(f"{header},win_rate_as_black,win_rate_as_white\n"
-                                         "100,random,0.5,0.3,0.7,40,0,1.0,0.0\n200,random,0.6,0.4,0.8,40,0,1.0,0.2\n")
+    (new / "evaluations.csv").write_text(
+        f"{header},win_rate_as_black,win_rate_as_white\n"
+        "100,random,0.5,0.3,0.7,40,0,1.0,0.0\n200,random,0.6,0.4,0.8,40,0,1.0,0.2\n"
+    )
     for run_dir in (old, new):
         assert plot_learning_curve(run_dir, run_dir / "curve.png") and (run_dir / "curve.png").stat().st_size > 0
     assert not plot_learning_curve(tmp_path, tmp_path / "none.png")  # no evaluations yet: nothing drawn
@@ -216,11 +332,39 @@ def test_three_player_table_plays_every_rotation_and_counts_every_game(tmp_path:
 def test_evaluate_cli_three_players_and_a_wrong_lineup(tmp_path: Path) -> None:
     pytest.importorskip("mujoco")
     kwargs = '{"num_players": 3, "grid": 3}'
-    out = run("-m", "polarzoo.baselines.evaluate", "--env", "thin_ice_v0", "--env-kwargs", kwargs, "--agents", "random",
-              "random", "--games", "1", "--out", str(tmp_path / "bad"))
+    out = run(
+        "-m",
+        "polarzoo.baselines.evaluate",
+        "--env",
+        "thin_ice_v0",
+        "--env-kwargs",
+        kwargs,
+        "--agents",
+        "random",
+        "random",
+        "--games",
+        "1",
+        "--out",
+        str(tmp_path / "bad"),
+    )
     assert out.returncode == 2 and "give exactly 3 agents" in out.stderr and "Traceback" not in out.stderr
-    out = run("-m", "polarzoo.baselines.evaluate", "--env", "thin_ice_v0", "--env-kwargs", kwargs, "--agents", "random",
-              "random", "random", "--games", "1", "--out", str(tmp_path / "ok"), "--no-progress")
+    out = run(
+        "-m",
+        "polarzoo.baselines.evaluate",
+        "--env",
+        "thin_ice_v0",
+        "--env-kwargs",
+        kwargs,
+        "--agents",
+        "random",
+        "random",
+        "random",
+        "--games",
+        "1",
+        "--out",
+        str(tmp_path / "ok"),
+        "--no-progress",
+    )
     assert out.returncode == 0, out.stderr
     assert "3 players" in out.stdout and "out T / A / N / stayed in" in out.stdout
     assert json.loads((tmp_path / "ok" / "eval.json").read_text())["num_players"] == 3
@@ -236,8 +380,9 @@ def test_games_in_worker_processes_give_the_same_results() -> None:
     assert one.as_dict() == two.as_dict()
     kwargs = {"grid": 3, "num_players": 3}
     lineup = [heuristic, random_agent, random_agent]
-    assert ([s.as_dict() for s in multiplayer_table("thin_ice_v0", lineup, 1, env_kwargs=kwargs)]
-            == [s.as_dict() for s in multiplayer_table("thin_ice_v0", lineup, 1, env_kwargs=kwargs, workers=2)])
+    assert [s.as_dict() for s in multiplayer_table("thin_ice_v0", lineup, 1, env_kwargs=kwargs)] == [
+        s.as_dict() for s in multiplayer_table("thin_ice_v0", lineup, 1, env_kwargs=kwargs, workers=2)
+    ]
 
 
 def test_model_and_search_agents_in_worker_processes_give_the_same_results() -> None:
@@ -287,8 +432,27 @@ def test_thin_ice_search_skips_the_policy_choice_that_puts_it_out() -> None:
 
 def test_train_without_a_terminal_logs_progress_lines(tmp_path: Path) -> None:
     """Output to a file (a server's log): steady progress lines, not a bar that shows at exit."""
-    out = run("-m", "polarzoo.baselines.train", "--env", "fire_and_ice_v0", "--runs", str(tmp_path), "--total-timesteps", "2048",
-              "--bc-games", "0", "--n-envs", "2", "--eval-every", "1024", "--eval-games", "1", "--no-final-eval", "--log-every", "0.01")
+    out = run(
+        "-m",
+        "polarzoo.baselines.train",
+        "--env",
+        "fire_and_ice_v0",
+        "--runs",
+        str(tmp_path),
+        "--total-timesteps",
+        "2048",
+        "--bc-games",
+        "0",
+        "--n-envs",
+        "2",
+        "--eval-every",
+        "1024",
+        "--eval-games",
+        "1",
+        "--no-final-eval",
+        "--log-every",
+        "0.01",
+    )
     assert out.returncode == 0, out.stderr
     lines = [line for line in out.stdout.splitlines() if "timesteps (" in line and "fps, ETA" in line]
     assert len(lines) >= 2, out.stdout
@@ -302,7 +466,9 @@ def test_head_to_head_labels_its_seats() -> None:
     from polarzoo.baselines.agents import make_agent
     from polarzoo.baselines.evaluation.tournament import SeatTally, head_to_head
 
-    result = head_to_head("fire_and_ice_v0", make_agent("heuristic", "fire_and_ice_v0"), make_agent("random", "fire_and_ice_v0"), 2)
+    result = head_to_head(
+        "fire_and_ice_v0", make_agent("heuristic", "fire_and_ice_v0"), make_agent("random", "fire_and_ice_v0"), 2
+    )
     assert set(result.by_seat) == {0, 1} and all(isinstance(t, SeatTally) for t in result.by_seat.values())
     wins, draws, losses = result.by_seat[0]
     assert wins + draws + losses == 2
@@ -319,8 +485,18 @@ def test_a_run_with_snapshot_opponents_resumes_to_the_same_weights(tmp_path) -> 
 
     from polarzoo.baselines.training import ppo
 
-    settings = {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "eval_every": 0, "snapshot_every": 256,
-                "checkpoint_every": 256, "torch_threads": 1, "vec_env": "dummy", "bc_games": 0}
+    settings = {
+        "n_envs": 2,
+        "n_steps": 64,
+        "batch_size": 64,
+        "n_epochs": 1,
+        "eval_every": 0,
+        "snapshot_every": 256,
+        "checkpoint_every": 256,
+        "torch_threads": 1,
+        "vec_env": "dummy",
+        "bc_games": 0,
+    }
 
     def config(total: int) -> dict:
         return ppo.load_config("fire_and_ice_v0", {**settings, "total_timesteps": total})
@@ -331,8 +507,10 @@ def test_a_run_with_snapshot_opponents_resumes_to_the_same_weights(tmp_path) -> 
     straight, resumed = (MaskablePPO.load(tmp_path / name / "model.zip").policy for name in ("straight", "resumed"))
     for key, value in straight.state_dict().items():
         assert torch.equal(value, resumed.state_dict()[key]), key
-    moments = [(s, r) for s, r in zip(straight.optimizer.state_dict()["state"].values(),
-                                       resumed.optimizer.state_dict()["state"].values())]
+    moments = [
+        (s, r)
+        for s, r in zip(straight.optimizer.state_dict()["state"].values(), resumed.optimizer.state_dict()["state"].values())
+    ]
     assert moments and all(torch.equal(s["exp_avg"], r["exp_avg"]) for s, r in moments)
 
 
@@ -341,7 +519,6 @@ def test_the_update_runs_on_update_threads_and_the_rollouts_on_torch_threads(tmp
     from sb3_contrib import MaskablePPO
 
     from polarzoo.baselines.training import ppo
-
     from polarzoo.wrappers.opponent_batching import OpponentBatchingVecEnv
 
     seen: dict[str, set[int]] = {"update": set(), "rollout": set()}
@@ -358,9 +535,21 @@ def test_the_update_runs_on_update_threads_and_the_rollouts_on_torch_threads(tmp
     monkeypatch.setattr(MaskablePPO, "train", recording_update)
     monkeypatch.setattr(OpponentBatchingVecEnv, "step_wait", recording_step)
     threads = torch.get_num_threads()
-    config = ppo.load_config("fire_and_ice_v0", {"n_envs": 2, "n_steps": 32, "batch_size": 64, "n_epochs": 1, "eval_every": 0,
-                                                 "total_timesteps": 192, "torch_threads": 1, "update_threads": 2,
-                                                 "vec_env": "dummy", "bc_games": 0})
+    config = ppo.load_config(
+        "fire_and_ice_v0",
+        {
+            "n_envs": 2,
+            "n_steps": 32,
+            "batch_size": 64,
+            "n_epochs": 1,
+            "eval_every": 0,
+            "total_timesteps": 192,
+            "torch_threads": 1,
+            "update_threads": 2,
+            "vec_env": "dummy",
+            "bc_games": 0,
+        },
+    )
     try:
         ppo.train(config, tmp_path / "run", progress_bar=False, final_eval=False)
         assert seen == {"update": {2}, "rollout": {1}}
@@ -400,8 +589,11 @@ def test_a_random_opening_makes_deterministic_agents_play_different_games() -> N
     from polarzoo.baselines.evaluation.tournament import play_game
 
     first, second = make_agent("pretrained", "fire_and_ice_v0"), make_agent("heuristic", "fire_and_ice_v0")
-    plain = {tuple(play_game("fire_and_ice_v0", [first, first], seed).scores) + (play_game(
-        "fire_and_ice_v0", [first, first], seed).length,) for seed in range(4)}
+    plain = {
+        tuple(play_game("fire_and_ice_v0", [first, first], seed).scores)
+        + (play_game("fire_and_ice_v0", [first, first], seed).length,)
+        for seed in range(4)
+    }
     assert len(plain) == 1  # the same game every time
     lengths = {play_game("fire_and_ice_v0", [first, first], 0, opening=(seed, 2)).length for seed in range(6)}
     assert len(lengths) > 1

@@ -55,10 +55,13 @@ def test_kernels_in_lockstep_with_the_readable_rules(core_cls, rules, observatio
     assert sum(finished.values()) >= 1000 and min(finished.values()) > 0
 
 
-@pytest.mark.parametrize("env_module, rules, observation_tensor", [
-    pytest.param("fire_and_ice", fire_rules, fire_observation, id="fire_and_ice"),
-    pytest.param("go_with_the_floe", floe_rules, floe_observation, id="go_with_the_floe"),
-])
+@pytest.mark.parametrize(
+    "env_module, rules, observation_tensor",
+    [
+        pytest.param("fire_and_ice", fire_rules, fire_observation, id="fire_and_ice"),
+        pytest.param("go_with_the_floe", floe_rules, floe_observation, id="go_with_the_floe"),
+    ],
+)
 def test_single_env_kernels_match_the_readable_rules(env_module, rules, observation_tensor) -> None:  # noqa: ANN001
     """The single env's compiled mask, observation and (Floe) end test against the reference,
     both seats' views, over 150 random games."""
@@ -228,8 +231,13 @@ def test_set_state_starts_games_from_given_positions() -> None:
         if state.winner < 0:
             positions.append(state)
     core = GoWithTheFloeBatch(len(positions))
-    core.set_state(board=np.stack([s.board for s in positions]), rings=np.stack([s.rings for s in positions]),
-                   to_move=np.array([s.to_move for s in positions]), passes=[s.passes for s in positions], winner=-1)
+    core.set_state(
+        board=np.stack([s.board for s in positions]),
+        rings=np.stack([s.rings for s in positions]),
+        to_move=np.array([s.to_move for s in positions]),
+        passes=[s.passes for s in positions],
+        winner=-1,
+    )
     for index, state in enumerate(positions):
         assert np.array_equal(core.mask[index], floe_rules.legal_action_mask(state))
         assert np.array_equal(core.observe()[index], floe_observation(state, state.to_move))

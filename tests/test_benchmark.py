@@ -20,8 +20,8 @@ pytest.importorskip("sb3_contrib")
 
 from polarzoo.baselines.benchmark import protocol  # noqa: E402
 from polarzoo.baselines.benchmark.runner import RunSpec, execute, schedule  # noqa: E402
-from polarzoo.baselines.training import ppo  # noqa: E402
 from polarzoo.baselines.evaluation.league import build  # noqa: E402
+from polarzoo.baselines.training import ppo  # noqa: E402
 from tests.helpers import TIMEOUT_SCALE  # noqa: E402
 
 GAME = "fire_and_ice_v0"
@@ -65,8 +65,26 @@ def test_the_protocol_trains_as_the_published_runs_did(game: str, algorithm: str
 @pytest.mark.slow
 def test_tiny_benchmark_end_to_end_survives_kill_9(leagues: Path, tmp_path: Path) -> None:
     out = tmp_path / "bench"
-    command = [sys.executable, "-m", "polarzoo.baselines.benchmark", "run", "--games", GAME, "--algorithms", "ppo-mlp",
-               "ppo-board", "--seeds", "0", "1", "--budget", "tiny", "--out", str(out), "--leagues", str(leagues)]
+    command = [
+        sys.executable,
+        "-m",
+        "polarzoo.baselines.benchmark",
+        "run",
+        "--games",
+        GAME,
+        "--algorithms",
+        "ppo-mlp",
+        "ppo-board",
+        "--seeds",
+        "0",
+        "1",
+        "--budget",
+        "tiny",
+        "--out",
+        str(out),
+        "--leagues",
+        str(leagues),
+    ]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
     first = out / "tiny" / GAME / "ppo-mlp" / "seed0" / "result.json"
     deadline = time.monotonic() + 300 * TIMEOUT_SCALE
@@ -76,8 +94,9 @@ def test_tiny_benchmark_end_to_end_survives_kill_9(leagues: Path, tmp_path: Path
     # Into the next run's training: killed as soon as it has written its first checkpoint (a
     # fixed wait let a fast machine finish the whole tiny run first).
     second = out / "tiny" / GAME / "ppo-board" / "seed0"
-    while (not (second / "train" / "checkpoints" / "latest.zip").exists() and process.poll() is None
-           and time.monotonic() < deadline):
+    while (
+        not (second / "train" / "checkpoints" / "latest.zip").exists() and process.poll() is None and time.monotonic() < deadline
+    ):
         time.sleep(0.01)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
@@ -92,7 +111,8 @@ def test_tiny_benchmark_end_to_end_survives_kill_9(leagues: Path, tmp_path: Path
     straight = tmp_path / "straight"
     execute(RunSpec(GAME, "ppo-board", 0, "tiny"), str(straight), str(leagues))
     assert _result(out / "tiny" / GAME / "ppo-board" / "seed0" / "result.json") == _result(
-        straight / "tiny" / GAME / "ppo-board" / "seed0" / "result.json")
+        straight / "tiny" / GAME / "ppo-board" / "seed0" / "result.json"
+    )
     summary = json.loads((out / "tiny" / "aggregate.json").read_text())
     assert set(summary["iqm"]["rating"][GAME]) == {"ppo-mlp", "ppo-board"}
     assert all(entry[3] == 2 for entry in summary["iqm"]["rating"][GAME].values())  # 2 seeds each
@@ -123,8 +143,23 @@ def test_the_ray_path_on_a_local_instance(leagues: Path, tmp_path: Path) -> None
 
 
 def test_cli_refuses_a_missing_league_in_one_line(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.benchmark", "run", "--games", GAME, "--leagues",
-                             str(tmp_path), "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polarzoo.baselines.benchmark",
+            "run",
+            "--games",
+            GAME,
+            "--leagues",
+            str(tmp_path),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2 and "not a readable league file" in result.stderr and "Traceback" not in result.stderr
 
 
@@ -138,8 +173,15 @@ def test_a_new_league_version_rates_finished_runs_again_without_training(leagues
     from polarzoo.baselines.benchmark.runner import rerate_due
 
     newer = tmp_path / "leagues2"
-    build(GAME, ["random", "mcts:4", "mcts:8", "heuristic"], games=4, out=newer / "build", version=2, bootstrap=20,
-          show_progress=False)
+    build(
+        GAME,
+        ["random", "mcts:4", "mcts:8", "heuristic"],
+        games=4,
+        out=newer / "build",
+        version=2,
+        bootstrap=20,
+        show_progress=False,
+    )
     (newer / f"{GAME}.json").write_text((newer / "build" / "league.json").read_text())
     spec = RunSpec(GAME, "ppo-mlp", 0, "tiny")
     out = tmp_path / "bench"
@@ -153,11 +195,14 @@ def test_a_new_league_version_rates_finished_runs_again_without_training(leagues
     again = execute(spec, str(out), str(newer))
     assert again["league_version"] == 2 and not rerate_due(spec, out, str(newer))
     assert (spec.folder(out) / "train" / "training.json").stat().st_mtime_ns == trained  # not trained again
-    opponents = {entry["opponent"] for entry in json.loads((spec.folder(out) / "rating" / "rating.json").read_text())["per_opponent"]}
+    opponents = {
+        entry["opponent"] for entry in json.loads((spec.folder(out) / "rating" / "rating.json").read_text())["per_opponent"]
+    }
     assert "mcts8" in opponents
     assert _result(spec.folder(fresh) / "result.json")["league_version"] == 1
-    assert {k: v for k, v in execute(spec, str(fresh), str(newer)).items() if k not in TIMING} == \
-        {k: v for k, v in again.items() if k not in TIMING}
+    assert {k: v for k, v in execute(spec, str(fresh), str(newer)).items() if k not in TIMING} == {
+        k: v for k, v in again.items() if k not in TIMING
+    }
     # without its model a run keeps its old rating; the aggregate warns about the mix
     (spec.folder(fresh) / "train" / "model.zip").unlink()
     (spec.folder(fresh) / "result.json").write_text(json.dumps(first))
@@ -165,8 +210,9 @@ def test_a_new_league_version_rates_finished_runs_again_without_training(leagues
     assert mixed_leagues(summarize([again, {**first, "seed": 1}])) and not mixed_leagues(summarize([again]))
 
 
-def test_ctrl_c_in_a_runs_training_is_the_benchmarks_own_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_ctrl_c_in_a_runs_training_is_the_benchmarks_own_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A run's trainer ends a Ctrl-C with SystemExit(130) after its checkpoint: the benchmark says
     what it keeps and that its own command continues (not the trainer's --resume)."""
     from polarzoo.baselines.benchmark import runner
@@ -176,7 +222,20 @@ def test_ctrl_c_in_a_runs_training_is_the_benchmarks_own_line(tmp_path: Path, mo
 
     monkeypatch.setattr(runner, "run_all", interrupted)
     with pytest.raises(SystemExit) as stop:
-        runner.main(["run", "--games", "fire_and_ice_v0", "--algorithms", "ppo-board", "--seeds", "0", "--budget", "tiny",
-                     "--out", str(tmp_path / "bench")])
+        runner.main(
+            [
+                "run",
+                "--games",
+                "fire_and_ice_v0",
+                "--algorithms",
+                "ppo-board",
+                "--seeds",
+                "0",
+                "--budget",
+                "tiny",
+                "--out",
+                str(tmp_path / "bench"),
+            ]
+        )
     err = capsys.readouterr().err
     assert stop.value.code == 130 and "the same command continues" in err and "--resume" not in err

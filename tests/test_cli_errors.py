@@ -51,12 +51,15 @@ def runs(tmp_path: Path) -> Path:
 TRAIN = "polarzoo.baselines.train"
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--n-envs", "0"], "--n-envs must be at least 1"),
-    (["--total-timesteps", "-5"], "--total-timesteps must be at least 1"),
-    (["--eval-every", "-1"], "--eval-every must be at least 0"),
-    (["--update-threads", "-1"], "--update-threads must be at least 0"),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--n-envs", "0"], "--n-envs must be at least 1"),
+        (["--total-timesteps", "-5"], "--total-timesteps must be at least 1"),
+        (["--eval-every", "-1"], "--eval-every must be at least 0"),
+        (["--update-threads", "-1"], "--update-threads must be at least 0"),
+    ],
+)
 def test_train_rejects_bad_numbers_before_any_work(args: list[str], words: str, runs: Path) -> None:
     assert_one_line_error(cli(TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), *args), words)
     assert not runs.exists() or not any(runs.iterdir())
@@ -65,25 +68,37 @@ def test_train_rejects_bad_numbers_before_any_work(args: list[str], words: str, 
 def test_train_rejects_a_bad_config(tmp_path: Path, runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("default: [unclosed\n")
-    assert_one_line_error(run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(bad)), "not valid YAML")
-    assert_one_line_error(run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(tmp_path / "none.yaml")),
-                          "no such file")
+    assert_one_line_error(
+        run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(bad)), "not valid YAML"
+    )
+    assert_one_line_error(
+        run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(tmp_path / "none.yaml")),
+        "no such file",
+    )
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text("default: {n_envs: zero}\n")
-    assert_one_line_error(run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(wrong)), "--config")
+    assert_one_line_error(
+        run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(wrong)), "--config"
+    )
     # A user's file layers over the packaged defaults: a misspelt key, a bad device or a file
     # that is not a mapping each get one line.
-    for text, words in (("fire_and_ice_v0: {shapng: 1.0}\n", "unknown config key(s) ['shapng']"),
-                        ("fire_and_ice_v0: {device: gpu}\n", "device must be cpu, cuda or auto"),
-                        ("- a\n", "expected a mapping of env ids"),
-                        ("fire_and_ice_v0: [1, 2]\n", "section 'fire_and_ice_v0' must be a mapping"),
-                        ("fire_and_ice_v0: {learner_seat: {white: 1}}\n", "unknown seat 'white'")):
+    for text, words in (
+        ("fire_and_ice_v0: {shapng: 1.0}\n", "unknown config key(s) ['shapng']"),
+        ("fire_and_ice_v0: {device: gpu}\n", "device must be cpu, cuda or auto"),
+        ("- a\n", "expected a mapping of env ids"),
+        ("fire_and_ice_v0: [1, 2]\n", "section 'fire_and_ice_v0' must be a mapping"),
+        ("fire_and_ice_v0: {learner_seat: {white: 1}}\n", "unknown seat 'white'"),
+    ):
         wrong.write_text(text)
-        assert_one_line_error(run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(wrong)), words)
+        assert_one_line_error(
+            run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(wrong)), words
+        )
     # Thin Ice's list of player counts: a count out of range, with cloning (one count), with seat weights
-    for text, words in (("thin_ice_v0: {env_kwargs: {num_players: [3, 9]}}\n", "list of whole numbers 2..6"),
-                        ("thin_ice_v0: {env_kwargs: {num_players: [3, 4]}, bc_games: 10}\n", "set bc_games: 0"),
-                        ("thin_ice_v0: {env_kwargs: {num_players: [3, 4]}, learner_seat: {player_0: 1}}\n", "needs one player count")):
+    for text, words in (
+        ("thin_ice_v0: {env_kwargs: {num_players: [3, 9]}}\n", "list of whole numbers 2..6"),
+        ("thin_ice_v0: {env_kwargs: {num_players: [3, 4]}, bc_games: 10}\n", "set bc_games: 0"),
+        ("thin_ice_v0: {env_kwargs: {num_players: [3, 4]}, learner_seat: {player_0: 1}}\n", "needs one player count"),
+    ):
         wrong.write_text(text)
         assert_one_line_error(run_main(capsys, TRAIN, "--env", "thin_ice_v0", "--runs", str(runs), "--config", str(wrong)), words)
     assert not runs.exists() or not any(runs.iterdir())
@@ -96,9 +111,9 @@ def test_resume_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert_one_line_error(run_main(capsys, TRAIN, "--resume", str(empty)), "not a training run folder")
     broken = tmp_path / "broken"
     (broken / "checkpoints").mkdir(parents=True)
-    from polarzoo.baselines.training.ppo import load_config
-
     import yaml
+
+    from polarzoo.baselines.training.ppo import load_config
 
     (broken / "config.yaml").write_text(yaml.safe_dump(load_config("fire_and_ice_v0")))
     (broken / "checkpoints" / "state.json").write_text("{not json")
@@ -119,16 +134,19 @@ def test_run_name_collision_and_unique_default_names(runs: Path) -> None:
 EVALUATE = "polarzoo.baselines.evaluate"
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--env", "fire_and_ice_v0", "--agents", "mcts:abc", "random"], "mcts needs a positive whole number"),
-    (["--env", "fire_and_ice_v0", "--agents", "random", "model:/nonexistent.zip"], "no model file /nonexistent.zip"),
-    (["--env", "fire_and_ice_v0", "--agents", "random"], "at least two agents"),
-    (["--env", "fire_and_ice_v0", "--games", "0"], "--games must be at least 1"),
-    (["--env", "thin_ice_v0", "--agents", "random", "mcts:5"], "MCTS needs a two-player rules core"),
-    (["--env", "thin_ice_v0", "--env-kwargs", "{bad"], "--env-kwargs is not JSON"),
-    (["--env", "fire_and_ice_v0", "--env-kwargs", '{"render_mode": "human"}'], "render_mode is not for evaluations"),
-    (["--env", "fire_and_ice_v0", "--agents", "random", "random"], "same name"),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--env", "fire_and_ice_v0", "--agents", "mcts:abc", "random"], "mcts needs a positive whole number"),
+        (["--env", "fire_and_ice_v0", "--agents", "random", "model:/nonexistent.zip"], "no model file /nonexistent.zip"),
+        (["--env", "fire_and_ice_v0", "--agents", "random"], "at least two agents"),
+        (["--env", "fire_and_ice_v0", "--games", "0"], "--games must be at least 1"),
+        (["--env", "thin_ice_v0", "--agents", "random", "mcts:5"], "MCTS needs a two-player rules core"),
+        (["--env", "thin_ice_v0", "--env-kwargs", "{bad"], "--env-kwargs is not JSON"),
+        (["--env", "fire_and_ice_v0", "--env-kwargs", '{"render_mode": "human"}'], "render_mode is not for evaluations"),
+        (["--env", "fire_and_ice_v0", "--agents", "random", "random"], "same name"),
+    ],
+)
 def test_evaluate_errors(args: list[str], words: str) -> None:
     assert_one_line_error(cli(EVALUATE, *args), words)
 
@@ -136,14 +154,26 @@ def test_evaluate_errors(args: list[str], words: str) -> None:
 def test_evaluate_refuses_an_output_it_cannot_write_before_playing(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    result = cli(EVALUATE, "--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--games", "1",
-                 "--out", str(blocker / "out"), "--no-progress")
+    result = cli(
+        EVALUATE,
+        "--env",
+        "fire_and_ice_v0",
+        "--agents",
+        "random",
+        "heuristic",
+        "--games",
+        "1",
+        "--out",
+        str(blocker / "out"),
+        "--no-progress",
+    )
     assert_one_line_error(result, "cannot write there")
     assert blocker.read_text() == "not a folder"
 
 
-def test_evaluate_prints_the_table_and_exits_1_when_saving_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_evaluate_prints_the_table_and_exits_1_when_saving_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A disk that fills during the games: the table is still printed, the exit status says
     nothing was saved, and no half-written summary is left."""
     from polarzoo.baselines.evaluation import evaluate
@@ -154,8 +184,20 @@ def test_evaluate_prints_the_table_and_exits_1_when_saving_fails(tmp_path: Path,
     for method in ("game", "write", "call"):
         monkeypatch.setattr(evaluate._Writer, method, full)
     with pytest.raises(SystemExit) as exit_info:
-        evaluate.main(["--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--games", "1", "--no-progress",
-                       "--out", str(tmp_path / "out")])
+        evaluate.main(
+            [
+                "--env",
+                "fire_and_ice_v0",
+                "--agents",
+                "random",
+                "heuristic",
+                "--games",
+                "1",
+                "--no-progress",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
     monkeypatch.undo()
     captured = capsys.readouterr()
     assert exit_info.value.code == 1 and "| random | heuristic | 2 |" in captured.out
@@ -166,8 +208,9 @@ def test_evaluate_prints_the_table_and_exits_1_when_saving_fails(tmp_path: Path,
 def test_evaluate_writes_games_as_it_goes_and_a_new_folder_per_run(tmp_path: Path) -> None:
     outs = []
     for _ in range(2):
-        result = cli(EVALUATE, "--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--games", "1", "--no-progress",
-                     cwd=tmp_path)
+        result = cli(
+            EVALUATE, "--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--games", "1", "--no-progress", cwd=tmp_path
+        )
         assert result.returncode == 0, result.stderr
         outs.append(result.stdout.splitlines()[0].removeprefix("writing to "))
     assert outs[0] != outs[1]
@@ -176,19 +219,35 @@ def test_evaluate_writes_games_as_it_goes_and_a_new_folder_per_run(tmp_path: Pat
     assert "written:" in result.stdout and "eval.json" in result.stdout
 
 
-@pytest.mark.parametrize("module,args,words", [
-    ("polarzoo.baselines.solitaire_eval", ["--deals", "0"], "--deals must be at least 1"),
-    ("polarzoo.baselines.solitaire_solver", ["--deals", "-1"], "--deals must be at least 1"),
-    ("polarzoo.baselines.solitaire_eval", ["--model", "/nonexistent.zip"], "no model file"),
-])
+@pytest.mark.parametrize(
+    "module,args,words",
+    [
+        ("polarzoo.baselines.solitaire_eval", ["--deals", "0"], "--deals must be at least 1"),
+        ("polarzoo.baselines.solitaire_solver", ["--deals", "-1"], "--deals must be at least 1"),
+        ("polarzoo.baselines.solitaire_eval", ["--model", "/nonexistent.zip"], "no model file"),
+    ],
+)
 def test_solitaire_cli_errors(module: str, args: list[str], words: str, tmp_path: Path) -> None:
-    assert_one_line_error(cli(module, *args, "--out" if module.endswith("eval") else "--json",
-                              str(tmp_path / ("o" if module.endswith("eval") else "o.json"))), words)
+    assert_one_line_error(
+        cli(
+            module,
+            *args,
+            "--out" if module.endswith("eval") else "--json",
+            str(tmp_path / ("o" if module.endswith("eval") else "o.json")),
+        ),
+        words,
+    )
 
 
 def _interrupt_when(path: Path, args: list[str], tmp_path: Path) -> None:
-    process = subprocess.Popen([sys.executable, "-m", TRAIN, *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        [sys.executable, "-m", TRAIN, *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.time() + scaled(240)
     while time.time() < deadline and not path.exists():
         time.sleep(0.2)
@@ -201,14 +260,38 @@ def _interrupt_when(path: Path, args: list[str], tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_ctrl_c_during_behaviour_cloning_then_resume(tmp_path: Path) -> None:
     run = tmp_path / "r"
-    args = ["--env", "go_with_the_floe_v0", "--runs", str(tmp_path), "--run-name", "r", "--total-timesteps", "512",
-            "--n-envs", "2", "--eval-every", "0", "--snapshot-every", "0", "--bc-games", "4", "--bc-epochs", "400",
-            "--no-progress", "--no-final-eval"]
+    args = [
+        "--env",
+        "go_with_the_floe_v0",
+        "--runs",
+        str(tmp_path),
+        "--run-name",
+        "r",
+        "--total-timesteps",
+        "512",
+        "--n-envs",
+        "2",
+        "--eval-every",
+        "0",
+        "--snapshot-every",
+        "0",
+        "--bc-games",
+        "4",
+        "--bc-epochs",
+        "400",
+        "--no-progress",
+        "--no-final-eval",
+    ]
     _interrupt_when(run / "checkpoints" / "state.json", args, tmp_path)
     done = json.loads((run / "checkpoints" / "state.json").read_text())["bc_epochs_done"]
     assert 1 <= done < 400 and (run / "demonstrations.npz").exists()
-    resumed = subprocess.run([sys.executable, "-m", TRAIN, "--resume", str(run), "--seed", "5", "--no-progress",
-                              "--no-final-eval"], cwd=ROOT, capture_output=True, text=True, timeout=scaled(600))
+    resumed = subprocess.run(
+        [sys.executable, "-m", TRAIN, "--resume", str(run), "--seed", "5", "--no-progress", "--no-final-eval"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=scaled(600),
+    )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "ignoring --seed" in resumed.stdout and "behaviour cloning" in resumed.stdout
     report = json.loads((run / "behaviour_cloning.json").read_text())
@@ -216,17 +299,37 @@ def test_ctrl_c_during_behaviour_cloning_then_resume(tmp_path: Path) -> None:
     assert (run / "model.zip").exists()
 
 
-def test_ctrl_c_while_collecting_demonstrations_leaves_a_checkpoint_that_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_ctrl_c_while_collecting_demonstrations_leaves_a_checkpoint_that_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from polarzoo.baselines.training import ppo
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
     run = tmp_path / "r"
-    args = ["--env", "go_with_the_floe_v0", "--runs", str(tmp_path), "--run-name", "r", "--total-timesteps", "256",
-            "--n-envs", "2", "--eval-every", "0", "--snapshot-every", "0", "--bc-games", "2", "--bc-epochs", "1",
-            "--no-progress", "--no-final-eval"]
+    args = [
+        "--env",
+        "go_with_the_floe_v0",
+        "--runs",
+        str(tmp_path),
+        "--run-name",
+        "r",
+        "--total-timesteps",
+        "256",
+        "--n-envs",
+        "2",
+        "--eval-every",
+        "0",
+        "--snapshot-every",
+        "0",
+        "--bc-games",
+        "2",
+        "--bc-epochs",
+        "1",
+        "--no-progress",
+        "--no-final-eval",
+    ]
     with monkeypatch.context() as patch:
         patch.setattr(ppo, "collect_demonstrations", interrupted)
         with pytest.raises(SystemExit) as stopped:
@@ -241,9 +344,29 @@ def test_ctrl_c_while_collecting_demonstrations_leaves_a_checkpoint_that_resumes
 
 def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(tmp_path: Path) -> None:
     run = tmp_path / "r"
-    first = cli(TRAIN, "--env", "fire_and_ice_v0", "--runs", str(tmp_path), "--run-name", "r", "--total-timesteps", "1024",
-                "--bc-games", "0", "--n-envs", "2", "--checkpoint-every", "256", "--eval-every", "0", "--snapshot-every", "0", "--no-progress",
-                "--no-final-eval")
+    first = cli(
+        TRAIN,
+        "--env",
+        "fire_and_ice_v0",
+        "--runs",
+        str(tmp_path),
+        "--run-name",
+        "r",
+        "--total-timesteps",
+        "1024",
+        "--bc-games",
+        "0",
+        "--n-envs",
+        "2",
+        "--checkpoint-every",
+        "256",
+        "--eval-every",
+        "0",
+        "--snapshot-every",
+        "0",
+        "--no-progress",
+        "--no-final-eval",
+    )
     assert first.returncode == 0, first.stderr[-2000:]
     latest = run / "checkpoints" / "latest.zip"
     latest.write_bytes(latest.read_bytes()[:100])  # a crash mid-write on a filesystem without atomic rename
@@ -253,18 +376,21 @@ def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(tmp_path: Pa
     assert "resuming from the previous checkpoint" in resumed.stdout and f"at {previous} timesteps" in resumed.stdout
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--model", "/nonexistent.zip"], "no model file /nonexistent.zip"),
-    (["--model", "baselines/pretrained/fire_and_ice_v0.safetensors"], "this needs a Go with the Floe model"),
-    (["--games", "0"], "--games must be at least 1"),
-    (["--replays", "0"], "--replays must be at least 1"),
-    (["--depth", "0"], "every --depth >= 1"),
-    (["--bound-depth", "-1"], "--bound-depth and --search-games must be >= 0"),
-    (["--search-games", "-1"], "--search-games must be >= 0"),
-    (["--first-phase", "heuristic"], "--first-phase only changes the --search-games games"),
-    (["--first-phase", "greedy"], "invalid choice: 'greedy'"),
-    (["--curve", "/nonexistent"], "--curve /nonexistent: no snapshots/snapshot_N.zip or model.zip"),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--model", "/nonexistent.zip"], "no model file /nonexistent.zip"),
+        (["--model", "baselines/pretrained/fire_and_ice_v0.safetensors"], "this needs a Go with the Floe model"),
+        (["--games", "0"], "--games must be at least 1"),
+        (["--replays", "0"], "--replays must be at least 1"),
+        (["--depth", "0"], "every --depth >= 1"),
+        (["--bound-depth", "-1"], "--bound-depth and --search-games must be >= 0"),
+        (["--search-games", "-1"], "--search-games must be >= 0"),
+        (["--first-phase", "heuristic"], "--first-phase only changes the --search-games games"),
+        (["--first-phase", "greedy"], "invalid choice: 'greedy'"),
+        (["--curve", "/nonexistent"], "--curve /nonexistent: no snapshots/snapshot_N.zip or model.zip"),
+    ],
+)
 def test_floe_white_benchmark_errors(args: list[str], words: str) -> None:
     assert_one_line_error(cli("benchmarks.floe_white", *args), words)
 
@@ -279,14 +405,17 @@ def test_floe_white_curve_rejects_a_run_of_another_game(tmp_path: Path) -> None:
     assert not (tmp_path / "white_curve.csv").exists()
 
 
-@pytest.mark.parametrize("module,extra", [
-    ("polarzoo.baselines.evaluate", ["--env", "fire_and_ice_v0"]),
-    ("polarzoo.baselines.play", ["--env", "fire_and_ice_v0"]),
-    ("polarzoo.baselines.solitaire_solver", []),
-    ("polarzoo.baselines.solitaire_eval", []),
-    ("polarzoo.baselines.solitaire_train", []),
-    (TRAIN, ["--env", "fire_and_ice_v0"]),
-])
+@pytest.mark.parametrize(
+    "module,extra",
+    [
+        ("polarzoo.baselines.evaluate", ["--env", "fire_and_ice_v0"]),
+        ("polarzoo.baselines.play", ["--env", "fire_and_ice_v0"]),
+        ("polarzoo.baselines.solitaire_solver", []),
+        ("polarzoo.baselines.solitaire_eval", []),
+        ("polarzoo.baselines.solitaire_train", []),
+        (TRAIN, ["--env", "fire_and_ice_v0"]),
+    ],
+)
 def test_a_negative_seed_is_one_line(module: str, extra: list[str], tmp_path: Path) -> None:
     """--seed -1 reached NumPy's seeding (a traceback) in evaluate, play and the solver."""
     result = cli(module, *extra, "--seed", "-1", cwd=tmp_path)
@@ -294,11 +423,14 @@ def test_a_negative_seed_is_one_line(module: str, extra: list[str], tmp_path: Pa
     assert not (tmp_path / "runs").exists()
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--workers", "0"], "--workers must be at least 1, got 0"),
-    (["--agents", "search:x", "random"], "search needs a positive whole number of placements to try"),
-    (["--agents", "search:2", "random", "--env", "fire_and_ice_v0"], "search:K is the Thin Ice policy look-ahead"),
-])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--workers", "0"], "--workers must be at least 1, got 0"),
+        (["--agents", "search:x", "random"], "search needs a positive whole number of placements to try"),
+        (["--agents", "search:2", "random", "--env", "fire_and_ice_v0"], "search:K is the Thin Ice policy look-ahead"),
+    ],
+)
 def test_evaluate_new_options_are_one_line(args: list[str], words: str, tmp_path: Path) -> None:
     base = ["--env", "thin_ice_v0"] if "--env" not in args else []
     result = cli("polarzoo.baselines.evaluate", *base, *args, "--games", "1", "--out", str(tmp_path / "out"), cwd=tmp_path)
@@ -342,8 +474,9 @@ def test_evaluate_checks_where_it_writes(tmp_path: Path, capsys: pytest.CaptureF
     a_file.write_text("")
     base = ["--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--games", "1", "--no-progress"]
     assert "is a file, not a folder" in _main_error(evaluate.main, [*base, "--out", str(a_file)], capsys)
-    assert "no such run folder" in _main_error(evaluate.main, [*base, "--out", str(tmp_path / "e"), "--run-dir",
-                                                               str(tmp_path / "missing")], capsys)
+    assert "no such run folder" in _main_error(
+        evaluate.main, [*base, "--out", str(tmp_path / "e"), "--run-dir", str(tmp_path / "missing")], capsys
+    )
     assert a_file.read_text() == ""
 
 
@@ -351,18 +484,30 @@ def test_a_model_of_another_game_is_refused_at_load(tmp_path: Path, capsys: pyte
     from polarzoo.baselines.evaluation import evaluate, solitaire_eval
     from polarzoo.baselines.play import terminal as play
 
-    line = _main_error(evaluate.main, ["--env", "go_with_the_floe_v0", "--agents", f"model:{PRETRAINED_FIRE}", "random",
-                                       "--out", str(tmp_path / "e")], capsys)
+    line = _main_error(
+        evaluate.main,
+        ["--env", "go_with_the_floe_v0", "--agents", f"model:{PRETRAINED_FIRE}", "random", "--out", str(tmp_path / "e")],
+        capsys,
+    )
     assert "does not fit go_with_the_floe_v0" in line and "fire_and_ice_v0 model" in line
-    line = _main_error(play.main, ["--env", "go_with_the_floe_v0", "--human", "black", "--opponent", f"az:2:{PRETRAINED_FIRE}"], capsys)
+    line = _main_error(
+        play.main, ["--env", "go_with_the_floe_v0", "--human", "black", "--opponent", f"az:2:{PRETRAINED_FIRE}"], capsys
+    )
     assert "does not fit go_with_the_floe_v0" in line
-    line = _main_error(solitaire_eval.main, ["--model", str(PRETRAINED_FIRE), "--deals", "1", "--out", str(tmp_path / "s")], capsys)
+    line = _main_error(
+        solitaire_eval.main, ["--model", str(PRETRAINED_FIRE), "--deals", "1", "--out", str(tmp_path / "s")], capsys
+    )
     assert "not a solitaire model" in line
 
 
-@pytest.mark.parametrize("content, name", [(b"not a zip", "model.zip"), (None, "model.safetensors"), (b"PK\x03\x04cut", "model.zip")],
-                         ids=["not-a-zip", "truncated", "cut-zip"])
-def test_damaged_model_files_are_one_line(content: bytes | None, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "content, name",
+    [(b"not a zip", "model.zip"), (None, "model.safetensors"), (b"PK\x03\x04cut", "model.zip")],
+    ids=["not-a-zip", "truncated", "cut-zip"],
+)
+def test_damaged_model_files_are_one_line(
+    content: bytes | None, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from polarzoo.baselines.evaluation import evaluate, solitaire_eval
     from polarzoo.baselines.play import terminal as play
     from polarzoo.baselines.training import export
@@ -372,13 +517,23 @@ def test_damaged_model_files_are_one_line(content: bytes | None, name: str, tmp_
     words = ("not a model file", "not a readable")
     assert any(w in _main_error(export.main, [str(bad), str(tmp_path / "copy.safetensors")], capsys) for w in words)
     assert not (tmp_path / "copy.safetensors").exists() and not list(tmp_path.glob("*.tmp*"))
-    assert any(w in _main_error(solitaire_eval.main, ["--model", str(bad), "--deals", "1", "--out", str(tmp_path / "s")], capsys)
-               for w in words)
+    assert any(
+        w in _main_error(solitaire_eval.main, ["--model", str(bad), "--deals", "1", "--out", str(tmp_path / "s")], capsys)
+        for w in words
+    )
     assert not (tmp_path / "s").exists()  # refused before its output folder is made
     for spec in (f"model:{bad}", f"az:2:{bad}"):
-        assert any(w in _main_error(play.main, ["--env", "fire_and_ice_v0", "--human", "fire", "--opponent", spec], capsys) for w in words)
-        assert any(w in _main_error(evaluate.main, ["--env", "fire_and_ice_v0", "--agents", spec, "random",
-                                                    "--out", str(tmp_path / "e")], capsys) for w in words)
+        assert any(
+            w in _main_error(play.main, ["--env", "fire_and_ice_v0", "--human", "fire", "--opponent", spec], capsys)
+            for w in words
+        )
+        assert any(
+            w
+            in _main_error(
+                evaluate.main, ["--env", "fire_and_ice_v0", "--agents", spec, "random", "--out", str(tmp_path / "e")], capsys
+            )
+            for w in words
+        )
 
 
 def test_a_damaged_latest_checkpoint_falls_back_to_the_previous(tmp_path: Path) -> None:
@@ -406,30 +561,66 @@ UNWRITABLE = Path("/proc/polarzoo-test")
 
 
 @pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs Linux's read-only /proc")
-@pytest.mark.parametrize("module,args,words", [
-    ("polarzoo.baselines.solitaire_solver", ["--deals", "2", "--json", str(UNWRITABLE / "x.json")], "--json /proc/polarzoo-test: cannot write there"),
-    ("polarzoo.baselines.solitaire_train", ["--quick", "--out", str(UNWRITABLE)], "--out /proc/polarzoo-test: cannot write there"),
-    ("polarzoo.baselines.solitaire_eval", ["--model", "pretrained", "--out", str(UNWRITABLE)], "--out /proc/polarzoo-test: cannot"),
-    ("polarzoo.baselines.evaluate", ["--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--out", str(UNWRITABLE)],
-     "--out /proc/polarzoo-test: cannot write there"),
-    ("polarzoo.baselines.export", [str(ROOT / "baselines" / "pretrained" / "fire_and_ice_v0.safetensors"), str(UNWRITABLE / "m.safetensors")],
-     "cannot write the copy"),
-    (TRAIN, ["--env", "fire_and_ice_v0", "--quick", "--runs", str(UNWRITABLE)], "--runs /proc/polarzoo-test: cannot create"),
-])
+@pytest.mark.parametrize(
+    "module,args,words",
+    [
+        (
+            "polarzoo.baselines.solitaire_solver",
+            ["--deals", "2", "--json", str(UNWRITABLE / "x.json")],
+            "--json /proc/polarzoo-test: cannot write there",
+        ),
+        (
+            "polarzoo.baselines.solitaire_train",
+            ["--quick", "--out", str(UNWRITABLE)],
+            "--out /proc/polarzoo-test: cannot write there",
+        ),
+        (
+            "polarzoo.baselines.solitaire_eval",
+            ["--model", "pretrained", "--out", str(UNWRITABLE)],
+            "--out /proc/polarzoo-test: cannot",
+        ),
+        (
+            "polarzoo.baselines.evaluate",
+            ["--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--out", str(UNWRITABLE)],
+            "--out /proc/polarzoo-test: cannot write there",
+        ),
+        (
+            "polarzoo.baselines.export",
+            [str(ROOT / "baselines" / "pretrained" / "fire_and_ice_v0.safetensors"), str(UNWRITABLE / "m.safetensors")],
+            "cannot write the copy",
+        ),
+        (TRAIN, ["--env", "fire_and_ice_v0", "--quick", "--runs", str(UNWRITABLE)], "--runs /proc/polarzoo-test: cannot create"),
+    ],
+)
 def test_an_output_folder_that_cannot_be_written_is_one_line_before_any_work(
-        module: str, args: list[str], words: str, capsys: pytest.CaptureFixture[str]) -> None:
+    module: str, args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Read-only output folders (the probe found tracebacks in the solver and solitaire_train)."""
     result = run_main(capsys, module, *args)
     assert_one_line_error(result, words)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("args", [
-    ["--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "mcts:8", "--games", "2"],
-    ["--env", "thin_ice_v0", "--env-kwargs", '{"num_players": 3, "grid": 3}', "--agents", "random", "random", "heuristic",
-     "--games", "1"],
-])
-def test_an_interrupted_evaluation_resumes_to_the_same_table(args: list[str], tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "mcts:8", "--games", "2"],
+        [
+            "--env",
+            "thin_ice_v0",
+            "--env-kwargs",
+            '{"num_players": 3, "grid": 3}',
+            "--agents",
+            "random",
+            "random",
+            "heuristic",
+            "--games",
+            "1",
+        ],
+    ],
+)
+def test_an_interrupted_evaluation_resumes_to_the_same_table(
+    args: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """evaluate --resume OUT: the same command, the games already in games.jsonl kept (a line cut
     off by the interruption is played again), the rest played: the same files as one whole run."""
     whole, cut = tmp_path / "whole", tmp_path / "cut"
@@ -442,8 +633,10 @@ def test_an_interrupted_evaluation_resumes_to_the_same_table(args: list[str], tm
     assert resumed.returncode == 0 and "2 finished game(s) kept" in resumed.stdout
     assert json.loads((cut / "eval.json").read_text()) == json.loads((whole / "eval.json").read_text())
     assert (cut / "games.jsonl").read_text() == (whole / "games.jsonl").read_text()
-    assert_one_line_error(run_main(capsys, "polarzoo.baselines.evaluate", "--resume", str(tmp_path / "none")),  # type: ignore[arg-type]
-                          "not an evaluation folder")
+    assert_one_line_error(
+        run_main(capsys, "polarzoo.baselines.evaluate", "--resume", str(tmp_path / "none")),  # type: ignore[arg-type]
+        "not an evaluation folder",
+    )
 
 
 def test_evaluate_resume_keeps_only_its_own_well_formed_games(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -462,13 +655,16 @@ def test_evaluate_resume_keeps_only_its_own_well_formed_games(tmp_path: Path, ca
     assert resumed.returncode == 0 and "1 finished game(s) kept" in resumed.stdout
     assert "1 damaged or cut-off record(s) and 1 of another command" in resumed.stderr
     assert json.loads((cut / "eval.json").read_text()) == json.loads((whole / "eval.json").read_text())
-    assert_one_line_error(run_main(capsys, "polarzoo.baselines.evaluate", "--resume", str(cut), "--games", "5"),
-                          "it takes no other options (--games)")
+    assert_one_line_error(
+        run_main(capsys, "polarzoo.baselines.evaluate", "--resume", str(cut), "--games", "5"),
+        "it takes no other options (--games)",
+    )
 
 
 @pytest.mark.parametrize("interrupt_at_step", [45, 64])  # inside a rollout / during the update after one
-def test_an_interrupted_run_resumes_to_the_same_weights_and_evaluations(interrupt_at_step: int, tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_interrupted_run_resumes_to_the_same_weights_and_evaluations(
+    interrupt_at_step: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Exact resume: Ctrl-C at any point, then --resume, ends with the same weights, optimizer
     state and evaluations as one uninterrupted run with the same seed and threads (self-play
     snapshots, reward-free opponents and periodic evaluations included)."""
@@ -477,10 +673,26 @@ def test_an_interrupted_run_resumes_to_the_same_weights_and_evaluations(interrup
     from polarzoo.baselines.training import ppo as train_module
     from polarzoo.wrappers.opponent_batching import OpponentBatchingVecEnv
 
-    config = train_module.load_config("fire_and_ice_v0", {
-        "n_envs": 2, "n_steps": 32, "batch_size": 32, "n_epochs": 2, "total_timesteps": 256, "vec_env": "dummy",
-        "opponents": {"random": 0.5, "self": 0.5}, "snapshot_every": 64, "max_snapshots": 2, "eval_every": 96, "eval_games": 1,
-        "checkpoint_every": 64, "torch_threads": 1, "board_policy": {"dim": 8, "blocks": 1}, "bc_games": 0})
+    config = train_module.load_config(
+        "fire_and_ice_v0",
+        {
+            "n_envs": 2,
+            "n_steps": 32,
+            "batch_size": 32,
+            "n_epochs": 2,
+            "total_timesteps": 256,
+            "vec_env": "dummy",
+            "opponents": {"random": 0.5, "self": 0.5},
+            "snapshot_every": 64,
+            "max_snapshots": 2,
+            "eval_every": 96,
+            "eval_games": 1,
+            "checkpoint_every": 64,
+            "torch_threads": 1,
+            "board_policy": {"dim": 8, "blocks": 1},
+            "bc_games": 0,
+        },
+    )
 
     def run(folder: Path) -> Path:
         folder.mkdir()
@@ -489,8 +701,10 @@ def test_an_interrupted_run_resumes_to_the_same_weights_and_evaluations(interrup
 
     whole = run(tmp_path / "whole")
     calls = {"n": 0}
-    original_step_wait, original_train = OpponentBatchingVecEnv.step_wait, train_module.MaskablePPO.train \
-        if hasattr(train_module, "MaskablePPO") else None
+    original_step_wait, original_train = (
+        OpponentBatchingVecEnv.step_wait,
+        train_module.MaskablePPO.train if hasattr(train_module, "MaskablePPO") else None,
+    )
     from sb3_contrib import MaskablePPO
 
     original_train = MaskablePPO.train
@@ -529,8 +743,9 @@ def test_an_interrupted_run_resumes_to_the_same_weights_and_evaluations(interrup
     assert first.num_timesteps == second.num_timesteps == 256
 
 
-def test_a_full_disk_during_training_is_one_line_and_the_last_checkpoint_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_full_disk_during_training_is_one_line_and_the_last_checkpoint_resumes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """No space left while writing the third checkpoint: one line, exit 1, the second checkpoint
     intact (nothing half-written beside it) and an exact point to resume from."""
     from sb3_contrib import MaskablePPO
@@ -545,8 +760,28 @@ def test_a_full_disk_during_training_is_one_line_and_the_last_checkpoint_resumes
 
     monkeypatch.setattr(MaskablePPO, "save", save)
     runs = tmp_path / "runs"
-    result = run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--quick", "--bc-games", "0", "--total-timesteps", "1024", "--checkpoint-every", "256",
-                      "--snapshot-every", "0", "--eval-every", "0", "--no-final-eval", "--runs", str(runs), "--run-name", "full")
+    result = run_main(
+        capsys,
+        TRAIN,
+        "--env",
+        "fire_and_ice_v0",
+        "--quick",
+        "--bc-games",
+        "0",
+        "--total-timesteps",
+        "1024",
+        "--checkpoint-every",
+        "256",
+        "--snapshot-every",
+        "0",
+        "--eval-every",
+        "0",
+        "--no-final-eval",
+        "--runs",
+        str(runs),
+        "--run-name",
+        "full",
+    )
     monkeypatch.undo()
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "could not write into" in result.stderr and "No space left on device" in result.stderr and "--resume" in result.stderr
@@ -562,11 +797,30 @@ def test_ctrl_c_stops_an_evaluation_with_workers_at_once_and_exits_130(tmp_path:
     import time
 
     out = tmp_path / "out"
-    process = subprocess.Popen([sys.executable, "-m", "polarzoo.baselines.evaluate", "--env", "fire_and_ice_v0", "--agents",
-                                "random", "mcts:30", "--games", "400", "--workers", "2", "--no-progress", "--out", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               # Ctrl-C's own disposition, whatever this process inherited (an earlier test may ignore it)
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "polarzoo.baselines.evaluate",
+            "--env",
+            "fire_and_ice_v0",
+            "--agents",
+            "random",
+            "mcts:30",
+            "--games",
+            "400",
+            "--workers",
+            "2",
+            "--no-progress",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Ctrl-C's own disposition, whatever this process inherited (an earlier test may ignore it)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     games = out / "games.jsonl"
     deadline = time.monotonic() + scaled(120)
     while (not games.exists() or games.stat().st_size == 0) and time.monotonic() < deadline:
@@ -602,8 +856,9 @@ def test_a_checkpoint_cut_inside_its_nested_archive_falls_back_to_the_previous_o
 
 
 def _policy_and_adam(model_zip: Path) -> tuple[dict, list]:
-    import torch
     import zipfile
+
+    import torch
 
     with zipfile.ZipFile(model_zip) as archive:
         weights = torch.load(archive.open("policy.pth"), map_location="cpu", weights_only=True)
@@ -622,19 +877,64 @@ def test_kill_9_then_resume_with_every_option_matches_one_straight_run(tmp_path:
     config = tmp_path / "config.yaml"
     # The opponents not in alphabetical order: the resumed run must keep the pool's order (a
     # sorted copy of the config once made it draw other opponents after its first snapshot).
-    config.write_text(yaml.safe_dump({"go_with_the_floe_v0": {
-        "n_steps": 32, "batch_size": 32, "n_epochs": 1, "opponents": {"random": 0.2, "heuristic": 0.5, "self": 0.3},
-        "snapshot_every": 64, "max_snapshots": 2, "eval_every": 96, "eval_games": 1, "checkpoint_every": 64,
-        "board_policy": {"dim": 8, "blocks": 1}, "bc_games": 2, "bc_epochs": 2, "bc_teacher": "heuristic"}}, sort_keys=False))
-    common = ["--env", "go_with_the_floe_v0", "--config", str(config), "--runs", str(tmp_path), "--n-envs", "2",
-              "--vec-env", "subproc", "--torch-threads", "1", "--seed", "3", "--total-timesteps", "384", "--no-progress",
-              "--no-final-eval"]
-    straight = subprocess.run([sys.executable, "-m", TRAIN, *common, "--run-name", "straight"], cwd=ROOT,
-                              capture_output=True, text=True, timeout=scaled(600))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "go_with_the_floe_v0": {
+                    "n_steps": 32,
+                    "batch_size": 32,
+                    "n_epochs": 1,
+                    "opponents": {"random": 0.2, "heuristic": 0.5, "self": 0.3},
+                    "snapshot_every": 64,
+                    "max_snapshots": 2,
+                    "eval_every": 96,
+                    "eval_games": 1,
+                    "checkpoint_every": 64,
+                    "board_policy": {"dim": 8, "blocks": 1},
+                    "bc_games": 2,
+                    "bc_epochs": 2,
+                    "bc_teacher": "heuristic",
+                }
+            },
+            sort_keys=False,
+        )
+    )
+    common = [
+        "--env",
+        "go_with_the_floe_v0",
+        "--config",
+        str(config),
+        "--runs",
+        str(tmp_path),
+        "--n-envs",
+        "2",
+        "--vec-env",
+        "subproc",
+        "--torch-threads",
+        "1",
+        "--seed",
+        "3",
+        "--total-timesteps",
+        "384",
+        "--no-progress",
+        "--no-final-eval",
+    ]
+    straight = subprocess.run(
+        [sys.executable, "-m", TRAIN, *common, "--run-name", "straight"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=scaled(600),
+    )
     assert straight.returncode == 0, straight.stderr[-3000:]
     cut = tmp_path / "cut"
-    process = subprocess.Popen([sys.executable, "-m", TRAIN, *common, "--run-name", "cut"], cwd=ROOT,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", TRAIN, *common, "--run-name", "cut"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     state = cut / "checkpoints" / "state.json"
     deadline = time.time() + scaled(300)
     while time.time() < deadline and process.poll() is None:
@@ -647,8 +947,13 @@ def test_kill_9_then_resume_with_every_option_matches_one_straight_run(tmp_path:
     os.killpg(process.pid, signal.SIGKILL)  # the learner and its env subprocesses, no chance to save
     process.wait(timeout=60)
     assert not (cut / "model.zip").exists()
-    resumed = subprocess.run([sys.executable, "-m", TRAIN, "--resume", str(cut), "--no-progress", "--no-final-eval"],
-                             cwd=ROOT, capture_output=True, text=True, timeout=scaled(600))
+    resumed = subprocess.run(
+        [sys.executable, "-m", TRAIN, "--resume", str(cut), "--no-progress", "--no-final-eval"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=scaled(600),
+    )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     weights, moments = _policy_and_adam(tmp_path / "straight" / "model.zip")
     weights_resumed, moments_resumed = _policy_and_adam(cut / "model.zip")
@@ -663,8 +968,19 @@ def test_kill_9_then_resume_with_every_option_matches_one_straight_run(tmp_path:
 
 def test_evaluate_resume_of_a_folder_whose_games_file_is_a_folder(tmp_path: Path) -> None:
     out = tmp_path / "e"
-    first = cli("polarzoo.baselines.evaluate", "--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--games", "1",
-                "--out", str(out), "--no-progress")
+    first = cli(
+        "polarzoo.baselines.evaluate",
+        "--env",
+        "fire_and_ice_v0",
+        "--agents",
+        "random",
+        "heuristic",
+        "--games",
+        "1",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
     assert first.returncode == 0, first.stderr
     (out / "games.jsonl").unlink()
     (out / "games.jsonl").mkdir()

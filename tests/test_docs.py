@@ -43,8 +43,13 @@ pytest.importorskip("myst_parser", reason='the docs extra: pip install "polarzoo
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site")
-    build = subprocess.run([sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "docs", str(out)],
-                           cwd=ROOT, capture_output=True, text=True, timeout=600)
+    build = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "docs", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     return out
 
@@ -61,8 +66,22 @@ class _Links(HTMLParser):
 
 
 def test_the_site_builds_with_every_page_and_no_broken_internal_link(site: Path) -> None:
-    for page in ["index", "getting_started", "training", "results", "integrations", "jax", "openspiel", "api", "layout",
-                 "rules/thin_ice", "cli/train", "cli/evaluate", "cli/play", *(f"envs/{name}" for name in ENV_PAGES)]:
+    for page in [
+        "index",
+        "getting_started",
+        "training",
+        "results",
+        "integrations",
+        "jax",
+        "openspiel",
+        "api",
+        "layout",
+        "rules/thin_ice",
+        "cli/train",
+        "cli/evaluate",
+        "cli/play",
+        *(f"envs/{name}" for name in ENV_PAGES),
+    ]:
         assert (site / f"{page}.html").is_file(), page
     broken = []
     for html in site.rglob("*.html"):
@@ -98,8 +117,16 @@ def served(site: Path):  # type: ignore[no-untyped-def]
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium (Debian: apt-get install chromium; .ci/run installs it)")
 def test_env_pages_in_a_headless_browser(served: str) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason='Playwright: pip install "polarzoo[docs]"')
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ]
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=flags)
         page = browser.new_page()

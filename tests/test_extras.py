@@ -18,11 +18,17 @@ def test_require_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     assert require("json", "x").dumps(1) == "1"
 
 
-@pytest.mark.parametrize("blocked, code, words", [
-    ("mujoco", "from polarzoo.envs import thin_ice_v0; thin_ice_v0.env().reset(seed=0)", 'pip install "polarzoo[physics]"'),
-    ("sb3_contrib", "from polarzoo.baselines.agents import make_agent; make_agent('pretrained', 'fire_and_ice_v0')",
-     'pip install "polarzoo[train]"'),
-])
+@pytest.mark.parametrize(
+    "blocked, code, words",
+    [
+        ("mujoco", "from polarzoo.envs import thin_ice_v0; thin_ice_v0.env().reset(seed=0)", 'pip install "polarzoo[physics]"'),
+        (
+            "sb3_contrib",
+            "from polarzoo.baselines.agents import make_agent; make_agent('pretrained', 'fire_and_ice_v0')",
+            'pip install "polarzoo[train]"',
+        ),
+    ],
+)
 def test_without_the_extra(blocked: str, code: str, words: str) -> None:
     """In a fresh interpreter where the module cannot be imported."""
     script = f"import sys; sys.modules[{blocked!r}] = None\n{code}"
@@ -31,7 +37,9 @@ def test_without_the_extra(blocked: str, code: str, words: str) -> None:
 
 
 def test_train_help_without_pyyaml() -> None:
-    script = ("import sys; sys.modules['yaml'] = None; sys.argv = ['train', '--help']\n"
-              "from polarzoo.baselines.training import ppo as train; train.main()")
+    script = (
+        "import sys; sys.modules['yaml'] = None; sys.argv = ['train', '--help']\n"
+        "from polarzoo.baselines.training import ppo as train; train.main()"
+    )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=scaled(120))
     assert result.returncode == 0 and "--total-timesteps" in result.stdout, result.stderr[-2000:]

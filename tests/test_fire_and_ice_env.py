@@ -7,9 +7,8 @@ import pickle
 
 import numpy as np
 import pytest
-from pettingzoo.test import api_test, render_test, seed_test
+from pettingzoo.test import api_test, parallel_api_test, render_test, seed_test
 from pettingzoo.utils import turn_based_aec_to_parallel
-from pettingzoo.test import parallel_api_test
 
 from polarzoo.envs import fire_and_ice_v0
 from polarzoo.envs.fire_and_ice import rules
@@ -173,7 +172,10 @@ def test_picture_labels_keep_clear_of_the_islands_and_a_colour_key_is_drawn() ->
         corners = [apex + offset for offset in (np.array([9, -2]), np.array([23, -2]), np.array([9, 16]), np.array([23, 16]))]
         for other in range(rules.NUM_ISLANDS):
             if other != island:
-                assert not any(inside(corner, other) for corner in corners), (rules.ISLAND_LETTERS[island], rules.ISLAND_LETTERS[other])
+                assert not any(inside(corner, other) for corner in corners), (
+                    rules.ISLAND_LETTERS[island],
+                    rules.ISLAND_LETTERS[other],
+                )
         low, high = apex + np.array([9 - 9, -2 - 9]), apex + np.array([23 + 9, 16 + 9])  # the box and a peg's radius
         assert not any((low <= hole).all() and (hole <= high).all() for hole in render.HOLE_CENTRES), rules.ISLAND_LETTERS[island]
     env = fire_and_ice_v0.raw_env(render_mode="rgb_array")

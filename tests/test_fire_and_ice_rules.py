@@ -80,8 +80,12 @@ def test_move_places_opponent_peg_in_vacated_hole() -> None:
 
 def test_cannot_move_opponent_peg_or_to_occupied_or_off_pattern() -> None:
     state = position(fire="A1", ice="A3 B2", to_move=FIRE)
-    for text, reason in (("B2-B3", "does not hold a fire peg"), ("A1-A3", "not empty"), ("A1-B2", "neither"),
-                         ("A1-A1", "must move to another hole")):
+    for text, reason in (
+        ("B2-B3", "does not hold a fire peg"),
+        ("A1-A3", "not empty"),
+        ("A1-B2", "neither"),
+        ("A1-A1", "must move to another hole"),
+    ):
         with pytest.raises(ValueError, match=reason):
             rules.apply(state, rules.notation_to_action(text))
 

@@ -88,8 +88,11 @@ def test_bad_input() -> None:
         env.step("A1-A2")
     with pytest.raises(ValueError, match="out of range"):
         env.step(2401)
-    for kwargs, match in (({"reward": "dense"}, "reward must be one of"), ({"solvable_only": "yes"}, "solvable_only"),
-                          ({"illegal_action": "ignore"}, "illegal_action must be one of")):
+    for kwargs, match in (
+        ({"reward": "dense"}, "reward must be one of"),
+        ({"solvable_only": "yes"}, "solvable_only"),
+        ({"illegal_action": "ignore"}, "illegal_action must be one of"),
+    ):
         with pytest.raises(ValueError, match=match):
             fire_and_ice_solitaire_v0.env(**kwargs)
 

@@ -42,7 +42,7 @@ def test_start_fixing_maps_keep_d4() -> None:
 
 def test_rules_commute_with_every_kind_of_map_over_random_games() -> None:
     rng = np.random.default_rng(1)
-    for game in range(40):
+    for _game in range(40):
         state = rules.initial_state()
         while state.winner < 0:
             k = int(rng.integers(sym.NUM_SYMMETRIES))
@@ -50,10 +50,13 @@ def test_rules_commute_with_every_kind_of_map_over_random_games() -> None:
             mask = rules.legal_action_mask(state)
             assert (sym.transform_mask(mask, k) == rules.legal_action_mask(mapped)).all()
             for colour in (rules.FIRE, rules.ICE):
-                assert (sym.transform_observation(observation_tensor(state, colour), k)
-                        == observation_tensor(mapped, colour)).all()
-            assert (sym.transform_board(rules.island_control(state.board)[np.arange(49) // 7].astype(np.int8), k)
-                    == rules.island_control(mapped.board)[np.arange(49) // 7]).all()
+                assert (
+                    sym.transform_observation(observation_tensor(state, colour), k) == observation_tensor(mapped, colour)
+                ).all()
+            assert (
+                sym.transform_board(rules.island_control(state.board)[np.arange(49) // 7].astype(np.int8), k)
+                == rules.island_control(mapped.board)[np.arange(49) // 7]
+            ).all()
             action = int(rng.choice(np.flatnonzero(mask)))
             after = rules.apply(state, action)
             assert sym.transform_state(after, k) == rules.apply(mapped, sym.transform_action(action, k))

@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from polarzoo.envs.go_with_the_floe import kernels, rules
-
 from polarzoo.baselines.agents import floe_search as search
+from polarzoo.envs.go_with_the_floe import kernels, rules
 
 
 def _position(bear: str, seal: str, rings: str = "") -> rules.State:
@@ -106,8 +105,6 @@ def test_capture_value_is_the_value_of_the_endgame_it_leaves() -> None:
     assert after.winner < 0 and (after.board == rules.SEAL).sum() == 1
     value = search.capture_value(two.board, two.rings, rules.notation_to_action("E4xE5"), 2)
     assert value == _bound(after, 2, search.UNDECIDED_LEAF)
-
-
 
 
 def _white_to_move(state: rules.State) -> rules.State:

@@ -20,8 +20,10 @@ def test_heuristic_first_phase_plays_every_white_move_and_repeats() -> None:
     from polarzoo.envs.batch import GoWithTheFloeBatch
 
     # The batch core raises on an illegal action, so finishing means no policy move was played.
-    results = [floe_white.play_with_search(_IllegalPolicy(), GoWithTheFloeBatch(6), np.random.default_rng(5), 1, "heuristic")
-               for _ in range(2)]
+    results = [
+        floe_white.play_with_search(_IllegalPolicy(), GoWithTheFloeBatch(6), np.random.default_rng(5), 1, "heuristic")
+        for _ in range(2)
+    ]
     assert results[0].dtype == bool and results[0].shape == (6,)
     np.testing.assert_array_equal(results[0], results[1])
     with pytest.raises(ValueError, match="first_phase"):

@@ -33,11 +33,7 @@ def position(diagram: str, to_move: int = BLACK) -> rules.State:
 
 def destinations(state: rules.State, square: str) -> set[str]:
     source = rules.square_from_name(square)
-    return {
-        rules.action_to_notation(a, state)[3:]
-        for a in rules.legal_actions(state)
-        if a != PASS and a // 16 == source
-    }
+    return {rules.action_to_notation(a, state)[3:] for a in rules.legal_actions(state) if a != PASS and a // 16 == source}
 
 
 def test_board_geometry_and_start() -> None:
@@ -76,10 +72,18 @@ FIGURE_2 = """
 def test_figure_2_bear_moves_capture_and_jump() -> None:
     state = position(FIGURE_2, to_move=WHITE)
     assert destinations(state, "E3") == {
-        "E4", "E5", "F4", "G5",  # N, NE steps and slides
+        "E4",
+        "E5",
+        "F4",
+        "G5",  # N, NE steps and slides
         "G3",  # E: the jump over the ring on F3
         "F2",  # SE (G1 is off the board)
-        "E2", "E1", "D3", "C3", "D4", "C5",  # S, W, NW
+        "E2",
+        "E1",
+        "D3",
+        "C3",
+        "D4",
+        "C5",  # S, W, NW
         "D2",  # SW: the capture of the seal
     }
     assert rules.action_to_notation(rules.notation_to_action("E3-D2"), state) == "E3xD2"

@@ -24,15 +24,16 @@ def test_mirror_by_name() -> None:
 
 def test_rules_commute_with_the_mirror_over_random_games() -> None:
     rng = np.random.default_rng(2)
-    for game in range(60):
+    for _game in range(60):
         state = rules.initial_state()
         while state.winner < 0:
             mapped = sym.transform_state(state, 1)
             mask = rules.legal_action_mask(state)
             assert (sym.transform_mask(mask, 1) == rules.legal_action_mask(mapped)).all()
             for colour in (rules.BLACK, rules.WHITE):
-                assert (sym.transform_observation(observation_tensor(state, colour), 1)
-                        == observation_tensor(mapped, colour)).all()
+                assert (
+                    sym.transform_observation(observation_tensor(state, colour), 1) == observation_tensor(mapped, colour)
+                ).all()
             action = int(rng.choice(np.flatnonzero(mask)))
             after = rules.apply(state, action)
             assert sym.transform_state(after, 1) == rules.apply(mapped, sym.transform_action(action, 1))

@@ -14,7 +14,7 @@ KWARGS = {"fire_and_ice_v0": {}, "go_with_the_floe_v0": {"match": True}, "thin_i
 def _random_game(env, seed: int, check=None):  # noqa: ANN001, ANN202
     env.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    for agent in env.agent_iter():
+    for _agent in env.agent_iter():
         observation, reward, termination, truncation, info = env.last()
         if check is not None:
             check(env)
@@ -54,8 +54,10 @@ def test_infos_are_numeric_with_the_same_keys_on_every_step(env_id: str) -> None
     def check(env) -> None:  # noqa: ANN001
         for agent, info in env.infos.items():
             assert set(info) == keys[agent]
-            assert all(isinstance(v, (int, float, np.integer, np.floating, np.ndarray)) and not isinstance(v, bool)
-                       for v in info.values()), info
+            assert all(
+                isinstance(v, (int, float, np.integer, np.floating, np.ndarray)) and not isinstance(v, bool)
+                for v in info.values()
+            ), info
 
     _random_game(env, 1, check)
     result = env.result()

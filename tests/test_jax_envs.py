@@ -53,18 +53,25 @@ def test_lockstep_finds_a_broken_twin(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name, kwargs", [("fire_and_ice", {}), ("fire_and_ice", {"handicap": 3}), ("go_with_the_floe", {})],
-                         ids=["fire_and_ice", "fire_and_ice-handicap", "go_with_the_floe"])
+@pytest.mark.parametrize(
+    "name, kwargs",
+    [("fire_and_ice", {}), ("fire_and_ice", {"handicap": 3}), ("go_with_the_floe", {})],
+    ids=["fire_and_ice", "fire_and_ice-handicap", "go_with_the_floe"],
+)
 def test_pgx_api_test(name: str, kwargs: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     """pgx's own ``api_test`` with two adaptations: our env ids added to the ids it accepts,
     and its random actor given ``axis=-1`` (pgx 2.6's ``act_randomly`` takes ``axis=1``, which
     fails on one unbatched state with current JAX, for pgx's own games too)."""
     from pgx._src import api_test
 
-    monkeypatch.setattr(api_test, "EnvId", typing.Literal[typing.get_args(api_test.EnvId) + tuple(
-        "polarzoo/" + game for game in GAMES)])
-    monkeypatch.setattr(api_test, "act_randomly", jax.jit(
-        lambda key, mask: jax.random.categorical(key, jnp.log(mask.astype(jnp.float32)), axis=-1)))
+    monkeypatch.setattr(
+        api_test, "EnvId", typing.Literal[typing.get_args(api_test.EnvId) + tuple("polarzoo/" + game for game in GAMES)]
+    )
+    monkeypatch.setattr(
+        api_test,
+        "act_randomly",
+        jax.jit(lambda key, mask: jax.random.categorical(key, jnp.log(mask.astype(jnp.float32)), axis=-1)),
+    )
     env = jax_envs.make(name, **kwargs)
     api_test.api_test(env, num=1)
     if name == "fire_and_ice" and not kwargs:

@@ -8,8 +8,8 @@ function of ``{relative path: source}`` so a test can plant an upward import and
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -97,16 +97,19 @@ def _needs_extra(source: str) -> bool:
     """Whether a module imports an optional extra at its top (or asks for one with ``require``)."""
     if any(at_top and name.split(".")[0] in OPTIONAL for name, _, at_top in imports(source)):
         return True
-    return any(isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
-               and getattr(node.value.func, "id", "") == "require" for node in ast.parse(source).body)
+    return any(
+        isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == "require"
+        for node in ast.parse(source).body
+    )
 
 
 def baselines_violations(files: dict[str, str]) -> list[str]:
     """Inside baselines/: rooms import only lower rooms; no room imports the command modules
     beside the rooms; function-level imports of baselines modules only for optional extras;
     no import circle."""
-    modules = {module_name(relative): (relative, source) for relative, source in files.items()
-               if Path(relative).parts[0] == "baselines"}
+    modules = {
+        module_name(relative): (relative, source) for relative, source in files.items() if Path(relative).parts[0] == "baselines"
+    }
     offenders, graph = [], {}
     for module, (relative, source) in modules.items():
         room = _room(module)
@@ -123,8 +126,10 @@ def baselines_violations(files: dict[str, str]) -> list[str]:
                 if target_room is None:
                     offenders.append(f"{relative}:{line} imports {name}, a command module beside the rooms")
                 elif target_room != room and BASELINE_ROOMS[target_room] >= BASELINE_ROOMS[room]:
-                    offenders.append(f"{relative}:{line} imports {name}: {room} may import only "
-                                     f"{sorted(r for r, k in BASELINE_ROOMS.items() if k < BASELINE_ROOMS[room])}")
+                    offenders.append(
+                        f"{relative}:{line} imports {name}: {room} may import only "
+                        f"{sorted(r for r, k in BASELINE_ROOMS.items() if k < BASELINE_ROOMS[room])}"
+                    )
             # (a package's __init__ may re-export its own room's names lazily, from __getattr__)
             lazy_export = relative.endswith("__init__.py") and target_room == room
             if not at_top and not _needs_extra(modules[target][1]) and not lazy_export:
@@ -141,7 +146,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         state[node] = "open"
         for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == "open":
-                found.append(path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt])
+                found.append(path[path.index(nxt) :] + [nxt] if nxt in path else [node, nxt])
             elif nxt not in state:
                 visit(nxt, path + [nxt])
         state[node] = "done"
@@ -178,24 +183,46 @@ def test_every_baselines_module_is_in_a_room_or_is_a_command() -> None:
         assert len(source.splitlines()) <= 12 and "import main" in source, f"{path.name}: code belongs in a room"
 
 
-@pytest.mark.parametrize("relative, planted, expected", [
-    ("envs/batch/fire_and_ice.py", "from polarzoo.envs.fire_and_ice.env import NUM_CHANNELS", "above the batch core"),
-    ("envs/fire_and_ice/kernels.py", "from polarzoo.envs.fire_and_ice import env", "above the kernels"),
-    ("envs/go_with_the_floe/rules.py", "import gymnasium", "knows no RL API"),
-])
+@pytest.mark.parametrize(
+    "relative, planted, expected",
+    [
+        ("envs/batch/fire_and_ice.py", "from polarzoo.envs.fire_and_ice.env import NUM_CHANNELS", "above the batch core"),
+        ("envs/fire_and_ice/kernels.py", "from polarzoo.envs.fire_and_ice import env", "above the kernels"),
+        ("envs/go_with_the_floe/rules.py", "import gymnasium", "knows no RL API"),
+    ],
+)
 def test_a_planted_upward_import_in_envs_is_caught(relative: str, planted: str, expected: str) -> None:
     files = sources("envs")
     files[relative] = planted + "\n" + files[relative]
     assert any(expected in line for line in envs_violations(files))
 
 
-@pytest.mark.parametrize("relative, planted, expected", [
-    ("baselines/agents/mcts.py", "from polarzoo.baselines.evaluation.tournament import head_to_head", "agents may import only"),
-    ("baselines/evaluation/tournament.py", "from polarzoo.baselines.play.turns import outcome_line", "evaluation may import only"),
-    ("baselines/cli/runs.py", "from polarzoo.baselines import train", "a command module beside the rooms"),
-    ("baselines/agents/base.py", "def f():\n    from polarzoo.baselines.agents.mcts import MCTSAgent", "needs no optional extra"),
-    ("baselines/agents/base.py", "from polarzoo.baselines.agents.registry import make_agent", "polarzoo.baselines.agents.base"),
-])
+@pytest.mark.parametrize(
+    "relative, planted, expected",
+    [
+        (
+            "baselines/agents/mcts.py",
+            "from polarzoo.baselines.evaluation.tournament import head_to_head",
+            "agents may import only",
+        ),
+        (
+            "baselines/evaluation/tournament.py",
+            "from polarzoo.baselines.play.turns import outcome_line",
+            "evaluation may import only",
+        ),
+        ("baselines/cli/runs.py", "from polarzoo.baselines import train", "a command module beside the rooms"),
+        (
+            "baselines/agents/base.py",
+            "def f():\n    from polarzoo.baselines.agents.mcts import MCTSAgent",
+            "needs no optional extra",
+        ),
+        (
+            "baselines/agents/base.py",
+            "from polarzoo.baselines.agents.registry import make_agent",
+            "polarzoo.baselines.agents.base",
+        ),
+    ],
+)
 def test_a_planted_upward_import_or_circle_in_baselines_is_caught(relative: str, planted: str, expected: str) -> None:
     files = sources("baselines")
     files[relative] = planted + "\n" + files[relative]

@@ -14,9 +14,9 @@ import pytest
 
 pytest.importorskip("choix")
 
+from polarzoo.baselines.agents import make_agent  # noqa: E402
 from polarzoo.baselines.evaluation import league as league_module  # noqa: E402
 from polarzoo.baselines.evaluation.league import LeagueError, build, load_league, rate  # noqa: E402
-from polarzoo.baselines.agents import make_agent  # noqa: E402
 from tests.helpers import scaled  # noqa: E402
 
 ENV = "fire_and_ice_v0"
@@ -58,13 +58,17 @@ def test_the_shipped_leagues_load_and_match_this_installation(env_id: str) -> No
     assert len(league.members) >= 6 and league.env == env_id
     assert set(league.ratings) == {m["name"] for m in league.members}
     # the benchmark issue's target: every member's 95% interval within +-40 points of its rating
-    wide = {name: (round(low - league.ratings[name]), round(high - league.ratings[name]))
-            for name, (low, high) in league.intervals.items() if max(league.ratings[name] - low, high - league.ratings[name]) > 40}
+    wide = {
+        name: (round(low - league.ratings[name]), round(high - league.ratings[name]))
+        for name, (low, high) in league.intervals.items()
+        if max(league.ratings[name] - low, high - league.ratings[name]) > 40
+    }
     assert not wide, f"members rated with intervals wider than +-40: {wide}"
 
 
-def test_a_member_whose_model_changed_has_its_games_played_again(small_league: Path, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_member_whose_model_changed_has_its_games_played_again(
+    small_league: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     copy = tmp_path / "again"
     copy.mkdir()
     (copy / "games.jsonl").write_text((small_league.parent / "games.jsonl").read_text())
@@ -123,7 +127,9 @@ def test_a_changed_league_is_refused(small_league: Path, tmp_path: Path) -> None
 
 def test_rating_stops_by_width_or_budget_and_is_the_same_twice(small_league: Path, tmp_path: Path) -> None:
     league = load_league(small_league)
-    wide = rate(ENV, make_agent("mcts:8", ENV), league, tmp_path / "a", width=2000, max_games=300, min_rounds=2, log=lambda _: None)
+    wide = rate(
+        ENV, make_agent("mcts:8", ENV), league, tmp_path / "a", width=2000, max_games=300, min_rounds=2, log=lambda _: None
+    )
     assert wide.stopped == "width" and wide.rounds == 2 and wide.games == 2 * 2 * 3
     narrow = rate(ENV, make_agent("mcts:8", ENV), league, tmp_path / "b", width=1, max_games=40, min_rounds=2, log=lambda _: None)
     assert narrow.stopped == "budget" and narrow.games <= 40
@@ -133,19 +139,35 @@ def test_rating_stops_by_width_or_budget_and_is_the_same_twice(small_league: Pat
 
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "polarzoo.baselines.league", *args], capture_output=True, text=True,
-                          timeout=600, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "polarzoo.baselines.league", *args], capture_output=True, text=True, timeout=600, cwd=cwd
+    )
 
 
 def test_an_interrupted_rating_resumes_to_the_same_result(small_league: Path, tmp_path: Path) -> None:
-    common = ["rate", "--env", ENV, "--agent", "mcts:8", "--league", str(small_league), "--width", "1", "--max-games", "36",
-              "--min-rounds", "2"]
+    common = [
+        "rate",
+        "--env",
+        ENV,
+        "--agent",
+        "mcts:8",
+        "--league",
+        str(small_league),
+        "--width",
+        "1",
+        "--max-games",
+        "36",
+        "--min-rounds",
+        "2",
+    ]
     whole = _cli(*common, "--out", str(tmp_path / "whole"))
     assert whole.returncode == 0, whole.stderr
     # an interruption: the same run cut after 20 games, the last line half written
     cut = tmp_path / "cut"
     cut.mkdir()
-    (cut / "command.json").write_text((tmp_path / "whole" / "command.json").read_text().replace(str(tmp_path / "whole"), str(cut)))
+    (cut / "command.json").write_text(
+        (tmp_path / "whole" / "command.json").read_text().replace(str(tmp_path / "whole"), str(cut))
+    )
     lines = (tmp_path / "whole" / "games.jsonl").read_text().splitlines()
     (cut / "games.jsonl").write_text("\n".join(lines[:20]) + "\n" + lines[20][:15])
     resumed = _cli("rate", "--resume", str(cut))
@@ -158,7 +180,8 @@ def test_an_interrupted_rating_resumes_to_the_same_result(small_league: Path, tm
 
 
 def test_a_users_own_agent_by_module_and_callable(small_league: Path, tmp_path: Path) -> None:
-    (tmp_path / "my_agents.py").write_text(textwrap.dedent("""
+    (tmp_path / "my_agents.py").write_text(
+        textwrap.dedent("""
         import numpy as np
 
         class LastLegal:
@@ -166,9 +189,24 @@ def test_a_users_own_agent_by_module_and_callable(small_league: Path, tmp_path: 
 
             def act(self, env, agent, rng):
                 return int(np.flatnonzero(env.observe(agent)["action_mask"])[-1])
-    """))
-    result = _cli("rate", "--env", ENV, "--agent", "my_agents:LastLegal", "--league", str(small_league), "--width", "5000",
-                  "--min-rounds", "1", "--out", str(tmp_path / "out"), cwd=tmp_path)
+    """)
+    )
+    result = _cli(
+        "rate",
+        "--env",
+        ENV,
+        "--agent",
+        "my_agents:LastLegal",
+        "--league",
+        str(small_league),
+        "--width",
+        "5000",
+        "--min-rounds",
+        "1",
+        "--out",
+        str(tmp_path / "out"),
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     summary = json.loads((tmp_path / "out" / "rating.json").read_text())
     assert summary["agent"] == "last-legal" and summary["games"] == 6
@@ -178,9 +216,28 @@ def test_a_users_own_agent_by_module_and_callable(small_league: Path, tmp_path: 
     # the console script, which (unlike python -m) does not put the working directory on sys.path
     script = Path(sys.executable).parent / "polarzoo-league"
     if script.exists():
-        console = subprocess.run([str(script), "rate", "--env", ENV, "--agent", "my_agents:LastLegal", "--league", str(small_league),
-                                  "--width", "5000", "--min-rounds", "1", "--out", str(tmp_path / "out2")],
-                                 cwd=tmp_path, capture_output=True, text=True, timeout=scaled(300))
+        console = subprocess.run(
+            [
+                str(script),
+                "rate",
+                "--env",
+                ENV,
+                "--agent",
+                "my_agents:LastLegal",
+                "--league",
+                str(small_league),
+                "--width",
+                "5000",
+                "--min-rounds",
+                "1",
+                "--out",
+                str(tmp_path / "out2"),
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=scaled(300),
+        )
         assert console.returncode == 0, console.stderr
 
 
@@ -198,12 +255,21 @@ def test_cli_errors_are_one_line(small_league: Path, tmp_path: Path) -> None:
 def test_a_thin_ice_league_of_2_and_3_players_on_one_scale(tmp_path: Path) -> None:
     pytest.importorskip("mujoco")
     members = ["random", "heuristic:1", "heuristic:2"]
-    league = build("thin_ice_v0", members, games=2, out=tmp_path / "league", players=(2, 3), multi_games=1, bootstrap=20,
-                   show_progress=False)
+    league = build(
+        "thin_ice_v0", members, games=2, out=tmp_path / "league", players=(2, 3), multi_games=1, bootstrap=20, show_progress=False
+    )
     assert league.protocol["games"] == 3 * 2 * 2 + 3  # pairs in both seats, twice; one lineup of 3 in its 3 rotations
     assert set(league.by_players) == {"2", "3"} and set(league.by_players["3"]) == {"random", "heuristic:1", "heuristic:2"}
-    rated = rate("thin_ice_v0", make_agent("heuristic:3", "thin_ice_v0"), league, tmp_path / "rate", width=10_000,
-                 min_rounds=1, players=3, log=lambda _: None)
+    rated = rate(
+        "thin_ice_v0",
+        make_agent("heuristic:3", "thin_ice_v0"),
+        league,
+        tmp_path / "rate",
+        width=10_000,
+        min_rounds=1,
+        players=3,
+        log=lambda _: None,
+    )
     assert rated.games == 3 * 3  # each pair of members with it, in the 3 rotations
     assert {e["opponent"] for e in rated.per_opponent} == set(members)
 
@@ -211,17 +277,41 @@ def test_a_thin_ice_league_of_2_and_3_players_on_one_scale(tmp_path: Path) -> No
 def test_a_forged_league_file_imports_nothing(tmp_path: Path) -> None:
     """A league file is data: a member ``this:s`` (importing ``this`` prints the Zen of Python) is
     refused in one line before any import, unless the command line names it (--trust-member)."""
-    from polarzoo.baselines.evaluation.league import LEAGUE_FORMAT, fingerprint
+    from polarzoo.baselines.evaluation.league import LEAGUE_FORMAT
 
     specs = ["random", "this:s"]
-    forged = {"format": LEAGUE_FORMAT, "env": ENV, "version": "1", "members": [{"name": s, "spec": s} for s in specs],
-              "ratings": {s: 1000 for s in specs}, "ci95": {s: [900, 1100] for s in specs}, "fingerprint": "0" * 64}
+    forged = {
+        "format": LEAGUE_FORMAT,
+        "env": ENV,
+        "version": "1",
+        "members": [{"name": s, "spec": s} for s in specs],
+        "ratings": {s: 1000 for s in specs},
+        "ci95": {s: [900, 1100] for s in specs},
+        "fingerprint": "0" * 64,
+    }
     path = tmp_path / "forged.json"
     path.write_text(json.dumps(forged))
     with pytest.raises(LeagueError, match="module:callable agent, which would import and run code"):
         load_league(path)
-    run = subprocess.run([sys.executable, "-m", "polarzoo.baselines.league", "rate", "--env", ENV, "--agent", "random",
-                          "--league", str(path), "--max-games", "2"], capture_output=True, text=True, timeout=scaled(300))
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polarzoo.baselines.league",
+            "rate",
+            "--env",
+            ENV,
+            "--agent",
+            "random",
+            "--league",
+            str(path),
+            "--max-games",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=scaled(300),
+    )
     assert run.returncode == 2 and "--trust-member this:s" in run.stderr and "Beautiful is better" not in run.stdout + run.stderr
     assert "Traceback" not in run.stderr
     # named on the command line, the member is allowed past this check (the fingerprint is checked next)
@@ -233,14 +323,17 @@ def test_a_forged_league_file_imports_nothing(tmp_path: Path) -> None:
             load_league(path)
 
 
-@pytest.mark.parametrize("change, words", [
-    ({"ratings": {"random": float("nan")}}, "no finite rating"),
-    ({"ratings": {"random": "1422"}}, "no finite rating"),
-    ({"ratings": {}}, "no finite rating"),
-    ({"ci95": {"random": [1, "x"]}}, "no [low, high] interval"),
-    ({"members": [{"name": "random", "spec": "random"}, {"name": "random", "spec": "heuristic"}]}, "distinct"),
-    ({"env": "chess_v0"}, "unknown env"),
-])
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"ratings": {"random": float("nan")}}, "no finite rating"),
+        ({"ratings": {"random": "1422"}}, "no finite rating"),
+        ({"ratings": {}}, "no finite rating"),
+        ({"ci95": {"random": [1, "x"]}}, "no [low, high] interval"),
+        ({"members": [{"name": "random", "spec": "random"}, {"name": "random", "spec": "heuristic"}]}, "distinct"),
+        ({"env": "chess_v0"}, "unknown env"),
+    ],
+)
 def test_a_damaged_league_field_is_one_line(small_league: Path, tmp_path: Path, change: dict, words: str) -> None:
     data = json.loads(small_league.read_text())
     for key, value in change.items():
@@ -251,11 +344,17 @@ def test_a_damaged_league_field_is_one_line(small_league: Path, tmp_path: Path, 
         load_league(path)
 
 
-@pytest.mark.parametrize("args, words", [
-    (["build", "--env", ENV, "--members", "random", "random", "--out", "OUT"], "named twice"),
-    (["build", "--env", ENV, "--members", "random", "heuristic", "--version", "-1", "--out", "OUT"], "--version must be at least 1"),
-    (["rate", "--env", ENV, "--agent", "random", "--width", "nan"], "--width must be positive"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["build", "--env", ENV, "--members", "random", "random", "--out", "OUT"], "named twice"),
+        (
+            ["build", "--env", ENV, "--members", "random", "heuristic", "--version", "-1", "--out", "OUT"],
+            "--version must be at least 1",
+        ),
+        (["rate", "--env", ENV, "--agent", "random", "--width", "nan"], "--width must be positive"),
+    ],
+)
 def test_bad_league_values_are_refused(tmp_path: Path, args: list[str], words: str) -> None:
     result = _cli(*[str(tmp_path / "out") if a == "OUT" else a for a in args])
     assert result.returncode == 2 and words in result.stderr and "Traceback" not in result.stderr, result.stderr

@@ -20,8 +20,20 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     folder = tmp_path_factory.mktemp("runs")
     made = []
     for seed in (0, 1):
-        config = ppo.load_config("fire_and_ice_v0", {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "eval_every": 0,
-                                                     "total_timesteps": 256, "torch_threads": 1, "vec_env": "dummy", "bc_games": 0})
+        config = ppo.load_config(
+            "fire_and_ice_v0",
+            {
+                "n_envs": 2,
+                "n_steps": 64,
+                "batch_size": 64,
+                "n_epochs": 1,
+                "eval_every": 0,
+                "total_timesteps": 256,
+                "torch_threads": 1,
+                "vec_env": "dummy",
+                "bc_games": 0,
+            },
+        )
         run = folder / f"s{seed}"
         run.mkdir()
         (run / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
@@ -38,8 +50,9 @@ def test_windows_average_the_curve_up_to_the_end() -> None:
 def test_two_arms_of_runs_compared(runs: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert len(learning_ab.training_curve(runs[0])) >= 2  # one point per rollout, from the TensorBoard log
     out = tmp_path / "ab"
-    learning_ab.main(["--a", str(runs[0]), "--b", str(runs[1]), "--names", "one", "two", "--games", "1", "--window", "128",
-                      "--out", str(out)])
+    learning_ab.main(
+        ["--a", str(runs[0]), "--b", str(runs[1]), "--names", "one", "two", "--games", "1", "--window", "128", "--out", str(out)]
+    )
     record = json.loads((out / "learning_ab.json").read_text())
     assert list(record["arms"]) == ["one", "two"]
     for entries in record["arms"].values():
@@ -96,11 +109,26 @@ def test_the_arms_compared_with_the_runs_as_samples() -> None:
 def _eval_json(heuristic_seat_wins: tuple[int, int]) -> str:
     def result(opponent: str, seat_wins: tuple[int, int]) -> dict:
         wins = sum(seat_wins)
-        return {"agent": "trained", "opponent": opponent, "games": 20, "wins": wins, "draws": 0, "losses": 20 - wins,
-                "win_rate": wins / 20, "by_seat": {f"player_{i}": {"wins": w, "draws": 0, "losses": 10 - w} for i, w in enumerate(seat_wins)}}
+        return {
+            "agent": "trained",
+            "opponent": opponent,
+            "games": 20,
+            "wins": wins,
+            "draws": 0,
+            "losses": 20 - wins,
+            "win_rate": wins / 20,
+            "by_seat": {f"player_{i}": {"wins": w, "draws": 0, "losses": 10 - w} for i, w in enumerate(seat_wins)},
+        }
 
-    return json.dumps({"results": [result("random", (9, 10)), result("heuristic", heuristic_seat_wins),
-                                   {"agent": "heuristic", "opponent": "random", "games": 20, "wins": 15, "win_rate": 0.75}]})
+    return json.dumps(
+        {
+            "results": [
+                result("random", (9, 10)),
+                result("heuristic", heuristic_seat_wins),
+                {"agent": "heuristic", "opponent": "random", "games": 20, "wins": 15, "win_rate": 0.75},
+            ]
+        }
+    )
 
 
 def test_own_evaluations_compared_seat_by_seat(runs: list[Path], tmp_path: Path) -> None:
@@ -114,8 +142,22 @@ def test_own_evaluations_compared_seat_by_seat(runs: list[Path], tmp_path: Path)
         (copy / "eval.json").write_text(_eval_json(seat_wins))
         copies.append(copy)
     out = tmp_path / "ab"
-    learning_ab.main(["--a", *map(str, copies[:2]), "--b", *map(str, copies[2:]), "--names", "lock", "async", "--own-evals",
-                      "--window", "128", "--out", str(out)])
+    learning_ab.main(
+        [
+            "--a",
+            *map(str, copies[:2]),
+            "--b",
+            *map(str, copies[2:]),
+            "--names",
+            "lock",
+            "async",
+            "--own-evals",
+            "--window",
+            "128",
+            "--out",
+            str(out),
+        ]
+    )
     assert not (out / "evaluated").exists()  # nothing played
     record = json.loads((out / "learning_ab.json").read_text())
     assert record["own_evals"] and [e["results"]["heuristic"]["wins"] for e in record["arms"]["lock"]] == [15, 15]

@@ -16,8 +16,12 @@ import polarzoo.openspiel  # noqa: E402,F401  (registers the games)
 from polarzoo.envs import fire_and_ice_v0, go_with_the_floe_v0  # noqa: E402
 
 PLAYTHROUGHS = Path(__file__).with_name("playthroughs") / "openspiel"
-GAMES = ["polarzoo_fire_and_ice", "polarzoo_fire_and_ice(handicap=2,seed=5)", "polarzoo_go_with_the_floe",
-         "polarzoo_fire_and_ice_solitaire(seed=3)"]
+GAMES = [
+    "polarzoo_fire_and_ice",
+    "polarzoo_fire_and_ice(handicap=2,seed=5)",
+    "polarzoo_go_with_the_floe",
+    "polarzoo_fire_and_ice_solitaire(seed=3)",
+]
 
 
 @pytest.mark.parametrize("name", GAMES)
@@ -58,10 +62,13 @@ def _lockstep(game: object, env: object, seed: int, rng: np.random.Generator, ch
     return steps
 
 
-@pytest.mark.parametrize("module, name, games", [
-    (fire_and_ice_v0, "polarzoo_fire_and_ice", 300),
-    (go_with_the_floe_v0, "polarzoo_go_with_the_floe", 200),
-])
+@pytest.mark.parametrize(
+    "module, name, games",
+    [
+        (fire_and_ice_v0, "polarzoo_fire_and_ice", 300),
+        (go_with_the_floe_v0, "polarzoo_go_with_the_floe", 200),
+    ],
+)
 def test_lockstep_with_the_pettingzoo_env(module: object, name: str, games: int) -> None:
     """Same legal actions (ids), notation, observations (every 2nd game, both players, every
     step) and returns as the PettingZoo env, game after game; with the handicap games below,
@@ -77,7 +84,9 @@ def test_lockstep_handicap_games_draw_the_envs_random_pegs() -> None:
     env = fire_and_ice_v0.raw_env(handicap=3)
     rng = np.random.default_rng(1)
     for seed in range(200):
-        _lockstep(pyspiel.load_game(f"polarzoo_fire_and_ice(handicap=3,seed={seed})"), env, seed, rng, check_observations=seed % 20 == 0)
+        _lockstep(
+            pyspiel.load_game(f"polarzoo_fire_and_ice(handicap=3,seed={seed})"), env, seed, rng, check_observations=seed % 20 == 0
+        )
     env = go_with_the_floe_v0.raw_env()
     for seed in range(300, 600):
         _lockstep(pyspiel.load_game("polarzoo_go_with_the_floe"), env, seed, rng, check_observations=False)

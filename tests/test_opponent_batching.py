@@ -39,7 +39,9 @@ def _play(venv: Any, steps: int, seed: int = 0) -> list[tuple[Any, ...]]:
         masks = np.stack(venv.env_method("action_masks"))
         actions = np.array([rng.choice(np.flatnonzero(mask)) for mask in masks])
         observations, rewards, dones, infos = venv.step(actions)
-        trace.append((observations.copy(), rewards.copy(), dones.copy(), [info.get("episode") and info["episode"]["r"] for info in infos]))
+        trace.append(
+            (observations.copy(), rewards.copy(), dones.copy(), [info.get("episode") and info["episode"]["r"] for info in infos])
+        )
     return trace
 
 
@@ -67,16 +69,23 @@ def test_shaping_and_mixed_pools_see_the_same_steps() -> None:
     def make(opponent: Any) -> Any:
         def build() -> gym.Env:
             # A pool of a batched opponent and one that is asked directly (no act_batch).
-            env = SingleAgentEnv("go_with_the_floe_v0", opponents=[opponent, lambda env, agent, rng: opponent.act(env, agent, rng)])
+            env = SingleAgentEnv(
+                "go_with_the_floe_v0", opponents=[opponent, lambda env, agent, rng: opponent.act(env, agent, rng)]
+            )
             return PotentialShaping(Monitor(env), scale=1.0, gamma=0.99)
+
         return build
 
-    assert _same(_play(DummyVecEnv([make(LowestLegal())] * 4), 120), _play(OpponentBatchingVecEnv([make(LowestLegal())] * 4), 120))
+    assert _same(
+        _play(DummyVecEnv([make(LowestLegal())] * 4), 120), _play(OpponentBatchingVecEnv([make(LowestLegal())] * 4), 120)
+    )
 
 
 def test_network_opponent_batched_gives_the_same_games() -> None:
     # The pretrained Go with the Floe policy, greedy: the batched forward pass picks the same moves.
-    make = [lambda: Monitor(SingleAgentEnv("go_with_the_floe_v0", opponents=[PolicyAgent(pretrained_path("go_with_the_floe_v0"))]))] * 4
+    make = [
+        lambda: Monitor(SingleAgentEnv("go_with_the_floe_v0", opponents=[PolicyAgent(pretrained_path("go_with_the_floe_v0"))]))
+    ] * 4
     assert _same(_play(DummyVecEnv(make), 60), _play(OpponentBatchingVecEnv(make), 60))
 
 

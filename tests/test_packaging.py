@@ -11,16 +11,20 @@ import os
 import subprocess
 import sys
 import textwrap
-import tomllib
 import venv
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD_TOP_LEVEL = {"envs", "wrappers", "baselines", "benchmarks"}
-PACKAGE_FOLDERS = {"polarzoo": "polarzoo", "polarzoo.envs": "envs", "polarzoo.wrappers": "wrappers",
-                   "polarzoo.baselines": "baselines"}
+PACKAGE_FOLDERS = {
+    "polarzoo": "polarzoo",
+    "polarzoo.envs": "envs",
+    "polarzoo.wrappers": "wrappers",
+    "polarzoo.baselines": "baselines",
+}
 #: folders of data, no code, listed as packages so that setuptools installs them without a warning
 DATA_PACKAGES = {"polarzoo.baselines.leagues", "polarzoo.baselines.pretrained", "polarzoo.baselines.play.web_static"}
 
@@ -78,7 +82,11 @@ def test_nothing_imports_the_old_top_level_names() -> None:
             # benchmarks/ is a folder of repo scripts (python -m benchmarks.X), not installed: only
             # the repository's own scripts and tests may import it.
             bad = [n for n in names if n.split(".")[0] in OLD_TOP_LEVEL - {"benchmarks"}]
-            bad += [n for n in names if n.split(".")[0] == "benchmarks" and path.relative_to(ROOT).parts[0] not in ("benchmarks", "tests")]
+            bad += [
+                n
+                for n in names
+                if n.split(".")[0] == "benchmarks" and path.relative_to(ROOT).parts[0] not in ("benchmarks", "tests")
+            ]
             offenders += [f"{path.relative_to(ROOT)}:{node.lineno} imports {n}" for n in bad]
     assert not offenders, "\n".join(offenders)
 
@@ -124,14 +132,15 @@ USER_SCRIPT = textwrap.dedent(
 def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A brand-new venv with the wheel built from this checkout (dependencies from the index)."""
     work = tmp_path_factory.mktemp("wheel")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(work / "dist"), str(ROOT)], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(work / "dist"), str(ROOT)],
+        check=True,
+    )
     wheels = list((work / "dist").glob("polarzoo-*.whl"))
     assert len(wheels) == 1
     venv.EnvBuilder(with_pip=True).create(work / "venv")
     python = work / "venv" / "bin" / "python"
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheels[0])],
-                   check=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheels[0])], check=True)
     return python
 
 
@@ -156,8 +165,7 @@ def test_fresh_venv_imports_beside_users_own_packages(installed_wheel: Path, tmp
         (project / name / "__init__.py").write_text("MINE = True\n")
     (project / "check.py").write_text(USER_SCRIPT)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    result = subprocess.run([str(installed_wheel), "check.py"], cwd=project, capture_output=True, text=True,
-                            env=env)
+    result = subprocess.run([str(installed_wheel), "check.py"], cwd=project, capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
     import json
 
@@ -167,8 +175,13 @@ def test_fresh_venv_imports_beside_users_own_packages(installed_wheel: Path, tmp
     assert "site-packages" in report["polarzoo_file"]
     bin_dir = installed_wheel.parent
     assert (bin_dir / "polarzoo-play").exists() and (bin_dir / "polarzoo-train").exists()
-    played = subprocess.run([str(bin_dir / "polarzoo-play"), "--env", "fire_and_ice_v0", "--seed", "3"], cwd=project,
-                            capture_output=True, text=True, env=env)
+    played = subprocess.run(
+        [str(bin_dir / "polarzoo-play"), "--env", "fire_and_ice_v0", "--seed", "3"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert played.returncode == 0, played.stderr
     check = subprocess.run([str(installed_wheel), "-m", "pip", "check"], capture_output=True, text=True, env=env)
     assert check.returncode == 0, check.stdout + check.stderr

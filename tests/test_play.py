@@ -12,18 +12,29 @@ import pytest
 
 from tests.helpers import scaled
 
-CASES = [("fire_and_ice_v0", "fire", "heuristic", []), ("fire_and_ice_v0", "ice", "random", []),
-         ("go_with_the_floe_v0", "black", "heuristic", []), ("go_with_the_floe_v0", "white", "random", []),
-         ("thin_ice_v0", "player_0", "random", ["--players", "2"]), ("thin_ice_v0", "player_1", "pretrained", ["--players", "2"])]
+CASES = [
+    ("fire_and_ice_v0", "fire", "heuristic", []),
+    ("fire_and_ice_v0", "ice", "random", []),
+    ("go_with_the_floe_v0", "black", "heuristic", []),
+    ("go_with_the_floe_v0", "white", "random", []),
+    ("thin_ice_v0", "player_0", "random", ["--players", "2"]),
+    ("thin_ice_v0", "player_1", "pretrained", ["--players", "2"]),
+]
 
 
 class Session:
     """The play CLI in a subprocess, driven prompt by prompt."""
 
     def __init__(self, *args: str) -> None:
-        self.process = subprocess.Popen([sys.executable, "-u", "-m", "polarzoo.baselines.play", *args], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=0,
-                                        env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.process = subprocess.Popen(
+            [sys.executable, "-u", "-m", "polarzoo.baselines.play", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=0,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         self.output = ""
 
     def until_prompt(self, timeout: float = 120.0) -> str | None:
@@ -35,8 +46,8 @@ class Session:
                 self.output += chunk
                 return None
             chunk += char
-            if chunk.endswith("> ") and "\n" not in chunk[chunk.rfind("\n") + 1:-2]:
-                line = chunk[chunk.rfind("\n") + 1:]
+            if chunk.endswith("> ") and "\n" not in chunk[chunk.rfind("\n") + 1 : -2]:
+                line = chunk[chunk.rfind("\n") + 1 :]
                 if line[:-2].replace("_", "").isalnum():
                     self.output += chunk
                     return chunk
@@ -61,9 +72,9 @@ def test_a_person_plays_a_whole_game_through_stdin(env_id: str, seat: str, oppon
             break
         legal = [line for line in reply.splitlines() if line.startswith("legal: ")]
         assert len(legal) == 1, reply
-        options = legal[0][len("legal: "):].split(" ")
+        options = legal[0][len("legal: ") :].split(" ")
         if env_id == "thin_ice_v0":  # notation has spaces: re-split on the verbs
-            joined, options = legal[0][len("legal: "):], []
+            joined, options = legal[0][len("legal: ") :], []
             for word in joined.split(" "):
                 if word in ("call", "place", "pickup", "done") or not options:
                     options.append(word)
@@ -86,24 +97,50 @@ def test_a_person_plays_a_whole_game_through_stdin(env_id: str, seat: str, oppon
 
 def test_quit_and_end_of_input_exit_cleanly() -> None:
     for stdin in ("hint\nquit\n", "moves\n"):
-        result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play", "--env", "go_with_the_floe_v0", "--human",
-                                 "black", "--opponent", "random"], input=stdin, capture_output=True, text=True, timeout=scaled(60))
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "polarzoo.baselines.play",
+                "--env",
+                "go_with_the_floe_v0",
+                "--human",
+                "black",
+                "--opponent",
+                "random",
+            ],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=scaled(60),
+        )
         assert result.returncode == 0 and "game abandoned" in result.stdout and not result.stderr
     shown = subprocess.run(
         [sys.executable, "-m", "polarzoo.baselines.play", "--env", "fire_and_ice_v0", "--human", "ice", "--opponent", "random"],
-        input="hint\nquit\n", capture_output=True, text=True, timeout=scaled(60)).stdout
+        input="hint\nquit\n",
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+    ).stdout
     assert "thinking (random)..." in shown and "hint (random): " in shown  # a slow hint says so first
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--human", "red"], "--human must be one of"),
-    (["--human", "fire", "--opponent", "chess"], "--opponent chess"),
-    (["--human", "fire", "--opponent", "model:/nonexistent.zip"], "--opponent model:/nonexistent.zip"),
-    (["--players", "3"], "--players is for thin_ice_v0 only"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--human", "red"], "--human must be one of"),
+        (["--human", "fire", "--opponent", "chess"], "--opponent chess"),
+        (["--human", "fire", "--opponent", "model:/nonexistent.zip"], "--opponent model:/nonexistent.zip"),
+        (["--players", "3"], "--players is for thin_ice_v0 only"),
+    ],
+)
 def test_bad_invocations_give_one_line(args: list[str], message: str) -> None:
-    result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play", "--env", "fire_and_ice_v0", *args],
-                            capture_output=True, text=True, timeout=scaled(60))
+    result = subprocess.run(
+        [sys.executable, "-m", "polarzoo.baselines.play", "--env", "fire_and_ice_v0", *args],
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+    )
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
     assert len([line for line in result.stderr.splitlines() if line.startswith("play.py: error") or "error:" in line]) == 1
@@ -113,9 +150,25 @@ def test_thin_ice_window_shows_the_picture_while_you_type() -> None:
     pytest.importorskip("mujoco")
     pytest.importorskip("pygame")
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy"}
-    result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play", "--env", "thin_ice_v0", "--human", "player_0",
-                             "--opponent", "random", "--window"], input="call S\nquit\n", capture_output=True, text=True,
-                            timeout=scaled(120), env=env)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polarzoo.baselines.play",
+            "--env",
+            "thin_ice_v0",
+            "--human",
+            "player_0",
+            "--opponent",
+            "random",
+            "--window",
+        ],
+        input="call S\nquit\n",
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
+        env=env,
+    )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "game abandoned" in result.stdout and "Traceback" not in result.stderr
 

@@ -72,8 +72,16 @@ def test_floe_net_canonical_runs_once_and_differs_from_no_symmetry() -> None:
 @pytest.mark.parametrize("env_id,board", [("fire_and_ice_v0", "fire_and_ice"), ("go_with_the_floe_v0", "go_with_the_floe")])
 def test_board_policy_trains_masks_and_reloads_from_anywhere(env_id: str, board: str, tmp_path) -> None:
     env = SingleAgentEnv(env_id, opponents=[RandomAgent()])
-    model = MaskablePPO(BoardPolicy, env, n_steps=64, batch_size=32, n_epochs=1, seed=0, device="cpu",
-                        policy_kwargs={"board": board, "dim": 8, "blocks": 1})
+    model = MaskablePPO(
+        BoardPolicy,
+        env,
+        n_steps=64,
+        batch_size=32,
+        n_epochs=1,
+        seed=0,
+        device="cpu",
+        policy_kwargs={"board": board, "dim": 8, "blocks": 1},
+    )
     model.learn(64)
     observation, info = env.reset(seed=3)
     for _ in range(20):
@@ -88,12 +96,15 @@ def test_board_policy_trains_masks_and_reloads_from_anywhere(env_id: str, board:
     moved = tmp_path / "elsewhere.zip"
     path.rename(moved)
     (tmp_path / "run").rmdir()
-    code = ("import sys; from sb3_contrib import MaskablePPO; m = MaskablePPO.load(sys.argv[1], device='cpu'); "
-            "print(type(m.policy).__name__, m.policy.board)")
+    code = (
+        "import sys; from sb3_contrib import MaskablePPO; m = MaskablePPO.load(sys.argv[1], device='cpu'); "
+        "print(type(m.policy).__name__, m.policy.board)"
+    )
     other = tmp_path / "cwd"
     other.mkdir()
-    out = subprocess.run([sys.executable, "-c", code, str(moved)], cwd=other, capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": ""})
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(moved)], cwd=other, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""}
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["BoardPolicy", board]
     assert moved.stat().st_size < 5_000_000
@@ -267,8 +278,16 @@ def test_thin_ice_net_canonical_is_invariant_and_equivariant_under_the_square() 
 def test_thin_ice_board_policy_trains_and_reloads(tmp_path) -> None:
     pytest.importorskip("mujoco")
     env = SingleAgentEnv("thin_ice_v0", opponents=[RandomAgent()], env_kwargs={"grid": 3})
-    model = MaskablePPO(BoardPolicy, env, n_steps=32, batch_size=16, n_epochs=1, seed=0, device="cpu",
-                        policy_kwargs={"board": "thin_ice", "dim": 8, "blocks": 1})
+    model = MaskablePPO(
+        BoardPolicy,
+        env,
+        n_steps=32,
+        batch_size=16,
+        n_epochs=1,
+        seed=0,
+        device="cpu",
+        policy_kwargs={"board": "thin_ice", "dim": 8, "blocks": 1},
+    )
     model.learn(32)
     path = tmp_path / "thin.zip"
     model.save(path)

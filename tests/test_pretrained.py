@@ -41,7 +41,7 @@ def test_pretrained_file_is_small_and_weights_only(env_id: str) -> None:
     path = pretrained_path(env_id)
     assert path.stat().st_size <= 5_000_000 and path.suffix == ".safetensors"
     raw = path.read_bytes()
-    header = json.loads(raw[8:8 + int.from_bytes(raw[:8], "little")])
+    header = json.loads(raw[8 : 8 + int.from_bytes(raw[:8], "little")])
     settings = json.loads(header["__metadata__"]["settings"])
     assert settings["policy_class"] == "BoardPolicy" and settings["env"] == env_id
     assert all(set(entry) == {"dtype", "shape", "data_offsets"} for name, entry in header.items() if name != "__metadata__")
@@ -88,7 +88,10 @@ def test_the_weight_only_models_play_the_zips_moves(env_id: str) -> None:
 
     agent = PolicyAgent(pretrained_path(env_id))
     rng = np.random.default_rng(0)
-    assert greedy_moves(lambda env, who: agent.act(env, who, rng), env_id, GOLDEN_POSITIONS[env_id]) == json.loads(GOLDEN.read_text())[env_id]
+    assert (
+        greedy_moves(lambda env, who: agent.act(env, who, rng), env_id, GOLDEN_POSITIONS[env_id])
+        == json.loads(GOLDEN.read_text())[env_id]
+    )
 
 
 if __name__ == "__main__":  # record the zips' moves: python tests/test_pretrained.py FOLDER_WITH_THE_ZIPS
@@ -102,7 +105,7 @@ if __name__ == "__main__":  # record the zips' moves: python tests/test_pretrain
     for env_id, count in GOLDEN_POSITIONS.items():
         old = PolicyAgent(sys.argv[1] + f"/{env_id}.zip", model=MaskablePPO.load(sys.argv[1] + f"/{env_id}.zip", device="cpu"))
         rng = np.random.default_rng(0)
-        golden[env_id] = greedy_moves(lambda env, who: old.act(env, who, rng), env_id, count)
+        golden[env_id] = greedy_moves(lambda env, who: old.act(env, who, rng), env_id, count)  # noqa: B023 (called here)
         print(env_id, len(golden[env_id]))
     GOLDEN.write_text(json.dumps(golden) + "\n")
 
@@ -116,8 +119,22 @@ def test_make_agent_pretrained_from_another_working_directory(env_id: str, tmp_p
 
 
 def test_solitaire_eval_loads_the_pretrained_model(tmp_path) -> None:
-    out = subprocess.run([sys.executable, "-m", "polarzoo.baselines.solitaire_eval", "--model", "pretrained", "--deals", "2",
-                          "--out", str(tmp_path / "s")], cwd=tmp_path, capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polarzoo.baselines.solitaire_eval",
+            "--model",
+            "pretrained",
+            "--deals",
+            "2",
+            "--out",
+            str(tmp_path / "s"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     assert "| trained | 2 |" in out.stdout
 
@@ -127,10 +144,12 @@ def test_thin_ice_search_plays_with_the_pretrained_policy(tmp_path, spec: str) -
     """From another folder (the installed package's model), a whole legal game; the value search
     in 3 players too (its critic is asked about any number of players)."""
     pytest.importorskip("mujoco")
-    code = ("from polarzoo.baselines.agents import make_agent; from polarzoo.baselines.evaluation.tournament import play_game; "
-            f"a = make_agent('{spec}', 'thin_ice_v0'); r = make_agent('random', 'thin_ice_v0'); "
-            "print('ok', a.name, play_game('thin_ice_v0', [a, r], seed=5).illegal, "
-            "play_game('thin_ice_v0', [r, a, r], seed=6, env_kwargs={'num_players': 3}).illegal)")
+    code = (
+        "from polarzoo.baselines.agents import make_agent; from polarzoo.baselines.evaluation.tournament import play_game; "
+        f"a = make_agent('{spec}', 'thin_ice_v0'); r = make_agent('random', 'thin_ice_v0'); "
+        "print('ok', a.name, play_game('thin_ice_v0', [a, r], seed=5).illegal, "
+        "play_game('thin_ice_v0', [r, a, r], seed=6, env_kwargs={'num_players': 3}).illegal)"
+    )
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
@@ -146,6 +165,7 @@ def test_the_two_player_thin_ice_policy_plays_three_and_six_players() -> None:
 
     pretrained, heuristic = make_agent("pretrained", "thin_ice_v0"), make_agent("heuristic", "thin_ice_v0")
     for players in (3, 6):
-        record = play_game("thin_ice_v0", [pretrained] + [heuristic] * (players - 1), seed=1,
-                           env_kwargs={"num_players": players, "grid": 7})
+        record = play_game(
+            "thin_ice_v0", [pretrained] + [heuristic] * (players - 1), seed=1, env_kwargs={"num_players": players, "grid": 7}
+        )
         assert record.illegal == [0] * players and len(record.result["points"]) == players

@@ -18,7 +18,7 @@ def _two_player(rng: np.random.Generator, strengths: dict[str, float], games: in
     out = []
     names = list(strengths)
     for i, x in enumerate(names):
-        for y in names[i + 1:]:
+        for y in names[i + 1 :]:
             p = ratings.expected_score(strengths[x], strengths[y])
             for _ in range(games):
                 u = rng.random()
@@ -62,8 +62,10 @@ def test_draws_count_half_and_the_same_seed_gives_the_same_intervals() -> None:
 def test_four_player_games_rate_on_the_same_scale_as_two_player_games() -> None:
     rng = np.random.default_rng(2)
     names = list(TRUE)
-    games = [Game(tuple(lineup), _plackett_luce(rng, TRUE, list(lineup)), tuple(sorted(lineup)))
-             for lineup in (rng.choice(names, 4, replace=False) for _ in range(2500))]
+    games = [
+        Game(tuple(lineup), _plackett_luce(rng, TRUE, list(lineup)), tuple(sorted(lineup)))
+        for lineup in (rng.choice(names, 4, replace=False) for _ in range(2500))
+    ]
     fitted = ratings.fit_ratings(games, names)
     for name, true in TRUE.items():
         assert abs(fitted[name] - true) < 35, (name, fitted[name])
@@ -77,7 +79,9 @@ def test_ties_and_repeated_agents_in_one_game() -> None:
 
 
 def test_a_member_that_never_lost_is_finite_and_named() -> None:
-    games = [Game(("top", "low"), (1.0, 0.0), ("top", "low"))] * 30 + _two_player(np.random.default_rng(0), {"low": 1500, "mid": 1500}, 30)
+    games = [Game(("top", "low"), (1.0, 0.0), ("top", "low"))] * 30 + _two_player(
+        np.random.default_rng(0), {"low": 1500, "mid": 1500}, 30
+    )
     names = ["top", "low", "mid"]
     fitted = ratings.fit_ratings(games, names)
     assert np.isfinite(fitted["top"]) and fitted["top"] > fitted["low"]

@@ -50,9 +50,15 @@ def test_evaluate_records_replay(tmp_path: Path) -> None:
     from polarzoo.baselines.agents import make_agent
     from polarzoo.baselines.evaluation.evaluate import evaluate
 
-    evaluate("go_with_the_floe_v0", [], 2, tmp_path, seed=5, agents=[make_agent("heuristic", "go_with_the_floe_v0"),
-                                                                      make_agent("random", "go_with_the_floe_v0")],
-             show_progress=False)
+    evaluate(
+        "go_with_the_floe_v0",
+        [],
+        2,
+        tmp_path,
+        seed=5,
+        agents=[make_agent("heuristic", "go_with_the_floe_v0"), make_agent("random", "go_with_the_floe_v0")],
+        show_progress=False,
+    )
     records = replays.read_records((tmp_path / "games.jsonl").read_text())
     assert len(records) == 4 and all("actions" in r and "env_seed" in r for r in records)
     for record in records:
@@ -91,13 +97,23 @@ def test_export_cli(tmp_path: Path) -> None:
     games = tmp_path / "games.jsonl"
     record = replays.record_game("fire_and_ice_v0", ["heuristic", "random"], seed=2)
     games.write_text(json.dumps(record) + "\n")
-    run = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play.replay", "export", str(games), "--out", str(tmp_path / "out")],
-                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "polarzoo.baselines.play.replay", "export", str(games), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     data = json.loads((tmp_path / "out" / "fire_and_ice_v0.json").read_text())
     assert len(data["frames"]) == len(record["actions"]) + 1
-    bad = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play.replay", "export", str(games), "--game", "4"],
-                         capture_output=True, text=True, cwd=ROOT, timeout=300)
+    bad = subprocess.run(
+        [sys.executable, "-m", "polarzoo.baselines.play.replay", "export", str(games), "--game", "4"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert bad.returncode == 2 and "has 1 records" in bad.stderr and "Traceback" not in bad.stderr
 
 
@@ -113,13 +129,17 @@ def test_documentation_replays_are_current() -> None:
             assert frame["svg"] == position(env)["svg"]
 
 
-@pytest.mark.parametrize("args, words", [
-    (["record", "--agents", "grandmaster"], "unknown agent spec"),
-    (["record", "--env", "fire_and_ice_v0", "--players", "3"], "--players is for thin_ice_v0 only"),
-    (["export", "/nonexistent/games.jsonl"], "cannot read /nonexistent/games.jsonl"),
-    (["record", "--agents", "random", "--out", "/proc/polarzoo"], "cannot write the replay to /proc/polarzoo"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (["record", "--agents", "grandmaster"], "unknown agent spec"),
+        (["record", "--env", "fire_and_ice_v0", "--players", "3"], "--players is for thin_ice_v0 only"),
+        (["export", "/nonexistent/games.jsonl"], "cannot read /nonexistent/games.jsonl"),
+        (["record", "--agents", "random", "--out", "/proc/polarzoo"], "cannot write the replay to /proc/polarzoo"),
+    ],
+)
 def test_replay_cli_mistakes_are_one_line(args: list[str], words: str) -> None:
-    run = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play.replay", *args], capture_output=True, text=True,
-                         cwd=ROOT, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-m", "polarzoo.baselines.play.replay", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
     assert run.returncode != 0 and words in run.stderr and "Traceback" not in run.stderr, run.stderr

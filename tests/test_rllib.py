@@ -11,10 +11,9 @@ import sys
 import numpy as np
 import pytest
 
-from tests.helpers import scaled
-
 from polarzoo.envs import ENVIRONMENTS
 from polarzoo.wrappers.rllib import RLlibObservation
+from tests.helpers import scaled
 
 
 @pytest.mark.parametrize("env_id", sorted(ENVIRONMENTS))
@@ -36,9 +35,34 @@ def test_observation_adapter(env_id: str) -> None:
 def test_one_tiny_iteration_through_the_cli(env_id: str, tmp_path) -> None:
     pytest.importorskip("ray.rllib")
     out = tmp_path / "run"
-    result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.rllib_train", "--env", env_id, "--iterations", "1",
-                             "--batch-size", "128", "--minibatch-size", "64", "--epochs", "1", "--dim", "8", "--blocks", "1",
-                             "--eval-games", "1", "--out", str(out)], capture_output=True, text=True, timeout=scaled(600))
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polarzoo.baselines.rllib_train",
+            "--env",
+            env_id,
+            "--iterations",
+            "1",
+            "--batch-size",
+            "128",
+            "--minibatch-size",
+            "64",
+            "--epochs",
+            "1",
+            "--dim",
+            "8",
+            "--blocks",
+            "1",
+            "--eval-games",
+            "1",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=scaled(600),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "iteration 1:" in result.stdout and "vs random" in result.stdout
     report = json.loads((out / "eval.json").read_text())
@@ -51,8 +75,11 @@ def test_one_tiny_iteration_through_the_cli(env_id: str, tmp_path) -> None:
 
 
 def test_cli_rejects_bad_arguments() -> None:
-    result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.rllib_train", "--env", "fire_and_ice_v0",
-                             "--iterations", "0"], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "polarzoo.baselines.rllib_train", "--env", "fire_and_ice_v0", "--iterations", "0"],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 2 and "--iterations must be at least 1" in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -62,11 +89,35 @@ def test_ctrl_c_keeps_the_checkpoint_and_exits_130(tmp_path) -> None:
     import signal
 
     out = tmp_path / "run"
-    process = subprocess.Popen([sys.executable, "-m", "polarzoo.baselines.rllib_train", "--env", "fire_and_ice_v0",
-                                "--iterations", "200", "--batch-size", "128", "--minibatch-size", "64", "--epochs", "1",
-                                "--dim", "8", "--blocks", "1", "--eval-games", "1", "--out", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "polarzoo.baselines.rllib_train",
+            "--env",
+            "fire_and_ice_v0",
+            "--iterations",
+            "200",
+            "--batch-size",
+            "128",
+            "--minibatch-size",
+            "64",
+            "--epochs",
+            "1",
+            "--dim",
+            "8",
+            "--blocks",
+            "1",
+            "--eval-games",
+            "1",
+            "--out",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     lines = []
     for line in process.stdout:  # the second iteration ends: the first one's checkpoint is complete
         lines.append(line)

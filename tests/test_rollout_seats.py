@@ -17,9 +17,21 @@ rollout_seats = pytest.importorskip("benchmarks.rollout_seats")  # the repositor
 def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from polarzoo.baselines.training import ppo
 
-    config = ppo.load_config("fire_and_ice_v0", {"n_envs": 2, "n_steps": 32, "batch_size": 64, "n_epochs": 1, "eval_every": 0,
-                                                 "total_timesteps": 64, "torch_threads": 1, "vec_env": "subproc", "bc_games": 0,
-                                                 "snapshot_every": 32})
+    config = ppo.load_config(
+        "fire_and_ice_v0",
+        {
+            "n_envs": 2,
+            "n_steps": 32,
+            "batch_size": 64,
+            "n_epochs": 1,
+            "eval_every": 0,
+            "total_timesteps": 64,
+            "torch_threads": 1,
+            "vec_env": "subproc",
+            "bc_games": 0,
+            "snapshot_every": 32,
+        },
+    )
     folder = tmp_path_factory.mktemp("runs") / "s0"
     folder.mkdir()
     (folder / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
@@ -50,8 +62,9 @@ def test_two_collectors_compared_per_seat(run: Path, tmp_path: Path) -> None:
     assert "| fire | lockstep |" in table and "| ice | async |" in table and "chi-square p" in table
     # A collector's rollouts depend on the seed only: the same numbers again.
     again = rollout_seats.collect(run, "async", 2, 1)
-    assert {seat: sorted(v["returns"]) for seat, v in again.items()} == \
-        {seat: sorted(v["returns"]) for seat, v in record["collectors"]["async"].items()}
+    assert {seat: sorted(v["returns"]) for seat, v in again.items()} == {
+        seat: sorted(v["returns"]) for seat, v in record["collectors"]["async"].items()
+    }
 
 
 def test_a_folder_that_is_not_a_run_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -78,8 +78,9 @@ class _Recorder(BaseCallback):
         masks = buffer.action_masks.reshape(N_STEPS * N_ENVS, -1).astype(bool)
         assert masks[np.arange(len(masks)), buffer.actions.reshape(-1).astype(int)].all()  # legal moves only
         with torch.no_grad():
-            values, log_probs, _ = self.model.policy.evaluate_actions(observations, torch.as_tensor(buffer.actions.reshape(-1)),
-                                                                      action_masks=masks)
+            values, log_probs, _ = self.model.policy.evaluate_actions(
+                observations, torch.as_tensor(buffer.actions.reshape(-1)), action_masks=masks
+            )
         np.testing.assert_allclose(buffer.log_probs.reshape(-1), log_probs.numpy(), atol=1e-5)
         np.testing.assert_allclose(buffer.values.reshape(-1), values.numpy().ravel(), atol=1e-5)
 
@@ -87,8 +88,16 @@ class _Recorder(BaseCallback):
 def _collect(slow_env: int, rollouts: int = 2) -> tuple[AsyncRolloutPPO, _ArrivalOrder, _Recorder]:
     venv = _ArrivalOrder([_factory(0.004 if i == slow_env else 0.0) for i in range(N_ENVS)])
     venv.seed(5)
-    model = AsyncRolloutPPO("MlpPolicy", venv, n_steps=N_STEPS, batch_size=N_STEPS * N_ENVS, n_epochs=1, seed=5, device="cpu",
-                            policy_kwargs={"net_arch": [16]})
+    model = AsyncRolloutPPO(
+        "MlpPolicy",
+        venv,
+        n_steps=N_STEPS,
+        batch_size=N_STEPS * N_ENVS,
+        n_epochs=1,
+        seed=5,
+        device="cpu",
+        policy_kwargs={"net_arch": [16]},
+    )
     recorder = _Recorder()
     model.learn(rollouts * N_STEPS * N_ENVS, callback=recorder)
     return model, venv, recorder
@@ -104,8 +113,18 @@ def test_rollouts_do_not_depend_on_which_env_finishes_first() -> None:
         model, venv, _ = _collect(slow_env)
         try:
             buffer = model.rollout_buffer
-            runs.append((venv.order, _parameters(model), buffer.observations.copy(), buffer.actions.copy(), buffer.rewards.copy(),
-                         buffer.log_probs.copy(), buffer.returns.copy(), model._last_obs.copy()))
+            runs.append(
+                (
+                    venv.order,
+                    _parameters(model),
+                    buffer.observations.copy(),
+                    buffer.actions.copy(),
+                    buffer.rewards.copy(),
+                    buffer.log_probs.copy(),
+                    buffer.returns.copy(),
+                    model._last_obs.copy(),
+                )
+            )
         finally:
             venv.close()
     (order_a, *arrays_a), (order_b, *arrays_b) = runs
@@ -133,7 +152,9 @@ def test_without_send_step_it_is_maskable_ppo() -> None:
     for algorithm in (MaskablePPO, AsyncRolloutPPO):
         venv = DummyVecEnv([_factory(0.0)] * 2)
         venv.seed(1)
-        model = algorithm("MlpPolicy", venv, n_steps=16, batch_size=32, n_epochs=1, seed=1, device="cpu", policy_kwargs={"net_arch": [8]})
+        model = algorithm(
+            "MlpPolicy", venv, n_steps=16, batch_size=32, n_epochs=1, seed=1, device="cpu", policy_kwargs={"net_arch": [8]}
+        )
         model.learn(64)
         parameters.append(_parameters(model))
     np.testing.assert_array_equal(*parameters)
@@ -143,11 +164,28 @@ def test_an_interrupted_async_rollout_resumes_to_the_same_weights(tmp_path: Path
     """Ctrl-C while the envs' steps are in flight: the checkpoint is the rollout's start, the
     pending answers are read off, and --resume ends with the weights of one straight run
     (snapshots into the pool and an evaluation on the way)."""
-    config = train_module.load_config(ENV, {
-        "n_envs": 2, "n_steps": 32, "batch_size": 64, "n_epochs": 1, "total_timesteps": 192, "vec_env": "subproc",
-        "rollouts": "async", "opponents": {"random": 0.5, "self": 0.5}, "snapshot_every": 64, "max_snapshots": 2,
-        "eval_every": 96, "eval_games": 1, "checkpoint_every": 64, "torch_threads": 1, "update_threads": 2,
-        "board_policy": {"dim": 8, "blocks": 1}, "bc_games": 0})
+    config = train_module.load_config(
+        ENV,
+        {
+            "n_envs": 2,
+            "n_steps": 32,
+            "batch_size": 64,
+            "n_epochs": 1,
+            "total_timesteps": 192,
+            "vec_env": "subproc",
+            "rollouts": "async",
+            "opponents": {"random": 0.5, "self": 0.5},
+            "snapshot_every": 64,
+            "max_snapshots": 2,
+            "eval_every": 96,
+            "eval_games": 1,
+            "checkpoint_every": 64,
+            "torch_threads": 1,
+            "update_threads": 2,
+            "board_policy": {"dim": 8, "blocks": 1},
+            "bc_games": 0,
+        },
+    )
     train_module.check_config(config)
 
     def run(folder: Path, resume: bool = False) -> None:
@@ -194,11 +232,28 @@ def test_async_rollouts_learn_what_lock_steps_learn_to_the_bit(tmp_path: Path) -
     about 5e-3)."""
     weights, evaluations = {}, {}
     for mode in ("lockstep", "async"):
-        config = train_module.load_config("thin_ice_v0", {
-            "n_envs": 2, "n_steps": 32, "batch_size": 64, "n_epochs": 1, "total_timesteps": 128, "vec_env": "subproc",
-            "rollouts": mode, "opponents": {"random": 0.5, "self": 0.5}, "snapshot_every": 10, "max_snapshots": 2,
-            "eval_every": 96, "eval_games": 1, "checkpoint_every": 64, "torch_threads": 1, "update_threads": 2, "bc_games": 0,
-            "board_policy": {"dim": 8, "blocks": 1, "symmetrize": "canonical"}})
+        config = train_module.load_config(
+            "thin_ice_v0",
+            {
+                "n_envs": 2,
+                "n_steps": 32,
+                "batch_size": 64,
+                "n_epochs": 1,
+                "total_timesteps": 128,
+                "vec_env": "subproc",
+                "rollouts": mode,
+                "opponents": {"random": 0.5, "self": 0.5},
+                "snapshot_every": 10,
+                "max_snapshots": 2,
+                "eval_every": 96,
+                "eval_games": 1,
+                "checkpoint_every": 64,
+                "torch_threads": 1,
+                "update_threads": 2,
+                "bc_games": 0,
+                "board_policy": {"dim": 8, "blocks": 1, "symmetrize": "canonical"},
+            },
+        )
         train_module.check_config(config)
         folder = tmp_path / mode
         folder.mkdir()

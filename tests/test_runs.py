@@ -46,13 +46,27 @@ def test_train_quick_is_a_tiny_config_that_explicit_flags_override(tmp_path: Pat
         train_module.main(["--quick", "--resume", str(tmp_path)])
 
 
-CLIS = ["train", "evaluate", "play", "play.web", "play.replay", "export", "solitaire_solver", "solitaire_train",
-        "solitaire_eval", "rllib_train", "alphazero_jax", "league", "benchmark"]
+CLIS = [
+    "train",
+    "evaluate",
+    "play",
+    "play.web",
+    "play.replay",
+    "export",
+    "solitaire_solver",
+    "solitaire_train",
+    "solitaire_eval",
+    "rllib_train",
+    "alphazero_jax",
+    "league",
+    "benchmark",
+]
 
 
 @pytest.mark.parametrize("name", CLIS)
-def test_every_option_of_every_cli_has_help_and_a_real_default(name: str, monkeypatch: pytest.MonkeyPatch,
-                                                               capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_option_of_every_cli_has_help_and_a_real_default(
+    name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import importlib
 
     seen: dict[str, argparse.ArgumentParser] = {}
@@ -68,10 +82,18 @@ def test_every_option_of_every_cli_has_help_and_a_real_default(name: str, monkey
     assert exit_info.value.code == 0
     text = capsys.readouterr().out
     assert "(default: None)" not in text and "(default: %(default)s)" not in text
-    parsers = [seen["parser"]] + [sub for action in seen["parser"]._actions if isinstance(action, argparse._SubParsersAction)
-                                  for sub in action.choices.values()]  # league, benchmark: their subcommands too
-    missing = [action.option_strings or action.dest for parser in parsers for action in parser._actions
-               if action.dest != "help" and not action.help]
+    parsers = [seen["parser"]] + [
+        sub
+        for action in seen["parser"]._actions
+        if isinstance(action, argparse._SubParsersAction)
+        for sub in action.choices.values()
+    ]  # league, benchmark: their subcommands too
+    missing = [
+        action.option_strings or action.dest
+        for parser in parsers
+        for action in parser._actions
+        if action.dest != "help" and not action.help
+    ]
     assert not missing, f"{name}: options without help text: {missing}"
     for block in text.split("\n  -")[1:]:
         assert block.count("(default:") <= 1, block

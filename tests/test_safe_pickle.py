@@ -30,11 +30,19 @@ class Reduce:
         return self.value
 
 
-@pytest.mark.parametrize("payload", [
-    (os.system, ("true",)), (builtins.eval, ("1",)), (builtins.exec, ("x = 1",)), (subprocess.call, (["true"],)),
-    (functools.partial, (print, 1)), (builtins.open, ("/tmp/never", "w")), (builtins.__import__, ("os",)),
-    (pickle.loads, (b"N.",)),
-])
+@pytest.mark.parametrize(
+    "payload",
+    [
+        (os.system, ("true",)),
+        (builtins.eval, ("1",)),
+        (builtins.exec, ("x = 1",)),
+        (subprocess.call, (["true"],)),
+        (functools.partial, (print, 1)),
+        (builtins.open, ("/tmp/never", "w")),
+        (builtins.__import__, ("os",)),
+        (pickle.loads, (b"N.",)),
+    ],
+)
 def test_callables_outside_the_list_are_refused(payload: tuple[Any, ...]) -> None:
     with pytest.raises(UnsafePickle, match="refused"):
         restricted_loads(pickle.dumps(Reduce(*payload)))
@@ -68,14 +76,37 @@ def test_env_stacks_and_generators_round_trip() -> None:
 def test_a_crafted_training_checkpoint_is_one_line(tmp_path: Path) -> None:
     """``train --resume`` of a run folder whose exact.pkl would run code: refused in one line."""
     pytest.importorskip("sb3_contrib")
-    run = subprocess.run([sys.executable, "-m", "polarzoo.baselines.train", "--env", "fire_and_ice_v0", "--quick", "--runs",
-                          str(tmp_path), "--run-name", "r", "--total-timesteps", "128", "--no-final-eval"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=scaled(600))
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polarzoo.baselines.train",
+            "--env",
+            "fire_and_ice_v0",
+            "--quick",
+            "--runs",
+            str(tmp_path),
+            "--run-name",
+            "r",
+            "--total-timesteps",
+            "128",
+            "--no-final-eval",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=scaled(600),
+    )
     assert run.returncode == 0, run.stderr
     folder = next(p for p in tmp_path.iterdir() if (p / "checkpoints").is_dir())
     marker = tmp_path / "ran"
     (folder / "checkpoints" / "exact.pkl").write_bytes(pickle.dumps({"timesteps": 0, "x": Reduce(open, (str(marker), "w"))}))
-    resumed = subprocess.run([sys.executable, "-m", "polarzoo.baselines.train", "--resume", str(folder), "--total-timesteps", "256"],
-                             cwd=ROOT, capture_output=True, text=True, timeout=scaled(600))
+    resumed = subprocess.run(
+        [sys.executable, "-m", "polarzoo.baselines.train", "--resume", str(folder), "--total-timesteps", "256"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=scaled(600),
+    )
     assert resumed.returncode == 2 and "refused" in resumed.stderr and "Traceback" not in resumed.stderr, resumed.stderr
     assert not marker.exists()

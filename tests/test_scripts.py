@@ -51,13 +51,35 @@ def test_move_time_benchmark_cli(tmp_path: Path) -> None:
     """Every move of the agent is timed (the opponent's are not), and a bad spec is one line."""
     import json
 
-    out = run("-m", "benchmarks.move_time", "--env", "fire_and_ice_v0", "--agents", "random", "mcts:20", "--opponent", "random",
-              "--games", "2", "--json", str(tmp_path / "t.json"))
+    out = run(
+        "-m",
+        "benchmarks.move_time",
+        "--env",
+        "fire_and_ice_v0",
+        "--agents",
+        "random",
+        "mcts:20",
+        "--opponent",
+        "random",
+        "--games",
+        "2",
+        "--json",
+        str(tmp_path / "t.json"),
+    )
     assert "| mcts:20 |" in out and "| random |" in out
     rows = json.loads((tmp_path / "t.json").read_text())["agents"]
-    assert rows["mcts:20"]["moves"] > 4 and rows["mcts:20"]["median_ms"] > 0 and rows["random"]["max_ms"] >= rows["random"]["median_ms"]
-    bad = subprocess.run([sys.executable, "-m", "benchmarks.move_time", "--env", "fire_and_ice_v0", "--agents", "mcts:x"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=scaled(120))
+    assert (
+        rows["mcts:20"]["moves"] > 4
+        and rows["mcts:20"]["median_ms"] > 0
+        and rows["random"]["max_ms"] >= rows["random"]["median_ms"]
+    )
+    bad = subprocess.run(
+        [sys.executable, "-m", "benchmarks.move_time", "--env", "fire_and_ice_v0", "--agents", "mcts:x"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=scaled(120),
+    )
     assert bad.returncode != 0 and bad.stderr.strip().splitlines()[-1].startswith("mcts:x: mcts needs a positive whole number")
 
 
@@ -78,9 +100,11 @@ def test_training_fps_default_run_and_its_bad_arguments(capsys: pytest.CaptureFi
     training_fps.main(["--default-run", "go_with_the_floe_v0", "--timesteps", "64"])
     out = capsys.readouterr().out
     assert "round 1: this checkout:" in out and "| this checkout |" in out and "speed-up" not in out
-    for argv, message in ((["--baseline", "HEAD"], "--baseline goes with --default-run"),
-                          (["--default-run", "go_with_the_floe_v0", "--rounds", "0"], "--rounds must be at least 1; got 0"),
-                          (["--timesteps", "0"], "--timesteps must be at least 1; got 0")):
+    for argv, message in (
+        (["--baseline", "HEAD"], "--baseline goes with --default-run"),
+        (["--default-run", "go_with_the_floe_v0", "--rounds", "0"], "--rounds must be at least 1; got 0"),
+        (["--timesteps", "0"], "--timesteps must be at least 1; got 0"),
+    ):
         with pytest.raises(SystemExit) as exit_info:
             training_fps.main(argv)
         assert exit_info.value.code == 2 and message in capsys.readouterr().err
@@ -94,8 +118,24 @@ def test_solitaire_eval_cli(tmp_path: Path) -> None:
 
 
 def test_floe_white_benchmark_cli() -> None:
-    out = run("-m", "benchmarks.floe_white", "--games", "24", "--replays", "1", "--endgames", "2", "--depth", "1",
-              "--bound-depth", "1", "--search-games", "4", "--first-phase", "heuristic")
+    out = run(
+        "-m",
+        "benchmarks.floe_white",
+        "--games",
+        "24",
+        "--replays",
+        "1",
+        "--endgames",
+        "2",
+        "--depth",
+        "1",
+        "--bound-depth",
+        "1",
+        "--search-games",
+        "4",
+        "--first-phase",
+        "heuristic",
+    )
     assert "| 24 |" in out and "| all |" in out and "expectimax, 1 White move(s) deep" in out
     assert "| at most (undecided leaves won) |" in out and "before the first capture, at most |" in out
     assert "| 4 games |" in out and "White: heuristic + search" in out
@@ -119,16 +159,33 @@ def test_floe_white_curve_over_a_runs_snapshots(tmp_path: Path) -> None:
 
 
 def test_main_job_spread_runs_and_reports(tmp_path: Path) -> None:
-    out = run("-m", "benchmarks.main_job_spread", "--runs", str(tmp_path), "--seeds", "0", "--threads", "1",
-              "--train-args=--quick", timeout=600)
+    out = run(
+        "-m",
+        "benchmarks.main_job_spread",
+        "--runs",
+        str(tmp_path),
+        "--seeds",
+        "0",
+        "--threads",
+        "1",
+        "--train-args=--quick",
+        timeout=600,
+    )
     assert "s0-t1: finished" in out and "| s0-t1 | " in out and "1 of 1 runs finished" in out
     assert (tmp_path / "s0-t1" / "eval.json").exists() and (tmp_path / "spread.md").read_text() in out
-    again = run("-m", "benchmarks.main_job_spread", "--runs", str(tmp_path), "--seeds", "0", "1", "--threads", "1", "--report-only")
+    again = run(
+        "-m", "benchmarks.main_job_spread", "--runs", str(tmp_path), "--seeds", "0", "1", "--threads", "1", "--report-only"
+    )
     assert "1 of 2 runs finished" in again
 
 
 def test_main_job_spread_refuses_bad_seeds_and_threads_in_one_line(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "benchmarks.main_job_spread", "--runs", str(tmp_path), "--threads", "0"],
-                            cwd=ROOT, capture_output=True, text=True, timeout=scaled(60))
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.main_job_spread", "--runs", str(tmp_path), "--threads", "0"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=scaled(60),
+    )
     assert result.returncode == 2 and "--seeds must be >= 0 and --threads >= 1" in result.stderr
     assert "Traceback" not in result.stderr and not list(tmp_path.iterdir())

@@ -13,8 +13,8 @@ pytest.importorskip("sb3_contrib")
 
 from sb3_contrib import MaskablePPO  # noqa: E402
 
-from polarzoo.baselines.policies import BoardPolicy, board_for_env  # noqa: E402
 from polarzoo.baselines.agents.alphazero import AlphaZeroAgent  # noqa: E402
+from polarzoo.baselines.policies import BoardPolicy, board_for_env  # noqa: E402
 from polarzoo.envs.fire_and_ice import rules as fire_rules  # noqa: E402
 from polarzoo.envs.go_with_the_floe import rules as floe_rules  # noqa: E402
 from polarzoo.wrappers import SingleAgentEnv  # noqa: E402
@@ -24,8 +24,9 @@ GAMES = {"fire_and_ice_v0": fire_rules, "go_with_the_floe_v0": floe_rules}
 
 def _untrained(env_id: str) -> MaskablePPO:
     env = SingleAgentEnv(env_id)
-    return MaskablePPO(BoardPolicy, env, seed=0, device="cpu",
-                       policy_kwargs={"board": board_for_env(env_id), "dim": 8, "blocks": 1})
+    return MaskablePPO(
+        BoardPolicy, env, seed=0, device="cpu", policy_kwargs={"board": board_for_env(env_id), "dim": 8, "blocks": 1}
+    )
 
 
 def _wins_now(rules, state, action: int) -> bool:  # noqa: ANN001
@@ -143,8 +144,16 @@ def _thin_ice_nest_position():  # noqa: ANN202
     def place(size: int, cell: int, orientation: int) -> int:
         return game.place_base + size * env.num_targets + 6 * cell + orientation
 
-    for action in (thin_rules.CALLS.index("M"), place(1, centre, 0), game.done_action, place(1, 0, 0), game.done_action,
-                   thin_rules.CALLS.index("S"), place(0, 0, 2), game.done_action):
+    for action in (
+        thin_rules.CALLS.index("M"),
+        place(1, centre, 0),
+        game.done_action,
+        place(1, 0, 0),
+        game.done_action,
+        thin_rules.CALLS.index("S"),
+        place(0, 0, 2),
+        game.done_action,
+    ):
         env.step(action)
     assert env.agent_selection == "player_0" and game.state.pending == [0]
     return env, place(0, centre, 0), place(0, 3, 0)
@@ -223,8 +232,12 @@ def test_thin_ice_vsearch_plays_the_placement_its_critic_values_most() -> None:
     assert env.agent_selection == "player_0" and env.game.state.pending == [0]  # the live game as it was
     # at equal values the most probable wins
     fresh, _, _ = _thin_ice_nest_position()
-    assert ThinIceSearch(_ScriptedCritic(nest, elsewhere, [0.5, 0.5]), k=3, scoring="value").act(
-        fresh, "player_0", np.random.default_rng(0)) == elsewhere
+    assert (
+        ThinIceSearch(_ScriptedCritic(nest, elsewhere, [0.5, 0.5]), k=3, scoring="value").act(
+            fresh, "player_0", np.random.default_rng(0)
+        )
+        == elsewhere
+    )
 
 
 def test_thin_ice_vsearch_spec() -> None:

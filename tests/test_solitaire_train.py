@@ -44,9 +44,32 @@ def test_demonstrations_shapes() -> None:
 def test_cli_trains_a_loadable_model(tmp_path) -> None:
     pytest.importorskip("sb3_contrib")
     out = tmp_path / "run"
-    result = subprocess.run([sys.executable, "-m", "polarzoo.baselines.solitaire_train", "--deals", "2", "--rounds", "1",
-                             "--dagger-deals", "1", "--epochs", "1", "--dim", "8", "--blocks", "1", "--eval-deals", "1",
-                             "--out", str(out), "--no-progress"], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polarzoo.baselines.solitaire_train",
+            "--deals",
+            "2",
+            "--rounds",
+            "1",
+            "--dagger-deals",
+            "1",
+            "--epochs",
+            "1",
+            "--dim",
+            "8",
+            "--blocks",
+            "1",
+            "--eval-deals",
+            "1",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     assert f"writing to {out}" in result.stdout
     report = json.loads((out / "train.json").read_text())
@@ -55,5 +78,7 @@ def test_cli_trains_a_loadable_model(tmp_path) -> None:
 
     model = MaskablePPO.load(out / "model.zip", device="cpu")
     assert model.policy.board == "fire_and_ice_solitaire"
-    bad = subprocess.run([sys.executable, "-m", "polarzoo.baselines.solitaire_train", "--deals", "0"], capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "polarzoo.baselines.solitaire_train", "--deals", "0"], capture_output=True, text=True
+    )
     assert bad.returncode == 2 and "--deals must be at least 1" in bad.stderr

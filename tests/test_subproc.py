@@ -62,8 +62,9 @@ def test_training_is_identical_to_subproc_vec_env() -> None:
         venv = cls([_make] * 2)
         try:
             venv.seed(0)
-            model = MaskablePPO("MlpPolicy", venv, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu",
-                                policy_kwargs={"net_arch": [16]})
+            model = MaskablePPO(
+                "MlpPolicy", venv, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu", policy_kwargs={"net_arch": [16]}
+            )
             model.learn(256)
             parameters.append(np.concatenate([p.detach().numpy().ravel() for p in model.policy.parameters()]))
         finally:
@@ -91,7 +92,7 @@ def test_envs_stepped_one_at_a_time_give_what_a_lock_step_gives() -> None:
             while len(got) < 3:
                 for index in single.ready([i for i in range(3) if i not in got]):
                     got[index] = single.receive_step(index)
-            for index, (observation, reward, done, info, mask) in got.items():
+            for index, (observation, reward, done, _info, mask) in got.items():
                 np.testing.assert_array_equal(observation, observations[index])
                 assert (reward, done) == (rewards[index], dones[index])
                 np.testing.assert_array_equal(mask, np.stack(lock.env_method("action_masks"))[index])

@@ -18,8 +18,7 @@ from polarzoo.baselines.agents import ThinIceHeuristic
 from polarzoo.envs import thin_ice_v0
 from polarzoo.envs.thin_ice import rules
 from polarzoo.envs.thin_ice.physics import PhysicsError, PilePhysics
-
-from tests.helpers import scaled, check_playthrough, fast_render_fn
+from tests.helpers import check_playthrough, fast_render_fn, scaled
 
 
 # ---------------------------------------------------------------------------- AEC env
@@ -81,9 +80,14 @@ def test_bad_input() -> None:
         env.step(1)
     with pytest.raises(ValueError, match="still pending"):
         env.step(env.game.done_action)
-    for kwargs, match in (({"num_players": 7}, "num_players must be a whole number in 2..6"), ({"grid": 0}, "grid"),
-                          ({"pitch_mm": 100}, "pitch_mm"), ({"table_friction": 9.0}, "table_friction"),
-                          ({"tremor_mm": 50}, "tremor_mm"), ({"max_rearrangements": -1}, "max_rearrangements")):
+    for kwargs, match in (
+        ({"num_players": 7}, "num_players must be a whole number in 2..6"),
+        ({"grid": 0}, "grid"),
+        ({"pitch_mm": 100}, "pitch_mm"),
+        ({"table_friction": 9.0}, "table_friction"),
+        ({"tremor_mm": 50}, "tremor_mm"),
+        ({"max_rearrangements": -1}, "max_rearrangements"),
+    ):
         with pytest.raises(ValueError, match=match):
             thin_ice_v0.raw_env(**kwargs)
 
@@ -204,7 +208,7 @@ def test_physics_error_rolls_back_and_truncates(monkeypatch: pytest.MonkeyPatch)
         assert np.array_equal(env.observe(agent)["observation"], before[agent])
     assert base.game.state.pending == before_state.pending and base.game.state.in_hand == before_state.in_hand
     assert not any(pile.in_play.any() for pile in base.piles.piles)
-    for agent in env.agent_iter():  # PettingZoo's dead steps end the episode cleanly
+    for _agent in env.agent_iter():  # PettingZoo's dead steps end the episode cleanly
         env.step(None)
     monkeypatch.undo()
     env.reset(seed=2)
@@ -237,7 +241,7 @@ def test_picture_top_rows_are_plain_background() -> None:
     frame = env.render()
     width = frame.shape[1] // 3
     for panel in range(3):
-        top = frame[8:40, panel * width + 8:(panel + 1) * width - 8]  # inside a possible red frame
+        top = frame[8:40, panel * width + 8 : (panel + 1) * width - 8]  # inside a possible red frame
         assert len(np.unique(top.reshape(-1, 3), axis=0)) == 1, f"panel {panel} has stray pixels along its top"
     env.close()
 
@@ -277,11 +281,11 @@ def test_picture_shows_the_table_the_lattice_and_who_is_who() -> None:
     frame = env.render()
     width = frame.shape[1] // 2
     for panel in range(2):
-        image = frame[:, panel * width:(panel + 1) * width]
-        centre = image[image.shape[0] // 2 - 5:image.shape[0] // 2 + 5, width // 2 - 5:width // 2 + 5].reshape(-1, 3)
+        image = frame[:, panel * width : (panel + 1) * width]
+        centre = image[image.shape[0] // 2 - 5 : image.shape[0] // 2 + 5, width // 2 - 5 : width // 2 + 5].reshape(-1, 3)
         corner = image[50:60, 8:18].reshape(-1, 3)
         assert np.abs(centre.mean(axis=0) - corner.mean(axis=0)).max() > 20, "the table top looks like the floor"
-        label = image[image.shape[0] - 34:image.shape[0] - 12, 8:140]
+        label = image[image.shape[0] - 34 : image.shape[0] - 12, 8:140]
         assert (label == 255).all(axis=2).sum() > 50, "no player label"
     xml = display_mjcf(env.physics_config, 3, 0.007)
     assert xml.count('type="cylinder"') == 9 and "table_top" in xml
@@ -295,8 +299,11 @@ def test_a_snapshot_restores_only_into_an_env_of_its_configuration() -> None:
     env = thin_ice_v0.raw_env(settle_steps=np.int64(10))  # a NumPy integer is a whole number too
     env.reset(seed=0)
     snapshot = env.snapshot()
-    for kwargs, named in (({"num_players": 3}, "num_players=2"), ({"grid": 5}, "grid=7"),
-                          ({"idle_pieces": "parked"}, "physics=")):
+    for kwargs, named in (
+        ({"num_players": 3}, "num_players=2"),
+        ({"grid": 5}, "grid=7"),
+        ({"idle_pieces": "parked"}, "physics="),
+    ):
         other = thin_ice_v0.raw_env(**kwargs)
         other.reset(seed=0)
         before = other.observe(other.agent_selection)["observation"].copy()

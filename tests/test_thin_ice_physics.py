@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from polarzoo.envs.thin_ice.physics import PhysicsConfig, PhysicsError, PilePhysics, orientation_matrix
 
+from polarzoo.envs.thin_ice.physics import PhysicsConfig, PhysicsError, PilePhysics, orientation_matrix
 from tests.thin_ice_helpers import Pile
 
 
@@ -135,7 +135,7 @@ def random_games_digest(env: Any, games: int, seed: int, warm_start: bool = Fals
         env.reset(seed=game)
         if piles is not None:
             piles(env)
-        for agent in env.agent_iter():
+        for _agent in env.agent_iter():
             observation, reward, termination, truncation, info = env.last()
             if termination or truncation:
                 env.step(None)
@@ -205,6 +205,7 @@ def test_removed_and_parked_scenes_measure_the_same_separation() -> None:
 def test_a_reset_pile_plays_exactly_like_a_new_one() -> None:
     """``PilePhysics.reset()`` (the env reuses its piles and their compiled scenes across games)
     leaves nothing behind: the same placements give the same states as on a new pile."""
+
     def play(physics: PilePhysics) -> bytes:
         rng = np.random.default_rng(7)
         physics.place(2, (0.0, 0.0), 0, rng)
@@ -243,10 +244,13 @@ def test_the_python_loops_can_be_asked_for() -> None:
     import subprocess
     import sys
 
-    code = ("from polarzoo.envs.thin_ice.physics import PilePhysics, _compiled_step; p = PilePhysics(); "
-            "print(_compiled_step() is None, p.compiled_loops, p.place(1, (0.0, 0.0), 0, None).settled)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "POLARZOO_THIN_ICE_PYTHON_SETTLE": "1"})
+    code = (
+        "from polarzoo.envs.thin_ice.physics import PilePhysics, _compiled_step; p = PilePhysics(); "
+        "print(_compiled_step() is None, p.compiled_loops, p.place(1, (0.0, 0.0), 0, None).settled)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, "POLARZOO_THIN_ICE_PYTHON_SETTLE": "1"}
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "False", "True"]
 
@@ -255,7 +259,7 @@ def test_compiled_loops_take_the_python_loops_steps() -> None:
     """``kernels.settle_pile`` (MuJoCo's C mj_step called from compiled code, the rules read from
     the ``mjData`` struct in place) against the Python loop: on every scripted pile and tremor
     seed the same outcome at the same step, and the same MuJoCo state to the bit."""
-    from polarzoo.envs.thin_ice.equivalence import SCENARIOS, PITCH
+    from polarzoo.envs.thin_ice.equivalence import PITCH, SCENARIOS
 
     for mode in ("removed", "parked"):
         config = PhysicsConfig(idle_pieces=mode)
@@ -308,6 +312,8 @@ def test_compiled_loops_play_random_games_like_the_python_loops() -> None:
 
         return set_piles
 
-    digests = [random_games_digest(thin_ice_v0.raw_env(num_players=3), 3, seed=5, warm_start=True, piles=use(compiled))
-               for compiled in (True, False)]
+    digests = [
+        random_games_digest(thin_ice_v0.raw_env(num_players=3), 3, seed=5, warm_start=True, piles=use(compiled))
+        for compiled in (True, False)
+    ]
     assert digests[0] == digests[1]

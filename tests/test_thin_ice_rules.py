@@ -98,12 +98,15 @@ def test_notation_both_ways_for_every_action() -> None:
     assert rules.action_to_notation(rules.CALLS.index("SM"), layout) == "call SM"
     assert rules.notation_to_action("place M c2 upright", layout) == layout.place_base + layout.num_targets + (3 + 2) * 6
     # the message names the word that is wrong and what is allowed there
-    for bad, match in (("place M d1 upright", r"'d1' is not a cell of the 3x3 lattice: a1..c3"),
-                       ("place X a1 upright", r"'X' is not a size: S, M or L"),
-                       ("place S a1 sideways", r"'sideways' is not an orientation: upright, inverted, lying\+x"),
-                       ("pickup 15", r"'15' is not a slot of your pile: pickup takes a slot number 0..14"),
-                       ("call SSS", r"'SSS' is not a call: the calls are S, M, L, SS, MM, LL, SM, SL, ML"),
-                       ("call XX", r"'XX' is not a call"), ("jump", "is not a Thin Ice move: expected 'call SM'")):
+    for bad, match in (
+        ("place M d1 upright", r"'d1' is not a cell of the 3x3 lattice: a1..c3"),
+        ("place X a1 upright", r"'X' is not a size: S, M or L"),
+        ("place S a1 sideways", r"'sideways' is not an orientation: upright, inverted, lying\+x"),
+        ("pickup 15", r"'15' is not a slot of your pile: pickup takes a slot number 0..14"),
+        ("call SSS", r"'SSS' is not a call: the calls are S, M, L, SS, MM, LL, SM, SL, ML"),
+        ("call XX", r"'XX' is not a call"),
+        ("jump", "is not a Thin Ice move: expected 'call SM'"),
+    ):
         with pytest.raises(ValueError, match=match):
             rules.notation_to_action(bad, layout)
 
@@ -113,7 +116,7 @@ def test_rules_functions_on_the_state() -> None:
     state = rules.initial_state(2)
     layout = rules.ActionLayout(3)
     mask = rules.legal_action_mask(state, layout)
-    assert mask[: rules.NUM_CALLS].all() and not mask[rules.NUM_CALLS:].any()
+    assert mask[: rules.NUM_CALLS].all() and not mask[rules.NUM_CALLS :].any()
     assert "calling phase" in rules.explain_illegal(state, layout.done_action, layout)
     rules.apply_inplace(state, rules.CALLS.index("L"), layout, ScriptedPhysics(), None)
     assert state.phase == rules.ADD and state.pending == [2] and state.supply.tolist() == [5, 5, 4]

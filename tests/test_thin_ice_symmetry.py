@@ -78,8 +78,20 @@ def test_observation_map_is_a_signed_permutation_of_the_piece_coordinates() -> N
     assert set(within_block % rules.SLOT_FEATURES) == {5, 6, 8, 9}
 
 
-SCRIPT = ["call LL", "place L d4 lying+x", "place L c4 lying+y", "done", "place L d4 lying+x", "place L d4 lying+y", "done",
-          "call M", "place M d4 lying-x", "done", "place M e3 upright", "done"]
+SCRIPT = [
+    "call LL",
+    "place L d4 lying+x",
+    "place L c4 lying+y",
+    "done",
+    "place L d4 lying+x",
+    "place L d4 lying+y",
+    "done",
+    "call M",
+    "place M d4 lying-x",
+    "done",
+    "place M e3 upright",
+    "done",
+]
 
 
 def _play(script: list[str], k: int) -> tuple[list[np.ndarray], dict]:

@@ -15,8 +15,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -141,10 +142,12 @@ def test_replays_through_the_api(client: TestClient) -> None:
 # ---- what a request from elsewhere cannot do (docs/security.md) ----------------------------------
 def test_a_cross_origin_request_is_refused(client: TestClient) -> None:
     # a page elsewhere posting text/plain (a CORS "simple request": no preflight) or JSON
-    for headers in ({"Origin": "https://evil.example", "Content-Type": "text/plain"},
-                    {"Origin": "https://evil.example", "Content-Type": "application/json"},
-                    {"Origin": "http://127.0.0.1:9999", "Content-Type": "application/json"},
-                    {"Sec-Fetch-Site": "cross-site", "Content-Type": "application/json"}):
+    for headers in (
+        {"Origin": "https://evil.example", "Content-Type": "text/plain"},
+        {"Origin": "https://evil.example", "Content-Type": "application/json"},
+        {"Origin": "http://127.0.0.1:9999", "Content-Type": "application/json"},
+        {"Sec-Fetch-Site": "cross-site", "Content-Type": "application/json"},
+    ):
         response = client.post("/api/games", content=b'{"opponent": "random"}', headers=headers)
         assert response.status_code == 403 and "only its own page" in response.json()["error"], response.text
     assert client.get("/api/info", headers={"Origin": "https://evil.example"}).status_code == 403
@@ -171,8 +174,20 @@ def test_loopback_and_address_hosts_are_served(client: TestClient, host: str) ->
     assert client.get("/api/info", headers={"Host": host}).status_code == 200
 
 
-@pytest.mark.parametrize("spec", ["model:{path}", "az:2:{path}", "search:3:{path}", "vsearch:4:{path}", "az-jax:{path}",
-                                  "az-jax:3:{path}", "pretrained:{path}", "os:system", "{path}:x"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "model:{path}",
+        "az:2:{path}",
+        "search:3:{path}",
+        "vsearch:4:{path}",
+        "az-jax:{path}",
+        "az-jax:3:{path}",
+        "pretrained:{path}",
+        "os:system",
+        "{path}:x",
+    ],
+)
 def test_a_request_cannot_name_a_file_or_module(client: TestClient, spec: str, tmp_path: Path) -> None:
     """Whatever the file holds, a request never loads it, and the answer does not tell whether it exists."""
     from polarzoo.baselines.agents import pretrained_path
@@ -185,8 +200,10 @@ def test_a_request_cannot_name_a_file_or_module(client: TestClient, spec: str, t
     assert len(answers) == 1 and "command line" in answers.pop()
 
 
-@pytest.mark.parametrize("spec", ["mcts:2000000000", "az:100000", "vsearch:1000", "az-jax:99999:pretrained", "heuristic:500",
-                                  "mcts:" + "9" * 5000, "mcts:²"])
+@pytest.mark.parametrize(
+    "spec",
+    ["mcts:2000000000", "az:100000", "vsearch:1000", "az-jax:99999:pretrained", "heuristic:500", "mcts:" + "9" * 5000, "mcts:²"],
+)
 def test_search_budgets_from_a_request_are_capped(client: TestClient, spec: str) -> None:
     env_id = "thin_ice_v0" if spec.startswith(("vsearch", "heuristic")) else "fire_and_ice_v0"
     response = client.post("/api/games", json={"env": env_id, "opponent": spec})
@@ -225,7 +242,10 @@ def test_hostile_bodies_are_4xx_never_5xx(client: TestClient) -> None:
         (client.post(f"/api/games/{gid}/move", json={"action": 3, "ply": "x"}), 400),
         (client.get(f"/api/games/{gid}/picture.png?ply=%C2%B2"), 404),  # a Fire & Ice game has no pictures
         (client.post("/api/replays", content=b"x" * (16 * 1024 * 1024 + 1), headers=JSONL), 413),
-        (client.post("/api/replays", content=b'{"env": "fire_and_ice_v0", "env_seed": "abc", "actions": []}\n', headers=JSONL), 201),
+        (
+            client.post("/api/replays", content=b'{"env": "fire_and_ice_v0", "env_seed": "abc", "actions": []}\n', headers=JSONL),
+            201,
+        ),
     ]
     for response, status in cases:
         assert response.status_code == status, (status, response.status_code, response.text[:200])
@@ -237,10 +257,20 @@ def test_hostile_bodies_are_4xx_never_5xx(client: TestClient) -> None:
         assert response.status_code in (400, 404), (ply, response.status_code)
 
 
-@pytest.mark.parametrize("record", [
-    {"env_seed": "abc"}, {"env_seed": -3}, {"env_seed": 1.5}, {"env_kwargs": {"colour": "green"}}, {"env_kwargs": {"num_players": 99}},
-    {"env_kwargs": [1]}, {"actions": list(range(20_000))}, {"actions": [10**40]}, {"env": "thin_ice_v0", "env_kwargs": {"num_players": "x"}},
-])
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"env_seed": "abc"},
+        {"env_seed": -3},
+        {"env_seed": 1.5},
+        {"env_kwargs": {"colour": "green"}},
+        {"env_kwargs": {"num_players": 99}},
+        {"env_kwargs": [1]},
+        {"actions": list(range(20_000))},
+        {"actions": [10**40]},
+        {"env": "thin_ice_v0", "env_kwargs": {"num_players": "x"}},
+    ],
+)
 def test_damaged_replay_records_are_400(client: TestClient, record: dict[str, Any]) -> None:
     line = {"env": "fire_and_ice_v0", "env_seed": 0, "env_kwargs": {}, "actions": [], **record}
     listing = client.post("/api/replays", content=(json.dumps(line) + "\n").encode(), headers=JSONL)
@@ -302,9 +332,14 @@ def free_port() -> int:
 
 
 def test_cli_prints_its_url_and_ctrl_c_is_130() -> None:
-    process = subprocess.Popen([sys.executable, "-m", "polarzoo.baselines.play.web", "--port", "0"], cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "polarzoo.baselines.play.web", "--port", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         line = process.stdout.readline()
         assert line.startswith("polarzoo web: http://127.0.0.1:"), line
@@ -332,20 +367,29 @@ def test_a_fresh_server_answers_its_first_requests_at_once_and_ctrl_c_ends_a_sea
     the server listens); Ctrl-C stops it at once while a request searches without end."""
     from concurrent.futures import ThreadPoolExecutor
 
-    process = subprocess.Popen([sys.executable, "-m", "polarzoo.baselines.play.web", "--port", "0",
-                                "--opponent", "endless=mcts:1000000000"], cwd=ROOT,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "polarzoo.baselines.play.web", "--port", "0", "--opponent", "endless=mcts:1000000000"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         line = process.stdout.readline()
         base = line.split()[2].rstrip("/")
         assert base.startswith("http://127.0.0.1:"), line
         with ThreadPoolExecutor(4) as pool:
-            games = list(pool.map(lambda env: _request(base + "/api/games", {"env": env, "opponent": "random"}),
-                                  ["fire_and_ice_v0", "go_with_the_floe_v0", "fire_and_ice_v0", "go_with_the_floe_v0"]))
+            games = list(
+                pool.map(
+                    lambda env: _request(base + "/api/games", {"env": env, "opponent": "random"}),
+                    ["fire_and_ice_v0", "go_with_the_floe_v0", "fire_and_ice_v0", "go_with_the_floe_v0"],
+                )
+            )
             assert [status for status, _ in games] == [201] * 4, games
             hints = list(pool.map(lambda game: _request(f"{base}/api/games/{game[1]['id']}/hint"), games))
         assert [status for status, _ in hints] == [200] * 4, hints
+
         def endless_game() -> None:
             try:
                 _request(base + "/api/games", {"env": "fire_and_ice_v0", "seat": "ice", "opponent": "endless"}, timeout=30)
@@ -366,8 +410,13 @@ def test_a_fresh_server_answers_its_first_requests_at_once_and_ctrl_c_ends_a_sea
 def test_replay_of_a_bad_file_is_one_line(tmp_path: Path, content: bytes, words: str) -> None:
     path = tmp_path / "games.jsonl"
     path.write_bytes(content)
-    run = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play.web", "--port", "0", "--replay", str(path)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "polarzoo.baselines.play.web", "--port", "0", "--replay", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 1 and words in run.stderr and "Traceback" not in run.stderr, run.stderr
 
 
@@ -375,8 +424,13 @@ def test_cli_refuses_a_taken_port() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        run = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play.web", "--port", str(taken.getsockname()[1])],
-                             cwd=ROOT, capture_output=True, text=True, timeout=60)
+        run = subprocess.run(
+            [sys.executable, "-m", "polarzoo.baselines.play.web", "--port", str(taken.getsockname()[1])],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert run.returncode == 1 and run.stderr.startswith("error: cannot listen on") and "Traceback" not in run.stderr
 
 
@@ -389,8 +443,25 @@ def test_a_bad_port_is_one_line(argv: list[str]) -> None:
 def test_window_without_a_display_is_one_line() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
     start = time.monotonic()
-    run = subprocess.run([sys.executable, "-m", "polarzoo.baselines.play", "--env", "fire_and_ice_v0", "--human", "fire",
-                          "--opponent", "random", "--window"], cwd=ROOT, capture_output=True, text=True, timeout=60, env=env)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polarzoo.baselines.play",
+            "--env",
+            "fire_and_ice_v0",
+            "--human",
+            "fire",
+            "--opponent",
+            "random",
+            "--window",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert run.returncode == 1 and "needs a display" in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
     assert time.monotonic() - start < 30
 
@@ -416,8 +487,16 @@ def browser() -> Iterator[Any]:
     if CHROMIUM is None:
         pytest.skip("no Chromium (Debian: apt-get install chromium; .ci/run installs it)")
     sync_api = pytest.importorskip("playwright.sync_api", reason='Playwright: pip install "polarzoo[docs]"')
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+    ]
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=flags)
         yield chromium
@@ -506,7 +585,8 @@ def test_thin_ice_by_clicks(page: Any, served: str) -> None:
     picture = page.locator("#picture")
     picture.wait_for()
     assert picture.evaluate("img => img.complete && img.naturalWidth > 0") or page.wait_for_function(
-        "document.getElementById('picture').naturalWidth > 0")
+        "document.getElementById('picture').naturalWidth > 0"
+    )
     page.click("button.call >> text=call S")
     settle(page)
     page.wait_for_selector("#grid rect.legal")
@@ -556,11 +636,16 @@ def test_the_replay_viewer_shows_the_envs_positions(page: Any, served: str, tmp_
 
 def _same_cells(page: Any, env: Any) -> bool:
     """The pieces and rings of every square the page shows are the env's."""
-    shown = page.eval_on_selector_all(".replay-board g.cell", "cells => cells.map(c => [c.dataset.cell, c.dataset.piece, c.dataset.ring])")
+    shown = page.eval_on_selector_all(
+        ".replay-board g.cell", "cells => cells.map(c => [c.dataset.cell, c.dataset.piece, c.dataset.ring])"
+    )
     from polarzoo.envs.go_with_the_floe import rules
 
-    expected = [[str(sq), {rules.SEAL: "seal", rules.BEAR: "bear"}.get(int(env.state.board[sq]), ""), str(int(bool(env.state.rings[sq])))]
-                for sq in range(rules.NUM_SQUARES) if rules.ON_BOARD[sq]]
+    expected = [
+        [str(sq), {rules.SEAL: "seal", rules.BEAR: "bear"}.get(int(env.state.board[sq]), ""), str(int(bool(env.state.rings[sq])))]
+        for sq in range(rules.NUM_SQUARES)
+        if rules.ON_BOARD[sq]
+    ]
     return shown == expected
 
 

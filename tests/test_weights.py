@@ -88,10 +88,15 @@ def test_a_payload_in_a_zip_never_runs(tmp_path: Path) -> None:
     assert policy_digest(path) == policy_digest(pretrained_path(ENV)) and not marker.exists()
 
 
-@pytest.mark.parametrize("content, words", [
-    (b"", "not a model file"), (b"hello", "not a model file"), (b"PK\x03\x04broken", "not a readable SB3 model"),
-    (b"\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":{}}" + b" " * 8, "not a model file"),
-])
+@pytest.mark.parametrize(
+    "content, words",
+    [
+        (b"", "not a model file"),
+        (b"hello", "not a model file"),
+        (b"PK\x03\x04broken", "not a readable SB3 model"),
+        (b'\x10\x00\x00\x00\x00\x00\x00\x00{"a":{}}' + b" " * 8, "not a model file"),
+    ],
+)
 def test_a_file_that_is_not_a_model_is_one_line(tmp_path: Path, content: bytes, words: str) -> None:
     path = tmp_path / "m.safetensors"
     path.write_bytes(content)
@@ -109,7 +114,9 @@ def test_a_safetensors_file_without_our_settings_is_refused(tmp_path: Path) -> N
 
 
 def _run(args: list[str], cwd: Path, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, input=stdin, timeout=scaled(300))
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, input=stdin, timeout=scaled(300)
+    )
 
 
 def test_every_command_line_reads_a_crafted_zip_as_data(tmp_path: Path) -> None:
@@ -119,17 +126,56 @@ def test_every_command_line_reads_a_crafted_zip_as_data(tmp_path: Path) -> None:
 
     marker = tmp_path / "ran"
     path = crafted_zip(tmp_path, marker)
-    evaluate = _run(["polarzoo.baselines.evaluate", "--env", ENV, "--agents", f"model:{path}", "random", "--games", "1",
-                     "--out", str(tmp_path / "eval"), "--no-progress"], tmp_path)
+    evaluate = _run(
+        [
+            "polarzoo.baselines.evaluate",
+            "--env",
+            ENV,
+            "--agents",
+            f"model:{path}",
+            "random",
+            "--games",
+            "1",
+            "--out",
+            str(tmp_path / "eval"),
+            "--no-progress",
+        ],
+        tmp_path,
+    )
     assert evaluate.returncode == 0, evaluate.stderr
-    league = {"format": LEAGUE_FORMAT, "env": ENV, "version": "1", "members": [{"name": "random", "spec": "random"},
-              {"name": "heuristic", "spec": "heuristic"}], "ratings": {"random": 500, "heuristic": 1500},
-              "ci95": {"random": [450, 550], "heuristic": [1450, 1550]}, "fingerprint": fingerprint(ENV, ["random", "heuristic"])}
+    league = {
+        "format": LEAGUE_FORMAT,
+        "env": ENV,
+        "version": "1",
+        "members": [{"name": "random", "spec": "random"}, {"name": "heuristic", "spec": "heuristic"}],
+        "ratings": {"random": 500, "heuristic": 1500},
+        "ci95": {"random": [450, 550], "heuristic": [1450, 1550]},
+        "fingerprint": fingerprint(ENV, ["random", "heuristic"]),
+    }
     (tmp_path / "league.json").write_text(json.dumps(league))
-    rate = _run(["polarzoo.baselines.league", "rate", "--env", ENV, "--agent", f"model:{path}", "--league", str(tmp_path / "league.json"),
-                 "--max-games", "4", "--min-rounds", "1", "--out", str(tmp_path / "rate")], tmp_path)
+    rate = _run(
+        [
+            "polarzoo.baselines.league",
+            "rate",
+            "--env",
+            ENV,
+            "--agent",
+            f"model:{path}",
+            "--league",
+            str(tmp_path / "league.json"),
+            "--max-games",
+            "4",
+            "--min-rounds",
+            "1",
+            "--out",
+            str(tmp_path / "rate"),
+        ],
+        tmp_path,
+    )
     assert rate.returncode == 0, rate.stderr
-    play = _run(["polarzoo.baselines.play", "--env", ENV, "--human", "fire", "--opponent", f"model:{path}"], tmp_path, stdin="quit\n")
+    play = _run(
+        ["polarzoo.baselines.play", "--env", ENV, "--human", "fire", "--opponent", f"model:{path}"], tmp_path, stdin="quit\n"
+    )
     assert "Traceback" not in play.stderr, play.stderr
     export = _run(["polarzoo.baselines.export", str(path), str(tmp_path / "out.safetensors")], tmp_path)
     assert export.returncode == 0, export.stderr
@@ -139,11 +185,40 @@ def test_every_command_line_reads_a_crafted_zip_as_data(tmp_path: Path) -> None:
 def test_a_zip_of_a_foreign_policy_class_is_refused_unless_trusted(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     path = crafted_zip(tmp_path, marker, policy_module="somebody.policies")
-    refused = _run(["polarzoo.baselines.evaluate", "--env", ENV, "--agents", f"model:{path}", "random", "--games", "1",
-                    "--out", str(tmp_path / "eval"), "--no-progress"], tmp_path)
+    refused = _run(
+        [
+            "polarzoo.baselines.evaluate",
+            "--env",
+            ENV,
+            "--agents",
+            f"model:{path}",
+            "random",
+            "--games",
+            "1",
+            "--out",
+            str(tmp_path / "eval"),
+            "--no-progress",
+        ],
+        tmp_path,
+    )
     assert refused.returncode == 2 and "exists only as a pickle" in refused.stderr and "--trust-pickles" in refused.stderr
     assert "Traceback" not in refused.stderr and not marker.exists()
     # --trust-pickles means it: SB3 unpickles the file, and its payload runs (then SB3 fails on it)
-    trusted = _run(["polarzoo.baselines.evaluate", "--env", ENV, "--agents", f"model:{path}", "random", "--games", "1",
-                    "--out", str(tmp_path / "eval2"), "--no-progress", "--trust-pickles"], tmp_path)
+    trusted = _run(
+        [
+            "polarzoo.baselines.evaluate",
+            "--env",
+            ENV,
+            "--agents",
+            f"model:{path}",
+            "random",
+            "--games",
+            "1",
+            "--out",
+            str(tmp_path / "eval2"),
+            "--no-progress",
+            "--trust-pickles",
+        ],
+        tmp_path,
+    )
     assert marker.exists(), trusted.stderr

@@ -34,8 +34,10 @@ def _clicks(game: WindowGame, rng: np.random.Generator):  # noqa: ANN202
             yield pygame.event.Event(pygame.KEYDOWN, unicode="u", key=pygame.K_u)
 
 
-@pytest.mark.parametrize("env_id,human", [("fire_and_ice_v0", "fire"), ("fire_and_ice_v0", "ice"),
-                                          ("go_with_the_floe_v0", "black"), ("go_with_the_floe_v0", "white")])
+@pytest.mark.parametrize(
+    "env_id,human",
+    [("fire_and_ice_v0", "fire"), ("fire_and_ice_v0", "ice"), ("go_with_the_floe_v0", "black"), ("go_with_the_floe_v0", "white")],
+)
 def test_scripted_mouse_plays_a_whole_game(env_id: str, human: str) -> None:
     frames = []
     game = WindowGame(env_id, human, "random", seed=1, events=[], on_frame=frames.append)
@@ -46,9 +48,16 @@ def test_scripted_mouse_plays_a_whole_game(env_id: str, human: str) -> None:
 
 
 def test_hint_quit_and_wrong_game() -> None:
-    game = WindowGame("fire_and_ice_v0", "fire", "heuristic", seed=0,
-                      events=[pygame.event.Event(pygame.KEYDOWN, unicode="h", key=pygame.K_h),
-                              pygame.event.Event(pygame.KEYDOWN, unicode="q", key=pygame.K_q)])
+    game = WindowGame(
+        "fire_and_ice_v0",
+        "fire",
+        "heuristic",
+        seed=0,
+        events=[
+            pygame.event.Event(pygame.KEYDOWN, unicode="h", key=pygame.K_h),
+            pygame.event.Event(pygame.KEYDOWN, unicode="q", key=pygame.K_q),
+        ],
+    )
     assert game.run() == "quit"
     assert game.message.startswith("hint: D4-")
     with pytest.raises(ValueError, match="window play is for"):
@@ -58,8 +67,14 @@ def test_hint_quit_and_wrong_game() -> None:
 def test_n_shows_and_hides_the_hole_numbers() -> None:
     frames: list[np.ndarray] = []
     key = pygame.event.Event(pygame.KEYDOWN, unicode="n", key=pygame.K_n)
-    game = WindowGame("fire_and_ice_v0", "fire", "random", seed=0, on_frame=frames.append,
-                      events=[key, key, pygame.event.Event(pygame.KEYDOWN, unicode="q", key=pygame.K_q)])
+    game = WindowGame(
+        "fire_and_ice_v0",
+        "fire",
+        "random",
+        seed=0,
+        on_frame=frames.append,
+        events=[key, key, pygame.event.Event(pygame.KEYDOWN, unicode="q", key=pygame.K_q)],
+    )
     assert game.run() == "quit"
     assert game.env.render_hole_labels is False and game.message == "hole numbers hidden"
     # the first frame has none, the second the numbers, the third none again

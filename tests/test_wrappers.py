@@ -57,8 +57,12 @@ def test_weighted_learner_seat() -> None:
     assert {only.reset(seed=s)[1]["learner"] for s in range(5)} == {"white"}
     with pytest.raises(ValueError, match="learner_seat must be one of"):
         SingleAgentEnv("go_with_the_floe_v0", learner_seat="weighted")  # not a mode: a mapping is
-    for bad, words in (({"red": 1}, "unknown seat 'red'"), ({"white": -1}, "must be a number >= 0"),
-                       ({"white": "x"}, "must be a number"), ({"white": 0, "black": 0}, "must not all be 0")):
+    for bad, words in (
+        ({"red": 1}, "unknown seat 'red'"),
+        ({"white": -1}, "must be a number >= 0"),
+        ({"white": "x"}, "must be a number"),
+        ({"white": 0, "black": 0}, "must not all be 0"),
+    ):
         with pytest.raises(ValueError, match=words):
             SingleAgentEnv("go_with_the_floe_v0", learner_seat=bad)
 
@@ -151,9 +155,11 @@ def test_thin_ice_learner_of_several_player_counts_sees_one_padded_shape() -> No
     seen = episodes(5)
     assert len({players for players, _ in seen}) > 1 and seen == episodes(5)
     check_env(SingleAgentEnv("thin_ice_v0", env_kwargs={"num_players": [2, 3], "grid": 3}), skip_render_check=True)
-    for kwargs, message in ((("fire_and_ice_v0", {"num_players": [2]}), "is Thin Ice's"),
-                            (("thin_ice_v0", {"num_players": [3, 7]}), "list of whole numbers 2..6"),
-                            (("thin_ice_v0", {"num_players": []}), "list of whole numbers 2..6")):
+    for kwargs, message in (
+        (("fire_and_ice_v0", {"num_players": [2]}), "is Thin Ice's"),
+        (("thin_ice_v0", {"num_players": [3, 7]}), "list of whole numbers 2..6"),
+        (("thin_ice_v0", {"num_players": []}), "list of whole numbers 2..6"),
+    ):
         with pytest.raises(ValueError, match=message):
             SingleAgentEnv(kwargs[0], env_kwargs=kwargs[1])
     with pytest.raises(ValueError, match="not a seat of every game"):

@@ -17,8 +17,17 @@ def _trace(env, seed: int, illegal_at: int | None) -> list:  # noqa: ANN001
     trace = []
     for step, agent in enumerate(env.agent_iter()):
         observation, reward, termination, truncation, info = env.last()
-        trace.append((agent, observation["observation"].tobytes(), observation["action_mask"].tobytes(), reward,
-                      termination, truncation, sorted(info)))
+        trace.append(
+            (
+                agent,
+                observation["observation"].tobytes(),
+                observation["action_mask"].tobytes(),
+                reward,
+                termination,
+                truncation,
+                sorted(info),
+            )
+        )
         if termination or truncation:
             action = None
         elif step == illegal_at:

@@ -29,7 +29,9 @@ class Pile:
     def place(self, size: str, x_mm: float = 0.0, y_mm: float = 0.0, orientation: str = "upright") -> Outcome:
         piece = self.physics.free_piece(SIZES[size])
         self.placed[size].append(piece)
-        self.last = self.physics.place(SIZES[size], (x_mm / 1000, y_mm / 1000), ORIENTATIONS.index(orientation), None, piece=piece)
+        self.last = self.physics.place(
+            SIZES[size], (x_mm / 1000, y_mm / 1000), ORIENTATIONS.index(orientation), None, piece=piece
+        )
         return self.last
 
     def release(self, *pieces: tuple[str, tuple[float, float, float], str]) -> Outcome:

@@ -14,7 +14,8 @@ including the -1 when the opponent's move ends the game.  Observations are flatt
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -29,7 +30,12 @@ class BatchVecEnv(VecEnv):
     """``num_envs`` games of ``env_id`` in one batch core (see the module docstring)."""
 
     def __init__(
-        self, env_id: str, num_envs: int = 64, opponent: Any = "random", seed: int | None = None, shaping: float = 0.0,
+        self,
+        env_id: str,
+        num_envs: int = 64,
+        opponent: Any = "random",
+        seed: int | None = None,
+        shaping: float = 0.0,
         gamma: float = 0.99,
     ) -> None:
         from polarzoo.envs import ENVIRONMENTS
@@ -41,8 +47,10 @@ class BatchVecEnv(VecEnv):
             raise ValueError(f"num_envs must be a positive whole number; got {num_envs!r}")
         if isinstance(opponent, str) and opponent != "random":
             # A file is read by the baselines' loader (it never unpickles); this layer takes the model.
-            raise ValueError(f"opponent must be 'random' or a model object (a file: "
-                             f"polarzoo.baselines.policies.weights.load_policy(path)); got {opponent[:80]!r}")
+            raise ValueError(
+                f"opponent must be 'random' or a model object (a file: "
+                f"polarzoo.baselines.policies.weights.load_policy(path)); got {opponent[:80]!r}"
+            )
         self.env_id = env_id
         self.core = BATCH_CORES[env_id](num_envs, seed=seed)
         aec = ENVIRONMENTS[env_id].raw_env()
@@ -80,7 +88,9 @@ class BatchVecEnv(VecEnv):
             if not waiting.any():
                 return
             observations = self.core.observe()
-            result = self.core.step(self._opponent_actions(self.core.mask, observations), active=waiting, observer=self.learner_colour)
+            result = self.core.step(
+                self._opponent_actions(self.core.mask, observations), active=waiting, observer=self.learner_colour
+            )
             self._finish(result, rewards, dones, infos)
         raise RuntimeError("the opponent kept the move for more than 4 consecutive turns")  # pragma: no cover
 

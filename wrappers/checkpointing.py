@@ -13,11 +13,11 @@ objects layer by layer, so references held elsewhere (``OpponentBatchingVecEnv``
 from __future__ import annotations
 
 import pickle
-
-from polarzoo.envs.utils import restricted_loads
 from typing import Any
 
 import gymnasium as gym
+
+from polarzoo.envs.utils import restricted_loads
 
 
 def _layers(env: Any) -> list[Any]:
@@ -39,8 +39,9 @@ class Checkpointable(gym.Wrapper):
         saved = restricted_loads(blob)  # a checkpoint from elsewhere builds no arbitrary callable
         live, stored = _layers(self.env), _layers(saved)
         if [type(layer) for layer in live] != [type(layer) for layer in stored]:
-            raise ValueError(f"the saved env stack {[type(x).__name__ for x in stored]} is not this one "
-                             f"{[type(x).__name__ for x in live]}")
+            raise ValueError(
+                f"the saved env stack {[type(x).__name__ for x in stored]} is not this one {[type(x).__name__ for x in live]}"
+            )
         for mine, theirs in zip(live, stored):
             for key, value in vars(theirs).items():
                 if key != "env":  # the layer below stays the live object (its state is copied next)

@@ -23,7 +23,8 @@ may open the game) still ask the opponents one env at a time: one move per episo
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
+from typing import Any
 
 import gymnasium as gym
 from stable_baselines3.common.vec_env import DummyVecEnv

@@ -34,18 +34,22 @@ class RLlibObservation(BaseWrapper):
         self._scale = observation_scale(raw["observation"])
         size = int(np.prod(raw["observation"].shape))
         actions = raw["action_mask"].shape[0]
-        self._space = spaces.Dict({
-            "observations": spaces.Box(0.0, 1.0, (size,), dtype=np.float32),
-            "action_mask": spaces.Box(0.0, 1.0, (actions,), dtype=np.float32),
-        })
+        self._space = spaces.Dict(
+            {
+                "observations": spaces.Box(0.0, 1.0, (size,), dtype=np.float32),
+                "action_mask": spaces.Box(0.0, 1.0, (actions,), dtype=np.float32),
+            }
+        )
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self._space
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         raw = self.env.observe(agent)
-        return {"observations": raw["observation"].ravel().astype(np.float32) * self._scale,
-                "action_mask": raw["action_mask"].astype(np.float32)}
+        return {
+            "observations": raw["observation"].ravel().astype(np.float32) * self._scale,
+            "action_mask": raw["action_mask"].astype(np.float32),
+        }
 
 
 def env_name(env_id: str) -> str:

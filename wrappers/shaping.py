@@ -10,7 +10,8 @@ inside this wrapper) keep reporting the game's own rewards.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 

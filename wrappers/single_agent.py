@@ -18,15 +18,16 @@ Works in ``DummyVecEnv`` and ``SubprocVecEnv`` (opponents are pickled into the s
 
 from __future__ import annotations
 
-from typing import Any, Generator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
 from polarzoo.envs import ENVIRONMENTS, GAMES, games_with_player_range
-from polarzoo.envs.utils import LegalDiscrete, check_choice
 from polarzoo.envs.thin_ice.rules import pad_observation
+from polarzoo.envs.utils import LegalDiscrete, check_choice
 
 
 def observation_scale(raw_space: gym.spaces.Box) -> NDArray[np.float32]:
@@ -67,8 +68,7 @@ def check_weights(name: str, weights: Any, count: int) -> list[float]:
         numeric = all(not isinstance(w, (bool, np.bool_, str)) for w in weights)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a list of numbers >= 0 (one per opponent); got {weights!r}") from None
-    if not numeric or len(values) != count or not all(np.isfinite(v) and v >= 0 for v in values) \
-            or (count and not any(values)):
+    if not numeric or len(values) != count or not all(np.isfinite(v) and v >= 0 for v in values) or (count and not any(values)):
         raise ValueError(f"{name} must be {count} number(s) >= 0, not all 0 (one per opponent); got {list(weights)!r}")
     return values
 
@@ -81,10 +81,14 @@ def player_counts(env_id: str, num_players: Any) -> list[int] | None:
         return None
     info = GAMES.get(env_id)
     if info is None or not info.variable_players:
-        raise ValueError(f"num_players as a list (a count drawn per episode) is for {', '.join(games_with_player_range())}; "
-                         f"{env_id} takes one number")
+        raise ValueError(
+            f"num_players as a list (a count drawn per episode) is for {', '.join(games_with_player_range())}; "
+            f"{env_id} takes one number"
+        )
     low, high = info.players
-    if not num_players or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and low <= n <= high for n in num_players):
+    if not num_players or not all(
+        isinstance(n, (int, np.integer)) and not isinstance(n, bool) and low <= n <= high for n in num_players
+    ):
         raise ValueError(f"num_players must be a list of whole numbers {low}..{high}, got {list(num_players)!r}")
     return [int(n) for n in num_players]
 
@@ -139,16 +143,22 @@ class SingleAgentEnv(gym.Env):
         else:
             if isinstance(learner_seat, Mapping):
                 raise ValueError("learner_seat: a mapping of seat weights needs one player count, not a list of them")
-            self._aecs = {n: ENVIRONMENTS[env_id].raw_env(render_mode=render_mode, **{**self.env_kwargs, "num_players": n})
-                          for n in sorted(set(self.player_counts))}
+            self._aecs = {
+                n: ENVIRONMENTS[env_id].raw_env(render_mode=render_mode, **{**self.env_kwargs, "num_players": n})
+                for n in sorted(set(self.player_counts))
+            }
         # The largest game gives the observation layout (smaller ones are padded to it).
         self.aec = self._aecs[max(self._aecs)]
         self._pad_to = None if self.player_counts is None else max(self.player_counts)
         self.render_mode = render_mode
         self.seats = list(self.aec.possible_agents)
         self._seat_odds: NDArray[np.float64] | None = None
-        if self.player_counts is not None and isinstance(learner_seat, (int, np.integer, str)) \
-                and not isinstance(learner_seat, bool) and learner_seat not in ("alternate", "random"):
+        if (
+            self.player_counts is not None
+            and isinstance(learner_seat, (int, np.integer, str))
+            and not isinstance(learner_seat, bool)
+            and learner_seat not in ("alternate", "random")
+        ):
             seat = self.seats.index(learner_seat) if learner_seat in self.seats else learner_seat
             if not isinstance(seat, (int, np.integer)) or not 0 <= int(seat) < min(self.player_counts):
                 raise ValueError(f"learner_seat: {learner_seat!r} is not a seat of every game of {self.player_counts} players")
@@ -276,8 +286,10 @@ class SingleAgentEnv(gym.Env):
             replayed_action, result = self._replay
             self._replay = None
             if replayed_action != action:
-                raise RuntimeError(f"a wrapper changed the action from {replayed_action} to {action!r}: "
-                                   "OpponentBatchingVecEnv needs wrappers that pass actions through")
+                raise RuntimeError(
+                    f"a wrapper changed the action from {replayed_action} to {action!r}: "
+                    "OpponentBatchingVecEnv needs wrappers that pass actions through"
+                )
             return result
         return self._run(self.step_requests(action))
 

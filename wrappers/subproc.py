@@ -24,8 +24,9 @@ having reset a finished env as in ``step``.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from multiprocessing.connection import wait
-from typing import Any, Collection, Sequence
+from typing import Any
 
 import numpy as np
 from stable_baselines3.common.vec_env import SubprocVecEnv

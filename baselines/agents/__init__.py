@@ -45,7 +45,21 @@ from polarzoo.baselines.agents.registry import HEURISTICS, make_agent
 from polarzoo.baselines.agents.thin_ice import ThinIceHeuristic, ThinIceSearch, placement_score
 
 __all__ = [
-    "Agent", "RandomAgent", "legal_actions", "FireAndIceHeuristic", "FloeHeuristic", "FloeSearch", "ThinIceHeuristic", "ThinIceSearch",
-    "placement_score", "MCTSAgent", "PolicyAgent", "HEURISTICS", "PRETRAINED", "PRETRAINED_AZ_JAX", "PRETRAINED_DIR",
-    "pretrained_path", "make_agent",
+    "Agent",
+    "RandomAgent",
+    "legal_actions",
+    "FireAndIceHeuristic",
+    "FloeHeuristic",
+    "FloeSearch",
+    "ThinIceHeuristic",
+    "ThinIceSearch",
+    "placement_score",
+    "MCTSAgent",
+    "PolicyAgent",
+    "HEURISTICS",
+    "PRETRAINED",
+    "PRETRAINED_AZ_JAX",
+    "PRETRAINED_DIR",
+    "pretrained_path",
+    "make_agent",
 ]

@@ -12,9 +12,11 @@ single visit.  No noise is added: with the same model and position the choice is
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+
 from polarzoo.baselines.agents.base import unpickled
 from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.baselines.policies.weights import load_policy
@@ -111,8 +113,13 @@ class AlphaZeroAgent:
         # (a league build with --workers 2 stopped after about 1,200 games).  The file instead.
         if self.path is None:
             return self.__dict__
-        return {"path": self.path, "env_id": self.env_id, "simulations": self.simulations, "c_puct": self.c_puct,
-                "name": self.name}
+        return {
+            "path": self.path,
+            "env_id": self.env_id,
+            "simulations": self.simulations,
+            "c_puct": self.c_puct,
+            "name": self.name,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         if "model" in state:
@@ -205,7 +212,7 @@ class AlphaZeroAgent:
                 parent.lost[index] = True  # the opponent wins there for certain
 
     @classmethod
-    def from_path(cls, path: str, env_id: str, simulations: int = 100, name: str | None = None) -> "AlphaZeroAgent":
+    def from_path(cls, path: str, env_id: str, simulations: int = 100, name: str | None = None) -> AlphaZeroAgent:
         model = load_policy(path)  # data only: nothing in the file runs
         PolicyAgent(path, model=model).check_fits(env_id)
         agent = cls(model, env_id, simulations, name=name)

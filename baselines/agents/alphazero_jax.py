@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents.base import unpickled
-from polarzoo.baselines.policies.alphazero_jax import GAMES, require_jax, load_model, make_search
+from polarzoo.baselines.policies.alphazero_jax import GAMES, load_model, make_search, require_jax
 
 
 class AlphaZeroJaxAgent:

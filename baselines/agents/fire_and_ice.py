@@ -52,7 +52,7 @@ class FireAndIceHeuristic:
         if (winners == me).any():
             return int(actions[np.flatnonzero(winners == me)[0]])
         line_values = boards[:, rules.HOLE_LINES]  # (n, 7 islands, 7 lines, 3)
-        open_twos = (((line_values == me + 1).sum(axis=3) == 2) & ((line_values == rules.EMPTY).sum(axis=3) == 1))
+        open_twos = ((line_values == me + 1).sum(axis=3) == 2) & ((line_values == rules.EMPTY).sum(axis=3) == 1)
         open_twos = (open_twos.any(axis=2) & (control < 0)).sum(axis=1)
         held = (control == me).sum(axis=1) - (control == 1 - me).sum(axis=1)
         score = 10.0 * held + open_twos + 0.1 * rng.random(len(actions))

@@ -204,7 +204,7 @@ class FloeSearch:
     seals that play well its model is wrong, yet in the league's games it still wins more as White
     than the policy alone (docs/results.md)."""
 
-    def __init__(self, policy: "PolicyAgent", depth: int = 3, name: str | None = None, leaf: float = UNDECIDED_LEAF) -> None:
+    def __init__(self, policy: PolicyAgent, depth: int = 3, name: str | None = None, leaf: float = UNDECIDED_LEAF) -> None:
         if depth < 1:
             raise ValueError(f"the endgame search needs at least 1 White move of depth, got {depth}")
         self.policy, self.depth, self.leaf = policy, int(depth), float(leaf)
@@ -231,6 +231,10 @@ class FloeSearch:
         if destination < 0:
             return rules.PASS
         for action in legal.tolist():
-            if action != rules.PASS and rules.decode_action(action)[0] == bear and rules.action_destination(action) == destination:
+            if (
+                action != rules.PASS
+                and rules.decode_action(action)[0] == bear
+                and rules.action_destination(action) == destination
+            ):
                 return int(action)
         raise AssertionError(f"the endgame search chose {rules.square_name(destination)}, which no legal move reaches")

@@ -52,7 +52,7 @@ class FloeHeuristic:
             scored.append((score + rng.random() * 0.01, action, after))
         scored.sort(reverse=True)
         if me == rules.WHITE:  # check Black's replies for the best few bear moves only
-            for score, action, after in scored[: self.reply_checks]:
+            for _score, action, after in scored[: self.reply_checks]:
                 if not any(rules.apply_inplace(after.copy(), int(r)).winner == rules.BLACK for r in rules.legal_actions(after)):
                     return action
         return scored[0][1]

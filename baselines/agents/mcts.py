@@ -18,8 +18,9 @@ class MCTSAgent:
     and states with ``copy()``, ``to_move`` and ``winner`` (Fire & Ice, Go with the Floe).
     """
 
-    def __init__(self, simulations: int = 200, exploration: float = 1.4, rollout_limit: int = 200,
-                 compiled_rollouts: bool = True) -> None:
+    def __init__(
+        self, simulations: int = 200, exploration: float = 1.4, rollout_limit: int = 200, compiled_rollouts: bool = True
+    ) -> None:
         if simulations < 1:
             raise ValueError(f"simulations must be >= 1, got {simulations}")
         self.simulations = simulations
@@ -69,7 +70,7 @@ class MCTSAgent:
 class _Node:
     __slots__ = ("state", "parent", "action", "children", "untried", "visits", "value", "mover")
 
-    def __init__(self, state: Any, parent: "_Node | None", action: int, rules: Any, rng: np.random.Generator) -> None:
+    def __init__(self, state: Any, parent: _Node | None, action: int, rules: Any, rng: np.random.Generator) -> None:
         self.state = state
         self.parent = parent
         self.action = action

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -25,7 +26,7 @@ def greedy_action(probabilities: np.ndarray) -> int:
     return int(np.flatnonzero(probabilities >= best * (1.0 - TIE_TOLERANCE))[0])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _game_sizes(env_id: str) -> tuple[int, int]:
     probe = ENVIRONMENTS[env_id].raw_env()
     agent = probe.possible_agents[0]
@@ -45,7 +46,9 @@ class PolicyAgent:
     :data:`TIE_TOLERANCE`).  Observations are normalised the way
     :class:`polarzoo.wrappers.SingleAgentEnv` normalised them in training."""
 
-    def __init__(self, path: str | Path | None = None, deterministic: bool = True, name: str | None = None, model: Any = None) -> None:
+    def __init__(
+        self, path: str | Path | None = None, deterministic: bool = True, name: str | None = None, model: Any = None
+    ) -> None:
         if model is None:
             if path is None:
                 raise ValueError("PolicyAgent needs a path or a model")
@@ -59,7 +62,7 @@ class PolicyAgent:
         self.name = name or (f"model:{Path(self.path).parent.name}/{Path(self.path).stem}" if self.path else "model")
         self._scales: dict[int, np.ndarray] = {}
 
-    def check_fits(self, env_id: str) -> "PolicyAgent":
+    def check_fits(self, env_id: str) -> PolicyAgent:
         """``ValueError`` when the model was trained on another game (its action or observation
         size differs from ``env_id``'s default env): said at load time, not at the first move."""
         sizes = fixed_game_sizes()
@@ -67,15 +70,18 @@ class PolicyAgent:
         model_actions = getattr(self.model.action_space, "n", None)
         if env_id not in sizes:  # a game whose sizes vary with its arguments (Thin Ice): a board game's model does not fit
             if model_actions in games and games[model_actions] != env_id:
-                raise ValueError(f"{self.path or 'the model'} is a {games[model_actions]} model ({model_actions} actions), "
-                                 f"not a {env_id} one")
+                raise ValueError(
+                    f"{self.path or 'the model'} is a {games[model_actions]} model ({model_actions} actions), not a {env_id} one"
+                )
             return self
         actions, size = sizes[env_id]
         model_size = int(np.prod(self.model.observation_space.shape))
         if model_actions != actions or model_size != size:
             hint = f" (it looks like a {games[model_actions]} model)" if model_actions in games else ""
-            raise ValueError(f"{self.path or 'the model'} does not fit {env_id}: it takes {model_size} observation values "
-                             f"and {model_actions} actions, {env_id} has {size} and {actions}{hint}")
+            raise ValueError(
+                f"{self.path or 'the model'} does not fit {env_id}: it takes {model_size} observation values "
+                f"and {model_actions} actions, {env_id} has {size} and {actions}{hint}"
+            )
         return self
 
     def _model_input(self, env: Any, agent: str) -> tuple[np.ndarray, np.ndarray]:

@@ -21,7 +21,6 @@ from polarzoo.baselines.agents.pretrained import PRETRAINED_AZ_JAX, PRETRAINED_D
 from polarzoo.baselines.agents.thin_ice import ThinIceHeuristic, ThinIceSearch
 from polarzoo.envs import GAMES
 
-
 HEURISTICS: dict[str, type] = {
     "fire_and_ice_v0": FireAndIceHeuristic,
     "go_with_the_floe_v0": FloeHeuristic,
@@ -79,7 +78,9 @@ def make_agent(spec: str, env_id: str) -> Any:
     if kind == "search" and SEARCHES.get(env_id) is FloeSearch:
         count, _, path = argument.partition(":")
         depth = _count(count, "search", 3, "White moves to search")
-        policy = PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
+        policy = (
+            PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
+        )
         return FloeSearch(policy, depth, name=f"search:{depth}" + (f":{Path(path).parent.name}" if path else ""))
     if kind in ("search", "vsearch"):
         if SEARCHES.get(env_id) is not ThinIceSearch:
@@ -87,15 +88,23 @@ def make_agent(spec: str, env_id: str) -> Any:
             raise ValueError(f"{kind}:K is the Thin Ice policy look-ahead; for {env_id} use {hint}az:N or mcts:N")
         count, _, path = argument.partition(":")
         k = _count(count, kind, 4, "placements to try")
-        policy = PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
-        return ThinIceSearch(policy, k, name=f"{kind}:{k}" + (f":{Path(path).parent.name}" if path else ""),
-                             scoring="value" if kind == "vsearch" else "safe")
+        policy = (
+            PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
+        )
+        return ThinIceSearch(
+            policy,
+            k,
+            name=f"{kind}:{k}" + (f":{Path(path).parent.name}" if path else ""),
+            scoring="value" if kind == "vsearch" else "safe",
+        )
     if kind == "az-jax":
         count, _, path = argument.partition(":")
         if not count.isdigit():  # az-jax:PATH
             count, path = "", argument
         if not path:
-            raise ValueError("az-jax agents need a model: az-jax:PATH, az-jax:N:PATH (runs/az-.../model.npz) or az-jax:pretrained")
+            raise ValueError(
+                "az-jax agents need a model: az-jax:PATH, az-jax:N:PATH (runs/az-.../model.npz) or az-jax:pretrained"
+            )
         if path == "pretrained":
             if env_id not in PRETRAINED_AZ_JAX:
                 raise ValueError(f"no pretrained az-jax model for {env_id}; available: {sorted(PRETRAINED_AZ_JAX)}")
@@ -111,9 +120,11 @@ def make_agent(spec: str, env_id: str) -> Any:
         return AlphaZeroAgent.from_path(str(pretrained_path(env_id)), env_id, simulations)
     if argument and kind not in KINDS:
         return user_agent(kind, argument, env_id)
-    raise ValueError(f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], "
-                     "az-jax:[N:]PATH, (Thin Ice) search[:K[:PATH]], vsearch[:K[:PATH]] or heuristic:K, (Go with the Floe) "
-                     "search[:D[:PATH]], or your own module:callable")
+    raise ValueError(
+        f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], "
+        "az-jax:[N:]PATH, (Thin Ice) search[:K[:PATH]], vsearch[:K[:PATH]] or heuristic:K, (Go with the Floe) "
+        "search[:D[:PATH]], or your own module:callable"
+    )
 
 
 #: The spec kinds :func:`make_agent` knows; any other ``a.b:c`` is a user's ``module:callable``.
@@ -132,8 +143,9 @@ def user_agent(module_name: str, attribute: str, env_id: str) -> Any:
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise ValueError(f"{spec}: cannot import module {module_name!r} ({error}); run from the folder that holds it "
-                         "or put it on PYTHONPATH") from None
+        raise ValueError(
+            f"{spec}: cannot import module {module_name!r} ({error}); run from the folder that holds it or put it on PYTHONPATH"
+        ) from None
     target = module
     for part in attribute.split("."):
         if not hasattr(target, part):

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -82,7 +83,7 @@ def placement_score(env: Any, player: int, action: int) -> float:
 FAILED_VALUE, OUT_VALUE = -3.0, -2.0
 
 
-def placement_value(env: Any, agent: str, action: int, policy: "PolicyAgent") -> float:
+def placement_value(env: Any, agent: str, action: int, policy: PolicyAgent) -> float:
     """The value of a Thin Ice placement to ``agent``, tried on a snapshot (:func:`look_ahead`):
     the game's reward if it ended, :data:`OUT_VALUE` / :data:`FAILED_VALUE` if the player is out
     or the simulation failed, else ``policy``'s critic on ``agent``'s observation of the pile it
@@ -116,7 +117,7 @@ class ThinIceSearch:
 
     SCORINGS = ("safe", "value")
 
-    def __init__(self, policy: "PolicyAgent", k: int = 4, name: str | None = None, scoring: str = "safe") -> None:
+    def __init__(self, policy: PolicyAgent, k: int = 4, name: str | None = None, scoring: str = "safe") -> None:
         if k < 1:
             raise ValueError(f"search needs k >= 1 placements to try, got {k}")
         if scoring not in self.SCORINGS:

@@ -44,8 +44,12 @@ def _table(results: list[dict[str, Any]], key: str) -> dict[tuple[str, str], np.
 def _iqm(scores: np.ndarray, rng_seed: int = 0) -> tuple[float, float, float]:
     rly = require("rliable.library", "the benchmark's aggregate")
     metrics = require("rliable.metrics", "the benchmark's aggregate")
-    point, interval = rly.get_interval_estimates({"x": scores.reshape(-1, 1)}, lambda x: np.array([metrics.aggregate_iqm(x)]),
-                                                 reps=REPS, random_state=np.random.RandomState(rng_seed))
+    point, interval = rly.get_interval_estimates(
+        {"x": scores.reshape(-1, 1)},
+        lambda x: np.array([metrics.aggregate_iqm(x)]),
+        reps=REPS,
+        random_state=np.random.RandomState(rng_seed),
+    )
     return float(point["x"][0]), float(interval["x"][0, 0]), float(interval["x"][1, 0])
 
 
@@ -58,8 +62,12 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     versions: dict[str, set] = {}
     for r in results:
         versions.setdefault(r["game"], set()).add(r.get("league_version"))
-    summary: dict[str, Any] = {"iqm": {}, "probability_of_improvement": {}, "runs": len(results),
-                               "league_versions": {g: sorted(v, key=str) for g, v in sorted(versions.items())}}
+    summary: dict[str, Any] = {
+        "iqm": {},
+        "probability_of_improvement": {},
+        "runs": len(results),
+        "league_versions": {g: sorted(v, key=str) for g, v in sorted(versions.items())},
+    }
     for metric in ["rating", *(f"win_rate:{o}" for o in opponents)]:
         for (game, algorithm), scores in sorted(_table(results, metric).items()):
             point, low, high = _iqm(scores)
@@ -71,20 +79,30 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
             x, y = ratings[(game, a)], ratings[(game, b)]
             if len(x) < 2 or len(y) < 2:
                 continue
-            point, interval = rly.get_interval_estimates({"p": (x.reshape(-1, 1), y.reshape(-1, 1))},
-                                                         metrics.probability_of_improvement, reps=REPS // 5,
-                                                         random_state=np.random.RandomState(0))
+            point, interval = rly.get_interval_estimates(
+                {"p": (x.reshape(-1, 1), y.reshape(-1, 1))},
+                metrics.probability_of_improvement,
+                reps=REPS // 5,
+                random_state=np.random.RandomState(0),
+            )
             low, high = np.ravel(interval["p"])
-            summary["probability_of_improvement"].setdefault(game, {})[f"{a} > {b}"] = [float(point["p"]), float(low), float(high)]
+            summary["probability_of_improvement"].setdefault(game, {})[f"{a} > {b}"] = [
+                float(point["p"]),
+                float(low),
+                float(high),
+            ]
     return summary
 
 
 def mixed_leagues(summary: dict[str, Any]) -> list[str]:
     """One line per game whose runs were rated against different versions of its league (their
     ratings are on different scales; ``benchmark run`` rates them again where the models are)."""
-    return [f"the {game} runs were rated against league versions {', '.join(map(str, v))}: their ratings do not compare; "
-            "`polarzoo-benchmark run` with the same --out rates the older ones again where their models are"
-            for game, v in summary.get("league_versions", {}).items() if len(v) > 1]
+    return [
+        f"the {game} runs were rated against league versions {', '.join(map(str, v))}: their ratings do not compare; "
+        "`polarzoo-benchmark run` with the same --out rates the older ones again where their models are"
+        for game, v in summary.get("league_versions", {}).items()
+        if len(v) > 1
+    ]
 
 
 def markdown(summary: dict[str, Any]) -> str:
@@ -103,8 +121,12 @@ def markdown(summary: dict[str, Any]) -> str:
                 lines.append(f"| {game} | {algorithm} | {seeds} | {fmt(point)} [{fmt(low)}, {fmt(high)}] |")
         lines.append("")
     if summary["probability_of_improvement"]:
-        lines += ["**probability of improvement** (league rating: P(a run of A rates above a run of B))", "",
-                  "| game | A > B | P [95% CI] |", "|---|---|---|"]
+        lines += [
+            "**probability of improvement** (league rating: P(a run of A rates above a run of B))",
+            "",
+            "| game | A > B | P [95% CI] |",
+            "|---|---|---|",
+        ]
         for game, pairs in summary["probability_of_improvement"].items():
             for pair, (point, low, high) in pairs.items():
                 lines.append(f"| {game} | {pair} | {point:.2f} [{low:.2f}, {high:.2f}] |")
@@ -115,19 +137,29 @@ def runs_markdown(results: list[dict[str, Any]]) -> str:
     """Every run: its budget, training time, league rating with its interval (and the league
     version), and its win rates against the named opponents."""
     opponents = sorted({name for r in results for name in r["win_rate"]})
-    lines = ["| game | algorithm | seed | budget | training | league rating [95% CI] | "
-             + " | ".join(f"vs {o}" for o in opponents) + " |", "|---|---|---:|---|---:|---|" + "---:|" * len(opponents)]
+    lines = [
+        "| game | algorithm | seed | budget | training | league rating [95% CI] | "
+        + " | ".join(f"vs {o}" for o in opponents)
+        + " |",
+        "|---|---|---:|---|---:|---|" + "---:|" * len(opponents),
+    ]
     for r in sorted(results, key=lambda r: (r["game"], r["algorithm"], r["seed"])):
         budget = f"{r['timesteps']:,} steps" if "timesteps" in r else f"{r.get('iterations', '?')} iterations"
         seconds = f"{r['train_seconds']:.0f} s" if r.get("train_seconds") is not None else "?"
         low, high = r["rating_ci95"]
         rates = " | ".join(f"{r['win_rate'][o]:.0%}" if o in r["win_rate"] else "" for o in opponents)
-        lines.append(f"| {r['game']} | {r['algorithm']} | {r['seed']} | {budget} | {seconds} | "
-                     f"{r['rating']:.0f} [{low:.0f}, {high:.0f}] (v{r.get('league_version', '?')}) | {rates} |")
+        lines.append(
+            f"| {r['game']} | {r['algorithm']} | {r['seed']} | {budget} | {seconds} | "
+            f"{r['rating']:.0f} [{low:.0f}, {high:.0f}] (v{r.get('league_version', '?')}) | {rates} |"
+        )
     timed = [r["train_seconds"] for r in results if r.get("train_seconds") is not None]
     missing = len(results) - len(timed)
-    lines += ["", f"Training time of the {len(timed)} runs that record it: {sum(timed) / 3600:.2f} h of one core"
-              + (f" ({missing} without a recorded time)" if missing else "") + "."]
+    lines += [
+        "",
+        f"Training time of the {len(timed)} runs that record it: {sum(timed) / 3600:.2f} h of one core"
+        + (f" ({missing} without a recorded time)" if missing else "")
+        + ".",
+    ]
     return "\n".join(lines)
 
 
@@ -216,7 +248,7 @@ def plot_curves(out: Path, budget: str, path: Path) -> bool:
                 warnings.simplefilter("ignore", RuntimeWarning)
                 boots = np.array([np.nanmean(matrix[rng.integers(0, len(matrix), len(matrix))], axis=0) for _ in range(1000)])
                 low, high = np.nanpercentile(boots, [2.5, 97.5], axis=0)
-            line, = ax.plot(xs, mean, marker="o", label=f"{algorithm}: {label} ({len(curves)} seeds)")
+            (line,) = ax.plot(xs, mean, marker="o", label=f"{algorithm}: {label} ({len(curves)} seeds)")
             ax.fill_between(xs, low, high, alpha=0.2, color=line.get_color())
         ax.set_title(game)
         ax.set_xlabel("fraction of the training budget")

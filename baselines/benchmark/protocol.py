@@ -26,8 +26,9 @@ class Algorithm:
 
 ALGORITHMS: dict[str, Algorithm] = {
     "ppo-mlp": Algorithm("ppo-mlp", "ppo", {"policy": "mlp"}, "MaskablePPO, SB3's MLP on the flat observation"),
-    "ppo-board": Algorithm("ppo-board", "ppo", {"policy": "board"},
-                           "MaskablePPO, the board / pile policy (baselines/policies/networks.py)"),
+    "ppo-board": Algorithm(
+        "ppo-board", "ppo", {"policy": "board"}, "MaskablePPO, the board / pile policy (baselines/policies/networks.py)"
+    ),
     "az-jax": Algorithm("az-jax", "alphazero_jax", {}, "AlphaZero (Gumbel MuZero, mctx) on the JAX twin"),
 }
 
@@ -46,14 +47,53 @@ BUDGETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
         "thin_ice_v0": {"ppo": {"total_timesteps": 1_000_000}},
     },
     "tiny": {
-        "fire_and_ice_v0": {"ppo": {"total_timesteps": 512, "n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1,
-                                    "eval_every": 256, "eval_games": 1, "snapshot_every": 256, "checkpoint_every": 256},
-                            "alphazero_jax": {"iterations": 1, "games": 8, "plies": 48, "simulations": 2, "minibatch": 64,
-                                              "epochs": 1, "dim": 8, "blocks": 1, "eval_every": 1, "eval_games": 4}},
-        "go_with_the_floe_v0": {"ppo": {"total_timesteps": 512, "n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1,
-                                        "eval_every": 256, "eval_games": 1}},
-        "thin_ice_v0": {"ppo": {"total_timesteps": 256, "n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1,
-                                "eval_every": 128, "eval_games": 1}},
+        "fire_and_ice_v0": {
+            "ppo": {
+                "total_timesteps": 512,
+                "n_envs": 2,
+                "n_steps": 64,
+                "batch_size": 64,
+                "n_epochs": 1,
+                "eval_every": 256,
+                "eval_games": 1,
+                "snapshot_every": 256,
+                "checkpoint_every": 256,
+            },
+            "alphazero_jax": {
+                "iterations": 1,
+                "games": 8,
+                "plies": 48,
+                "simulations": 2,
+                "minibatch": 64,
+                "epochs": 1,
+                "dim": 8,
+                "blocks": 1,
+                "eval_every": 1,
+                "eval_games": 4,
+            },
+        },
+        "go_with_the_floe_v0": {
+            "ppo": {
+                "total_timesteps": 512,
+                "n_envs": 2,
+                "n_steps": 64,
+                "batch_size": 64,
+                "n_epochs": 1,
+                "eval_every": 256,
+                "eval_games": 1,
+            }
+        },
+        "thin_ice_v0": {
+            "ppo": {
+                "total_timesteps": 256,
+                "n_envs": 2,
+                "n_steps": 64,
+                "batch_size": 64,
+                "n_epochs": 1,
+                "eval_every": 128,
+                "eval_games": 1,
+            }
+        },
     },
 }
 
@@ -93,8 +133,11 @@ class Evaluation:
     seed: int = 20_000  # the evaluation's first seed (the run's seed is added)
 
 
-EVALUATIONS = {"short": Evaluation(), "long": Evaluation(games_per_seat=100, league_width=80.0, league_max_games=1500),
-               "tiny": Evaluation(games_per_seat=1, league_width=10_000.0, league_max_games=12)}
+EVALUATIONS = {
+    "short": Evaluation(),
+    "long": Evaluation(games_per_seat=100, league_width=80.0, league_max_games=1500),
+    "tiny": Evaluation(games_per_seat=1, league_width=10_000.0, league_max_games=12),
+}
 
 
 def applicable(algorithm: str, game: str) -> bool:

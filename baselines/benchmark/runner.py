@@ -27,23 +27,23 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 import polarzoo.baselines.benchmark.protocol as protocol
+from polarzoo.baselines.agents import make_agent
+from polarzoo.baselines.agents.alphazero_jax import AlphaZeroJaxAgent
+from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.baselines.benchmark.aggregate import aggregate
 from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, writable_folder_or_exit
 from polarzoo.baselines.evaluation.evaluate import finished_games
 from polarzoo.baselines.evaluation.league import load_league, rate
 from polarzoo.baselines.evaluation.tournament import head_to_head, wilson_interval
-from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.agents.alphazero_jax import AlphaZeroJaxAgent
-from polarzoo.baselines.agents.policy import PolicyAgent
-from polarzoo.baselines.training import ppo
-from polarzoo.baselines.training import alphazero_jax
+from polarzoo.baselines.training import alphazero_jax, ppo
 
 MODULE = "polarzoo.baselines.benchmark"
 
@@ -65,8 +65,13 @@ class RunSpec:
 
 def schedule(games: Sequence[str], algorithms: Sequence[str], seeds: Sequence[int], budget: str) -> list[RunSpec]:
     """The runs of the protocol, seed-major (every algorithm and game gets its first seeds first)."""
-    return [RunSpec(game, algorithm, seed, budget) for seed in seeds for game in games for algorithm in algorithms
-            if protocol.applicable(algorithm, game)]
+    return [
+        RunSpec(game, algorithm, seed, budget)
+        for seed in seeds
+        for game in games
+        for algorithm in algorithms
+        if protocol.applicable(algorithm, game)
+    ]
 
 
 # ------------------------------------------------------------------------------ one run
@@ -92,7 +97,10 @@ def execute(spec: RunSpec, out: str, leagues: str | None = None) -> dict[str, An
         if stale is not None:
             # Rated against an older league: the same model, its finished games kept; only the
             # games the new league's schedule adds are played (as a fresh rating would play them).
-            print(f"re-rating against league v{_league(spec.game, leagues).version} (was v{stale.get('league_version')})", flush=True)
+            print(
+                f"re-rating against league v{_league(spec.game, leagues).version} (was v{stale.get('league_version')})",
+                flush=True,
+            )
             agent, result = _trained_agent(spec, folder / "train"), dict(stale)
         else:
             started = time.perf_counter()
@@ -103,8 +111,11 @@ def execute(spec: RunSpec, out: str, leagues: str | None = None) -> dict[str, An
         result.update(_evaluate(spec, agent, folder, leagues))
         # the rating and the win rates (for a re-rating, only the games the new league adds)
         result["evaluation_seconds_this_session"] = round(time.perf_counter() - started, 1)
-        print(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: done: rating {result['rating']:.0f} {result['rating_ci95']}, "
-              f"win rates {result['win_rate']}", flush=True)
+        print(
+            f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: done: rating {result['rating']:.0f} {result['rating_ci95']}, "
+            f"win rates {result['win_rate']}",
+            flush=True,
+        )
     atomic_write(done, json.dumps(result, indent=2) + "\n")
     return result
 
@@ -122,8 +133,16 @@ def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
                 _start_afresh(run_dir)
             run_dir.mkdir(parents=True, exist_ok=True)
             atomic_write(run_dir / "config.json", json.dumps(config, indent=2))
-            ppo.train(config, run_dir, resume=resume, seed=spec.seed, progress_bar=False, final_eval=False, log_every=60,
-                      again="the same polarzoo-benchmark run command (it resumes this run exactly)")
+            ppo.train(
+                config,
+                run_dir,
+                resume=resume,
+                seed=spec.seed,
+                progress_bar=False,
+                final_eval=False,
+                log_every=60,
+                again="the same polarzoo-benchmark run command (it resumes this run exactly)",
+            )
         stats = json.loads((run_dir / "training.json").read_text()) if (run_dir / "training.json").exists() else {}
         return _trained_agent(spec, run_dir), {"timesteps": config["total_timesteps"], "train_seconds": stats.get("seconds")}
     config = alphazero_jax.TrainConfig(env=protocol.TWIN_GAMES[spec.game], seed=spec.seed, final_eval_games=0, **settings)
@@ -185,8 +204,16 @@ def _start_afresh(run_dir: Path) -> None:
 def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> dict[str, Any]:
     evaluation = protocol.EVALUATIONS[spec.budget]
     league = _league(spec.game, leagues)
-    rating = rate(spec.game, agent, league, folder / "rating", width=evaluation.league_width, max_games=evaluation.league_max_games,
-                  seed=evaluation.seed + spec.seed, log=lambda line: print(line, flush=True))
+    rating = rate(
+        spec.game,
+        agent,
+        league,
+        folder / "rating",
+        width=evaluation.league_width,
+        max_games=evaluation.league_max_games,
+        seed=evaluation.seed + spec.seed,
+        log=lambda line: print(line, flush=True),
+    )
     atomic_write(folder / "rating" / "rating.json", json.dumps(asdict(rating), indent=2) + "\n")
     out = folder / "eval"
     out.mkdir(parents=True, exist_ok=True)
@@ -196,33 +223,55 @@ def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> d
     with (out / "games.jsonl").open("w") as games:  # head_to_head hands back the finished games too
         for name in evaluation.opponents:
             opponent = make_agent(name, spec.game)
-            result = head_to_head(spec.game, agent, opponent, evaluation.games_per_seat, seed=seed,
-                                  finished={k: v for k, v in finished.items() if k[1] == opponent.name},
-                                  on_game=lambda record: (games.write(json.dumps(record) + "\n"), games.flush()))
+            result = head_to_head(
+                spec.game,
+                agent,
+                opponent,
+                evaluation.games_per_seat,
+                seed=seed,
+                finished={k: v for k, v in finished.items() if k[1] == opponent.name},
+                on_game=lambda record: (games.write(json.dumps(record) + "\n"), games.flush()),
+            )
             win_rate[name] = result.wins / result.games
             intervals[name] = list(wilson_interval(result.wins, result.games))
-    return {"rating": rating.rating, "rating_ci95": list(rating.ci95), "rating_games": rating.games,
-            "league_version": league.version, "win_rate": win_rate, "win_rate_ci95": intervals,
-            "games_per_seat": evaluation.games_per_seat}
+    return {
+        "rating": rating.rating,
+        "rating_ci95": list(rating.ci95),
+        "rating_games": rating.games,
+        "league_version": league.version,
+        "win_rate": win_rate,
+        "win_rate_ci95": intervals,
+        "games_per_seat": evaluation.games_per_seat,
+    }
 
 
 # ------------------------------------------------------------------------------ many runs
-def run_all(specs: Sequence[RunSpec], out: Path, workers: int = 1, address: str | None = None, leagues: str | None = None,
-            log: Callable[[str], None] = print) -> list[dict[str, Any]]:
+def run_all(
+    specs: Sequence[RunSpec],
+    out: Path,
+    workers: int = 1,
+    address: str | None = None,
+    leagues: str | None = None,
+    log: Callable[[str], None] = print,
+) -> list[dict[str, Any]]:
     """Every run of ``specs`` not finished yet, ``workers`` at a time (or as Ray tasks)."""
     rerate = [s for s in specs if rerate_due(s, out, leagues)]
     pending = rerate + [s for s in specs if not (s.folder(out) / "result.json").exists()]
-    log(f"{len(specs)} runs, {len(specs) - len(pending) + len(rerate)} finished before, {len(pending) - len(rerate)} to run"
+    log(
+        f"{len(specs)} runs, {len(specs) - len(pending) + len(rerate)} finished before, {len(pending) - len(rerate)} to run"
         + (f", {len(rerate)} to rate again (rated against an older league)" if rerate else "")
-        + f" ({'Ray at ' + address if address else f'{workers} local worker(s)'})")
+        + f" ({'Ray at ' + address if address else f'{workers} local worker(s)'})"
+    )
     started = time.perf_counter()
     results = []
 
     def report(index: int, spec: RunSpec, result: dict[str, Any]) -> None:
         rates = ", ".join(f"{rate:.0%} vs {name}" for name, rate in result["win_rate"].items())
         low, high = result["rating_ci95"]
-        log(f"[{index}/{len(pending)}] {spec.label}: rating {result['rating']:.0f} [{low:.0f}, {high:.0f}], {rates} "
-            f"({(time.perf_counter() - started) / 60:.1f} min so far)")
+        log(
+            f"[{index}/{len(pending)}] {spec.label}: rating {result['rating']:.0f} [{low:.0f}, {high:.0f}], {rates} "
+            f"({(time.perf_counter() - started) / 60:.1f} min so far)"
+        )
 
     if address:
         ray = _ray(address)
@@ -273,11 +322,20 @@ def _parser() -> argparse.ArgumentParser:
     commands.required = True
     run = commands.add_parser("run", help="train, rate and evaluate the runs, then aggregate", formatter_class=HelpFormatter)
     run.add_argument("--games", nargs="+", choices=protocol.GAMES, default=list(protocol.GAMES), help="the games")
-    run.add_argument("--algorithms", nargs="+", choices=sorted(protocol.ALGORITHMS), default=sorted(protocol.ALGORITHMS),
-                     help="the algorithms (az-jax runs on the board games only)")
-    run.add_argument("--seeds", nargs="+", type=int, default=list(protocol.DEFAULT_SEEDS), help="training seeds (at least 5 to publish)")
+    run.add_argument(
+        "--algorithms",
+        nargs="+",
+        choices=sorted(protocol.ALGORITHMS),
+        default=sorted(protocol.ALGORITHMS),
+        help="the algorithms (az-jax runs on the board games only)",
+    )
+    run.add_argument(
+        "--seeds", nargs="+", type=int, default=list(protocol.DEFAULT_SEEDS), help="training seeds (at least 5 to publish)"
+    )
     run.add_argument("--budget", choices=sorted(protocol.BUDGETS), default="short", help="the protocol's training budget")
-    run.add_argument("--out", type=Path, default=Path("runs/benchmark"), help="the benchmark's folder (finished runs in it are kept)")
+    run.add_argument(
+        "--out", type=Path, default=Path("runs/benchmark"), help="the benchmark's folder (finished runs in it are kept)"
+    )
     run.add_argument("--workers", type=int, default=1, help="runs at once in local processes (each on one core)")
     run.add_argument("--address", default=None, help="a Ray cluster's address (auto, HOST:PORT), or local to start one here")
     run.add_argument("--leagues", default=None, help="a folder of <env>.json leagues to rate against (default: the shipped ones)")
@@ -316,8 +374,11 @@ def main(argv: list[str] | None = None) -> None:
         # (a run's trainer ends a Ctrl-C with SystemExit(130) after saving its checkpoint)
         if isinstance(stop, SystemExit) and stop.code != 130:
             raise
-        print(f"\ninterrupted: finished runs are kept in {args.out}; runs under way keep their last checkpoint; "
-              "the same command continues", file=sys.stderr)
+        print(
+            f"\ninterrupted: finished runs are kept in {args.out}; runs under way keep their last checkpoint; "
+            "the same command continues",
+            file=sys.stderr,
+        )
         sys.exit(130)
     for path in aggregate(args.out, args.budget):
         print(f"written: {path}")

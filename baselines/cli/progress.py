@@ -30,8 +30,10 @@ class LogProgress:
         left = max(self.total - self.done, 0) / rate if rate > 0 and self.total else None
         eta = time.strftime("%H:%M:%S", time.gmtime(left)) if left is not None and left < 360_000 else "?"
         share = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
-        return (f"{self.desc}: {self.done:,}/{self.total:,} {self.unit}s{share}, {rate:.2f} {self.unit}/s, "
-                f"elapsed {time.strftime('%H:%M:%S', time.gmtime(elapsed))}, ETA {eta}{self.postfix}")
+        return (
+            f"{self.desc}: {self.done:,}/{self.total:,} {self.unit}s{share}, {rate:.2f} {self.unit}/s, "
+            f"elapsed {time.strftime('%H:%M:%S', time.gmtime(elapsed))}, ETA {eta}{self.postfix}"
+        )
 
     def update(self, n: int = 1) -> None:
         self.done += n

@@ -7,8 +7,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 def prog_name(module: str) -> str:
@@ -30,8 +31,11 @@ def add_quick(parser: argparse.ArgumentParser, quick: dict[str, Any]) -> None:
     """A ``--quick`` flag: a smoke run of about a minute with the settings ``quick`` (option dest ->
     value), every output written; options given beside it win (:func:`apply_quick`)."""
     settings = ", ".join(f"--{key.replace('_', '-')} {value}" for key, value in quick.items())
-    parser.add_argument("--quick", action="store_true", help=f"a smoke run of about a minute that writes every output ({settings}; "
-                        "options given beside it win)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"a smoke run of about a minute that writes every output ({settings}; options given beside it win)",
+    )
     parser._polarzoo_quick = quick  # type: ignore[attr-defined]
 
 
@@ -137,6 +141,7 @@ def atomic_write(path: Path, data: bytes | str) -> None:
 def ctrl_c_is_one_line(main: Callable[[list[str] | None], None], kept: str) -> Callable[[list[str] | None], None]:
     """A command line's ``main`` whose Ctrl-C prints one line (``interrupted: `` and ``kept``: what
     was kept and how to continue) on stderr and exits 130, instead of a traceback."""
+
     def command(argv: list[str] | None = None) -> None:
         try:
             main(argv)
@@ -150,10 +155,13 @@ def ctrl_c_is_one_line(main: Callable[[list[str] | None], None], kept: str) -> C
 
 def add_trust_pickles(parser: argparse.ArgumentParser) -> None:
     """``--trust-pickles``: load SB3 zips whose policy exists only as a pickle (runs their code)."""
-    parser.add_argument("--trust-pickles", action="store_true",
-                        help="load SB3 model zips that polarzoo cannot read as data (a policy class of their own) with SB3, "
-                             "which RUNS the code pickled in them: only for files you made or whose author you trust "
-                             "(docs/security.md)")
+    parser.add_argument(
+        "--trust-pickles",
+        action="store_true",
+        help="load SB3 model zips that polarzoo cannot read as data (a policy class of their own) with SB3, "
+        "which RUNS the code pickled in them: only for files you made or whose author you trust "
+        "(docs/security.md)",
+    )
 
 
 #: set (to 1) by ``--trust-pickles``; the worker processes a command starts inherit it
@@ -186,6 +194,8 @@ def saved_command(parser: argparse.ArgumentParser, folder: Path, given: list[str
         parser.error(f"--resume {folder}: not {what} (no readable command.json: {error})")
     extra = [a for a in given if a.startswith("--") and a != "--no-progress" and a.split("=")[0] != "--resume"]
     if extra:
-        parser.error(f"--resume replays the saved command of {folder}; it takes no other options ({', '.join(extra)}): "
-                     "start a new one to change them")
+        parser.error(
+            f"--resume replays the saved command of {folder}; it takes no other options ({', '.join(extra)}): "
+            "start a new one to change them"
+        )
     return list(saved)

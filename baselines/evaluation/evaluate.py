@@ -26,17 +26,36 @@ import argparse
 import csv
 import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.evaluation.tournament import (PairResult, game_key, SeatStats, elo_ratings, markdown_table, multiplayer_markdown,
-                                           multiplayer_table, round_robin, seat_names)
 from polarzoo.baselines.cli.progress import progress
-from polarzoo.baselines.cli.runs import (add_trust_pickles, apply_trust_pickles, HelpFormatter, atomic_write, new_run_dir, prog_name, saved_command, seed as seed_type,
-                                         writable_folder_or_exit)
+from polarzoo.baselines.cli.runs import (
+    HelpFormatter,
+    add_trust_pickles,
+    apply_trust_pickles,
+    atomic_write,
+    new_run_dir,
+    prog_name,
+    saved_command,
+    writable_folder_or_exit,
+)
+from polarzoo.baselines.cli.runs import seed as seed_type
+from polarzoo.baselines.evaluation.tournament import (
+    PairResult,
+    SeatStats,
+    elo_ratings,
+    game_key,
+    markdown_table,
+    multiplayer_markdown,
+    multiplayer_table,
+    round_robin,
+    seat_names,
+)
 
 
 def win_rate_matrix(results: Sequence[PairResult], names: Sequence[str]) -> np.ndarray:
@@ -130,7 +149,9 @@ def plot_learning_curve(run_dir: Path, path: Path) -> bool:
             )
             for key, value in row.items():
                 if key and key.startswith("win_rate_as_") and value not in (None, ""):
-                    by_seat.setdefault((row["opponent"], key.removeprefix("win_rate_as_")), []).append((int(row["timesteps"]), float(value)))
+                    by_seat.setdefault((row["opponent"], key.removeprefix("win_rate_as_")), []).append(
+                        (int(row["timesteps"]), float(value))
+                    )
 
     def draw(ax: Any) -> None:
         for opponent, points in series.items():
@@ -170,8 +191,11 @@ def finished_games(out: Path, env_id: str | None = None, seed: int | None = None
             continue
         found[key] = record
     if skipped or foreign:
-        print(f"note: {path}: {skipped} damaged or cut-off record(s) and {foreign} of another command (another game "
-              "or seed) are not kept; those games are played again", file=sys.stderr)
+        print(
+            f"note: {path}: {skipped} damaged or cut-off record(s) and {foreign} of another command (another game "
+            "or seed) are not kept; those games are played again",
+            file=sys.stderr,
+        )
     return found
 
 
@@ -236,8 +260,16 @@ class _Writer:
 
 
 def evaluate(
-    env_id: str, agent_specs: Sequence[str], games: int, out: Path, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-    run_dir: Path | None = None, agents: Sequence[Any] | None = None, show_progress: bool = True, workers: int = 1,
+    env_id: str,
+    agent_specs: Sequence[str],
+    games: int,
+    out: Path,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+    run_dir: Path | None = None,
+    agents: Sequence[Any] | None = None,
+    show_progress: bool = True,
+    workers: int = 1,
     finished: dict[tuple, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Round-robin of the agents (built from ``agent_specs`` unless ``agents`` are given), its
@@ -259,8 +291,9 @@ def evaluate(
         raise ValueError(f"agent names must differ, got {names}")
     writer = _Writer(out)
     try:
-        results = round_robin(env_id, agents, games, seed, env_kwargs, show_progress, on_game=writer.game, workers=workers,
-                              finished=finished)
+        results = round_robin(
+            env_id, agents, games, seed, env_kwargs, show_progress, on_game=writer.game, workers=workers, finished=finished
+        )
     finally:
         writer.close()
     ratings = elo_ratings(results, names)
@@ -273,12 +306,26 @@ def evaluate(
         "elo": ratings,
         "illegal_moves": sum(r.illegal for r in results),
     }
-    return _write_summary(writer, out, summary, table, run_dir, "winrate.png",
-                          lambda path: plot_heatmap(win_rate_matrix(results, names), names, path, f"{env_id}: win rates"))
+    return _write_summary(
+        writer,
+        out,
+        summary,
+        table,
+        run_dir,
+        "winrate.png",
+        lambda path: plot_heatmap(win_rate_matrix(results, names), names, path, f"{env_id}: win rates"),
+    )
 
 
-def _write_summary(writer: _Writer, out: Path, summary: dict[str, Any], table: str, run_dir: Path | None, figure: str,
-                   plot: Callable[[Path], None]) -> dict[str, Any]:
+def _write_summary(
+    writer: _Writer,
+    out: Path,
+    summary: dict[str, Any],
+    table: str,
+    run_dir: Path | None,
+    figure: str,
+    plot: Callable[[Path], None],
+) -> dict[str, Any]:
     """``eval.json``, ``eval.md``, the figure and (with ``run_dir``) the learning curve; the
     summary gets ``"table"`` and ``"written"`` (the files written)."""
     writer.write("eval.json", json.dumps(summary, indent=2))
@@ -297,30 +344,55 @@ def _write_summary(writer: _Writer, out: Path, summary: dict[str, Any], table: s
 
 
 def evaluate_multiplayer(
-    env_id: str, agents: Sequence[Any], games: int, out: Path, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-    run_dir: Path | None = None, show_progress: bool = True, workers: int = 1, finished: dict[tuple, dict[str, Any]] | None = None,
+    env_id: str,
+    agents: Sequence[Any],
+    games: int,
+    out: Path,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+    run_dir: Path | None = None,
+    show_progress: bool = True,
+    workers: int = 1,
+    finished: dict[tuple, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The N-player table (:func:`polarzoo.baselines.evaluation.tournament.multiplayer_table`): same files
     as the two-player round robin (``games.jsonl`` at once, then ``eval.json``, ``eval.md`` and
     ``ranks.png``, the rank distribution)."""
     seats = len(seat_names(env_id, env_kwargs))
     if len(agents) != seats:
-        raise ValueError(f"{env_id} has {seats} seats here: give exactly {seats} agents, one per seat "
-                         f"(an agent may be listed more than once), got {len(agents)}")
+        raise ValueError(
+            f"{env_id} has {seats} seats here: give exactly {seats} agents, one per seat "
+            f"(an agent may be listed more than once), got {len(agents)}"
+        )
     writer = _Writer(out)
     bar = progress(games * seats, "games", "game", show_progress)
     try:
-        stats = multiplayer_table(env_id, agents, games, seed, env_kwargs, bar.update if bar else None, writer.game, workers, finished)
+        stats = multiplayer_table(
+            env_id, agents, games, seed, env_kwargs, bar.update if bar else None, writer.game, workers, finished
+        )
     finally:
         writer.close()
         if bar:
             bar.close()
     table = multiplayer_markdown(stats)
-    summary = {"env": env_id, "num_players": seats, "lineup": [a.name for a in agents], "games_per_seat": games,
-               "seed": seed, "results": [entry.as_dict() for entry in stats],
-               "illegal_moves": sum(entry.illegal for entry in stats)}
-    return _write_summary(writer, out, summary, table, run_dir, "ranks.png",
-                          lambda path: plot_ranks(stats, path, f"{env_id}, {seats} players: ranks"))
+    summary = {
+        "env": env_id,
+        "num_players": seats,
+        "lineup": [a.name for a in agents],
+        "games_per_seat": games,
+        "seed": seed,
+        "results": [entry.as_dict() for entry in stats],
+        "illegal_moves": sum(entry.illegal for entry in stats),
+    }
+    return _write_summary(
+        writer,
+        out,
+        summary,
+        table,
+        run_dir,
+        "ranks.png",
+        lambda path: plot_ranks(stats, path, f"{env_id}, {seats} players: ranks"),
+    )
 
 
 def _count_lines(path: Path) -> int:
@@ -333,23 +405,39 @@ def _count_lines(path: Path) -> int:
 def main(argv: list[str] | None = None) -> None:
     from polarzoo.envs import ENVIRONMENTS
 
-    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.evaluate"), description=__doc__, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=prog_name("polarzoo.baselines.evaluate"), description=__doc__, formatter_class=HelpFormatter
+    )
     parser.add_argument("--env", choices=sorted(ENVIRONMENTS), help="environment id (required unless --resume)")
-    parser.add_argument("--agents", nargs="+", default=["random", "heuristic"],
-                        help="agent specs: random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], az-jax:[N:]PATH, "
-                             "search[:K[:PATH]], vsearch[:K[:PATH]] (Thin Ice); 3+ players: one per seat")
-    parser.add_argument("--games", type=int, default=20,
-                        help="seeded games per pairing and seat (3+ players: per rotation of the lineup)")
+    parser.add_argument(
+        "--agents",
+        nargs="+",
+        default=["random", "heuristic"],
+        help="agent specs: random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], az-jax:[N:]PATH, "
+        "search[:K[:PATH]], vsearch[:K[:PATH]] (Thin Ice); 3+ players: one per seat",
+    )
+    parser.add_argument(
+        "--games", type=int, default=20, help="seeded games per pairing and seat (3+ players: per rotation of the lineup)"
+    )
     parser.add_argument("--seed", type=seed_type, default=0, help="first seed")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: a new runs/eval-<env>-<time>)")
     parser.add_argument("--run-dir", type=Path, default=None, help="a training run folder: also plot its learning curve")
-    parser.add_argument("--env-kwargs", default=None, help='JSON constructor arguments, e.g. \'{"num_players": 2}\'')
-    parser.add_argument("--workers", type=int, default=1,
-                        help="processes that play the games (Thin Ice's physics: one per core; results are the same)")
+    parser.add_argument("--env-kwargs", default=None, help="JSON constructor arguments, e.g. '{\"num_players\": 2}'")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="processes that play the games (Thin Ice's physics: one per core; results are the same)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_trust_pickles(parser)
-    parser.add_argument("--resume", type=Path, default=None, metavar="OUT",
-                        help="continue an interrupted evaluation in its folder OUT: the same command, its finished games kept")
+    parser.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="OUT",
+        help="continue an interrupted evaluation in its folder OUT: the same command, its finished games kept",
+    )
     args = parser.parse_args(argv)
     apply_trust_pickles(args)
     finished = None
@@ -379,8 +467,10 @@ def main(argv: list[str] | None = None) -> None:
         if not isinstance(env_kwargs, dict):
             parser.error("--env-kwargs must be a JSON object, e.g. '{\"num_players\": 3}'")
         if "render_mode" in env_kwargs:
-            parser.error("--env-kwargs: render_mode is not for evaluations (they draw nothing; games.jsonl records every "
-                         "game); watch a game with python -m polarzoo.baselines.play")
+            parser.error(
+                "--env-kwargs: render_mode is not for evaluations (they draw nothing; games.jsonl records every "
+                "game); watch a game with python -m polarzoo.baselines.play"
+            )
         try:
             ENVIRONMENTS[args.env].raw_env(**env_kwargs)
         except (TypeError, ValueError) as error:
@@ -396,8 +486,10 @@ def main(argv: list[str] | None = None) -> None:
     names = [a.name for a in agents]
     seats = len(seat_names(args.env, env_kwargs))
     if seats > 2 and len(agents) != seats:
-        parser.error(f"--agents: {args.env} has {seats} seats here: give exactly {seats} agents, one per seat "
-                     f"(an agent may be listed more than once), got {len(agents)}")
+        parser.error(
+            f"--agents: {args.env} has {seats} seats here: give exactly {seats} agents, one per seat "
+            f"(an agent may be listed more than once), got {len(agents)}"
+        )
     if seats == 2 and len(set(names)) != len(names):
         parser.error(f"--agents: two agents have the same name ({', '.join(names)}); list each once")
     if args.run_dir is not None and not args.run_dir.is_dir():
@@ -422,16 +514,32 @@ def main(argv: list[str] | None = None) -> None:
         except OSError:
             pass  # the _Writer below says so once
     try:
-        summary = evaluate(args.env, [], args.games, out, args.seed, env_kwargs, args.run_dir, agents=agents,
-                           show_progress=not args.no_progress, workers=args.workers, finished=finished)
+        summary = evaluate(
+            args.env,
+            [],
+            args.games,
+            out,
+            args.seed,
+            env_kwargs,
+            args.run_dir,
+            agents=agents,
+            show_progress=not args.no_progress,
+            workers=args.workers,
+            finished=finished,
+        )
     except KeyboardInterrupt:
         kept = _count_lines(out / "games.jsonl")
-        print(f"\ninterrupted: the {kept} finished game(s) are in {out / 'games.jsonl'}; no summary was written; "
-              f"continue with --resume {out} (the finished games are kept, the rest are seeded as before)", file=sys.stderr)
+        print(
+            f"\ninterrupted: the {kept} finished game(s) are in {out / 'games.jsonl'}; no summary was written; "
+            f"continue with --resume {out} (the finished games are kept, the rest are seeded as before)",
+            file=sys.stderr,
+        )
         sys.exit(130)
     if seats > 2:
-        print(f"\n## {args.env}, {seats} players: {', '.join(names)} in every rotation, {args.games} games each "
-              f"(seeds from {args.seed})\n")
+        print(
+            f"\n## {args.env}, {seats} players: {', '.join(names)} in every rotation, {args.games} games each "
+            f"(seeds from {args.seed})\n"
+        )
     else:
         print(f"\n## {args.env}: round-robin, {args.games} games per pairing and seat (seeds from {args.seed})\n")
     print(summary["table"])

@@ -34,20 +34,30 @@ import json
 import math
 import sys
 import zlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.registry import KINDS, model_files
-from polarzoo.baselines.policies.weights import ModelFileError, policy_digest
 from polarzoo.baselines.cli.progress import progress
-from polarzoo.baselines.cli.runs import (HelpFormatter, add_trust_pickles, apply_trust_pickles, atomic_write, new_run_dir, prog_name, saved_command, seed as seed_type,
-                                         writable_folder_or_exit)
+from polarzoo.baselines.cli.runs import (
+    HelpFormatter,
+    add_trust_pickles,
+    apply_trust_pickles,
+    atomic_write,
+    new_run_dir,
+    prog_name,
+    saved_command,
+    writable_folder_or_exit,
+)
+from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.evaluation import ratings
+from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord, seat_names, wilson_interval
+from polarzoo.baselines.policies.weights import ModelFileError, policy_digest
 from polarzoo.envs import ENVIRONMENTS, GAMES
 from polarzoo.envs.utils import MissingExtra
-from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord, seat_names, wilson_interval
 
 LEAGUE_FORMAT = "polarzoo league v1"
 #: Random opening moves per game before the agents play (paired: the same opening in every seat
@@ -76,9 +86,18 @@ class League:
     protocol: dict[str, Any] = field(default_factory=dict)  # games per seat, seed, players, command, prior, bootstrap
 
     def as_dict(self) -> dict[str, Any]:
-        return {"format": LEAGUE_FORMAT, "env": self.env, "version": self.version, "members": self.members,
-                "ratings": self.ratings, "ci95": self.intervals, "by_players": self.by_players,
-                "open_ended": self.open_ended, "fingerprint": self.fingerprint, "protocol": self.protocol}
+        return {
+            "format": LEAGUE_FORMAT,
+            "env": self.env,
+            "version": self.version,
+            "members": self.members,
+            "ratings": self.ratings,
+            "ci95": self.intervals,
+            "by_players": self.by_players,
+            "open_ended": self.open_ended,
+            "fingerprint": self.fingerprint,
+            "protocol": self.protocol,
+        }
 
     @property
     def specs(self) -> list[str]:
@@ -141,8 +160,10 @@ def member_problem(spec: Any, trusted: Sequence[str] = ()) -> str | None:
     kind, _, argument = spec.partition(":")
     if kind in KINDS or not argument or spec in trusted:
         return None
-    return (f"member {spec!r} is your own module:callable agent, which would import and run code: it is loaded only when the "
-            f"command line names it (--trust-member {spec})")
+    return (
+        f"member {spec!r} is your own module:callable agent, which would import and run code: it is loaded only when the "
+        f"command line names it (--trust-member {spec})"
+    )
 
 
 def load_league(source: str | Path, check: bool = True, trusted: Sequence[str] = ()) -> League:
@@ -160,11 +181,21 @@ def load_league(source: str | Path, check: bool = True, trusted: Sequence[str] =
     except (OSError, ValueError) as error:
         raise LeagueError(f"{path}: not a readable league file ({error})") from None
     if not isinstance(data, dict) or data.get("format") != LEAGUE_FORMAT:
-        raise LeagueError(f"{path}: not a {LEAGUE_FORMAT!r} file (format {data.get('format') if isinstance(data, dict) else None!r})")
+        raise LeagueError(
+            f"{path}: not a {LEAGUE_FORMAT!r} file (format {data.get('format') if isinstance(data, dict) else None!r})"
+        )
     try:
-        league = League(data["env"], int(data["version"]), list(data["members"]), dict(data["ratings"]), dict(data["ci95"]),
-                        dict(data.get("by_players", {})), dict(data.get("open_ended", {})), str(data["fingerprint"]),
-                        dict(data.get("protocol", {})))
+        league = League(
+            data["env"],
+            int(data["version"]),
+            list(data["members"]),
+            dict(data["ratings"]),
+            dict(data["ci95"]),
+            dict(data.get("by_players", {})),
+            dict(data.get("open_ended", {})),
+            str(data["fingerprint"]),
+            dict(data.get("protocol", {})),
+        )
     except (KeyError, TypeError, ValueError) as error:
         raise LeagueError(f"{path}: a league file with a missing or bad field ({error})") from None
     if league.env not in ENVIRONMENTS:
@@ -184,14 +215,19 @@ def load_league(source: str | Path, check: bool = True, trusted: Sequence[str] =
         rating, interval = league.ratings.get(name), league.intervals.get(name)
         if isinstance(rating, bool) or not isinstance(rating, (int, float)) or not math.isfinite(rating):
             raise LeagueError(f"{path}: member {name!r} has no finite rating ({str(rating)[:40]!r})")
-        if (not isinstance(interval, list) or len(interval) != 2
-                or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in interval)):
+        if (
+            not isinstance(interval, list)
+            or len(interval) != 2
+            or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in interval)
+        ):
             raise LeagueError(f"{path}: member {name!r} has no [low, high] interval ({str(interval)[:40]!r})")
     if check:
         now = fingerprint(league.env, league.specs)
         if now != league.fingerprint:
-            raise LeagueError(f"league {league.env} v{league.version} ({path}) was rated with other member files than this "
-                              "installation's (its fingerprint differs): rebuild it with `league build` and raise its version")
+            raise LeagueError(
+                f"league {league.env} v{league.version} ({path}) was rated with other member files than this "
+                "installation's (its fingerprint differs): rebuild it with `league build` and raise its version"
+            )
     return league
 
 
@@ -263,9 +299,17 @@ class GameLog:
         self.handle.close()
 
 
-def play_lineups(env_id: str, lineups: Sequence[tuple[list[Any], int]], seed: int, env_kwargs: dict[str, Any] | None,
-                 log: GameLog, pool: GamePool, tick: Callable[[], None] | None = None, opening_plies: int = 0,
-                 versions: dict[str, str] | None = None) -> None:
+def play_lineups(
+    env_id: str,
+    lineups: Sequence[tuple[list[Any], int]],
+    seed: int,
+    env_kwargs: dict[str, Any] | None,
+    log: GameLog,
+    pool: GamePool,
+    tick: Callable[[], None] | None = None,
+    opening_plies: int = 0,
+    versions: dict[str, str] | None = None,
+) -> None:
     """Every ``(agents in seat order, game index)`` not yet in ``log``, played and logged.
     ``versions`` (:func:`member_versions`): a logged game of a member whose version differs
     from its line's (or a line without versions) is played again."""
@@ -284,8 +328,12 @@ def play_lineups(env_id: str, lineups: Sequence[tuple[list[Any], int]], seed: in
         elif tick:
             tick()
     if stale:
-        print(f"{log.path}: games of {', '.join(sorted(stale))} were played with other model files (or before "
-              "games recorded them): those games are played again", file=sys.stderr, flush=True)
+        print(
+            f"{log.path}: games of {', '.join(sorted(stale))} were played with other model files (or before "
+            "games recorded them): those games are played again",
+            file=sys.stderr,
+            flush=True,
+        )
     for (names, game, current, task), record in zip(todo, pool.play([task for *_, task in todo])):
         replay = {"env": env_id, "env_seed": task[2], "env_kwargs": env_kwargs or {}}
         line = game_record(names, game, record, replay)
@@ -307,9 +355,20 @@ def league_lineups(members: Sequence[Any], players: int) -> list[list[Any]]:
 
 
 # ------------------------------------------------------------------------------ build
-def build(env_id: str, specs: Sequence[str], games: int, out: Path, seed: int = 0, players: Sequence[int] = (2,),
-          version: int = 1, workers: int = 1, bootstrap: int = 500, show_progress: bool = True,
-          command: str = "", multi_games: int | None = None) -> League:
+def build(
+    env_id: str,
+    specs: Sequence[str],
+    games: int,
+    out: Path,
+    seed: int = 0,
+    players: Sequence[int] = (2,),
+    version: int = 1,
+    workers: int = 1,
+    bootstrap: int = 500,
+    show_progress: bool = True,
+    command: str = "",
+    multi_games: int | None = None,
+) -> League:
     """Play the league's round robin into ``out/games.jsonl`` (games already there are kept) and
     fit its ratings; writes ``league.json``, ``ladder.md`` and ``ladder.png`` into ``out``.
     ``games`` per 2-player lineup, ``multi_games`` (default ``games``) per lineup of 3+ players."""
@@ -331,8 +390,17 @@ def build(env_id: str, specs: Sequence[str], games: int, out: Path, seed: int = 
         with GamePool(workers) as pool:
             for kwargs in dict.fromkeys(json.dumps(k) for *_, k in schedule):
                 part = [(lineup, game) for lineup, game, k in schedule if json.dumps(k) == kwargs]
-                play_lineups(env_id, part, seed, json.loads(kwargs), log, pool, bar.update if bar else None,
-                             OPENING_PLIES.get(env_id, 0), versions)
+                play_lineups(
+                    env_id,
+                    part,
+                    seed,
+                    json.loads(kwargs),
+                    log,
+                    pool,
+                    bar.update if bar else None,
+                    OPENING_PLIES.get(env_id, 0),
+                    versions,
+                )
     finally:
         log.close()
         if bar:
@@ -340,18 +408,33 @@ def build(env_id: str, specs: Sequence[str], games: int, out: Path, seed: int = 
     wanted = {(tuple(a.name for a in lineup), game) for lineup, game, _ in schedule}
     lines = [line for key, line in log.games.items() if key in wanted]
     league = fit_league(env_id, version, specs, names, lines, bootstrap, seed)
-    league.protocol = {"opening_plies": OPENING_PLIES.get(env_id, 0), "games_per_lineup": games,
-                       "games_per_multiplayer_lineup": multi_games or games, "seed": seed, "players": list(players), "command": command,
-                       "games": len(lines), "prior_draws": ratings.PRIOR_DRAWS, "bootstrap_samples": bootstrap,
-                       "rating_library": "choix (Bradley-Terry, ilsr_pairwise_dense)"}
+    league.protocol = {
+        "opening_plies": OPENING_PLIES.get(env_id, 0),
+        "games_per_lineup": games,
+        "games_per_multiplayer_lineup": multi_games or games,
+        "seed": seed,
+        "players": list(players),
+        "command": command,
+        "games": len(lines),
+        "prior_draws": ratings.PRIOR_DRAWS,
+        "bootstrap_samples": bootstrap,
+        "rating_library": "choix (Bradley-Terry, ilsr_pairwise_dense)",
+    }
     atomic_write(out / "league.json", json.dumps(league.as_dict(), indent=2) + "\n")
     atomic_write(out / "ladder.md", ladder_markdown(league) + "\n")
     plot_ladder(league, out / "ladder.png")
     return league
 
 
-def fit_league(env_id: str, version: int, specs: Sequence[str], names: Sequence[str], lines: Sequence[dict[str, Any]],
-               bootstrap: int, seed: int) -> League:
+def fit_league(
+    env_id: str,
+    version: int,
+    specs: Sequence[str],
+    names: Sequence[str],
+    lines: Sequence[dict[str, Any]],
+    bootstrap: int,
+    seed: int,
+) -> League:
     games = [to_game(line) for line in lines]
     fitted = ratings.fit_ratings(games, names)
     intervals = ratings.bootstrap_ratings(games, names, bootstrap, seed)
@@ -361,18 +444,32 @@ def fit_league(env_id: str, version: int, specs: Sequence[str], names: Sequence[
         if len({g.stratum for g in subset}) > 1:
             fit = ratings.fit_ratings(subset, names)
             ci = ratings.bootstrap_ratings(subset, names, bootstrap, seed)
-            by_players[str(n)] = {name: {"rating": fit[name], "ci95": list(ci[name]), "games": sum(name in g.agents for g in subset)}
-                                  for name in names}
-    return League(env_id, version, [{"name": n, "spec": s} for n, s in zip(names, specs)], fitted,
-                  {name: list(intervals[name]) for name in names}, by_players, ratings.separated(games, names),
-                  fingerprint(env_id, specs))
+            by_players[str(n)] = {
+                name: {"rating": fit[name], "ci95": list(ci[name]), "games": sum(name in g.agents for g in subset)}
+                for name in names
+            }
+    return League(
+        env_id,
+        version,
+        [{"name": n, "spec": s} for n, s in zip(names, specs)],
+        fitted,
+        {name: list(intervals[name]) for name in names},
+        by_players,
+        ratings.separated(games, names),
+        fingerprint(env_id, specs),
+    )
 
 
 def ladder_markdown(league: League) -> str:
     counts = sorted(league.by_players, key=int)
     head = "| rank | member (spec) | rating [95% CI] |" + "".join(f" {n} players |" for n in counts if len(counts) > 1)
-    lines = [f"League `{league.env}` v{league.version}: {league.protocol.get('games', '?')} games; Elo-like scale, "
-             f"members' mean 1500.", "", head, "|---:|---|---|" + "---|" * (len(counts) if len(counts) > 1 else 0)]
+    lines = [
+        f"League `{league.env}` v{league.version}: {league.protocol.get('games', '?')} games; Elo-like scale, "
+        f"members' mean 1500.",
+        "",
+        head,
+        "|---:|---|---|" + "---|" * (len(counts) if len(counts) > 1 else 0),
+    ]
     order = sorted(league.ratings, key=lambda n: -league.ratings[n])
     spec_of = {m["name"]: m["spec"] for m in league.members}
     for rank, name in enumerate(order, 1):
@@ -400,8 +497,13 @@ def plot_ladder(league: League, path: Path) -> None:
     series = [("all games", league.ratings, league.intervals)]
     for n in sorted(league.by_players, key=int):
         if len(league.by_players) > 1:
-            series.append((f"{n} players", {k: v["rating"] for k, v in league.by_players[n].items()},
-                           {k: v["ci95"] for k, v in league.by_players[n].items()}))
+            series.append(
+                (
+                    f"{n} players",
+                    {k: v["rating"] for k, v in league.by_players[n].items()},
+                    {k: v["ci95"] for k, v in league.by_players[n].items()},
+                )
+            )
     offsets = [0.0] if len(series) == 1 else [0.3 - 0.6 * i / (len(series) - 1) for i in range(len(series))]
     for (label, values, cis), offset in zip(series, offsets):
         ys = [i + offset for i in range(len(order))]
@@ -431,9 +533,20 @@ class Rating:
     per_opponent: list[dict[str, Any]]
 
 
-def rate(env_id: str, agent: Any, league: League, out: Path, width: float = 100.0, max_games: int = 2000,
-         min_rounds: int = 5, players: int = 2, seed: int = 0, workers: int = 1, bootstrap: int = 400,
-         log: Callable[[str], None] = print) -> Rating:
+def rate(
+    env_id: str,
+    agent: Any,
+    league: League,
+    out: Path,
+    width: float = 100.0,
+    max_games: int = 2000,
+    min_rounds: int = 5,
+    players: int = 2,
+    seed: int = 0,
+    workers: int = 1,
+    bootstrap: int = 400,
+    log: Callable[[str], None] = print,
+) -> Rating:
     """``agent`` against ``league`` (ratings held fixed) until its 95% interval is at most
     ``width`` points wide or ``max_games`` are played; games in ``out/games.jsonl`` (kept there
     from an interrupted run)."""
@@ -460,15 +573,25 @@ def rate(env_id: str, agent: Any, league: League, out: Path, width: float = 100.
                 lineups = [(lineup, rounds) for group in active for lineup in rotations([agent, *group])]
                 if len(scheduled) + len(lineups) > max_games and rounds > 0:
                     break
-                play_lineups(env_id, lineups, seed, kwargs, game_log, pool,
-                             opening_plies=int(league.protocol.get("opening_plies", 0)), versions=versions)
+                play_lineups(
+                    env_id,
+                    lineups,
+                    seed,
+                    kwargs,
+                    game_log,
+                    pool,
+                    opening_plies=int(league.protocol.get("opening_plies", 0)),
+                    versions=versions,
+                )
                 scheduled.update((tuple(a.name for a in lineup), game) for lineup, game in lineups)
                 rounds += 1
                 games = [to_game(line) for line in _games_of(game_log, scheduled)]
                 estimate = ratings.fit_one(games, agent.name, fixed)
                 interval = ratings.bootstrap_one(games, agent.name, fixed, bootstrap, seed)
-                log(f"round {rounds}: {len(games)} games, rating {estimate:.0f} [{interval[0]:.0f}, {interval[1]:.0f}] "
-                    f"(width {interval[1] - interval[0]:.0f}; stop at {width:.0f})")
+                log(
+                    f"round {rounds}: {len(games)} games, rating {estimate:.0f} [{interval[0]:.0f}, {interval[1]:.0f}] "
+                    f"(width {interval[1] - interval[0]:.0f}; stop at {width:.0f})"
+                )
                 if rounds >= min_rounds and interval[1] - interval[0] <= width:
                     stopped = "width"
                     break
@@ -481,6 +604,7 @@ def rate(env_id: str, agent: Any, league: League, out: Path, width: float = 100.
 def informative(groups: list[list[Any]], estimate: float, fixed: dict[str, float]) -> list[list[Any]]:
     """The lineups whose opponents the agent neither nearly always beats nor nearly always loses to
     (expected score 5%-95% against each of them), and at least the two nearest."""
+
     def gap(group: list[Any]) -> float:
         return max(abs(fixed[m.name] - estimate) for m in group)
 
@@ -504,7 +628,9 @@ def per_opponent(name: str, lines: Sequence[dict[str, Any]]) -> list[dict[str, A
         for other, opponent in enumerate(seats):
             if opponent == name:
                 continue
-            entry = table.setdefault(opponent, {"opponent": opponent, "games": 0, "wins": 0, "draws": 0, "losses": 0, "by_seat": {}})
+            entry = table.setdefault(
+                opponent, {"opponent": opponent, "games": 0, "wins": 0, "draws": 0, "losses": 0, "by_seat": {}}
+            )
             outcome = "wins" if points[mine] > points[other] else ("draws" if points[mine] == points[other] else "losses")
             entry["games"] += 1
             entry[outcome] += 1
@@ -520,16 +646,21 @@ def rating_markdown(result: Rating, league: League, env_id: str) -> str:
     low, high = result.ci95
     order = sorted(league.ratings, key=lambda n: -league.ratings[n])
     above = sum(league.ratings[n] > result.rating for n in order)
-    lines = [f"**{result.agent}** on league `{env_id}` v{league.version}: **{result.rating:.0f} [{low:.0f}, {high:.0f}]** "
-             f"(95% interval; {result.games} games in {result.rounds} rounds, stopped by {result.stopped}); "
-             f"place {above + 1} of {len(order) + 1}.", "",
-             "| opponent | its rating | games | W | D | L | win rate [95% Wilson] | by seat (W-D-L) |",
-             "|---|---:|---:|---:|---:|---:|---|---|"]
+    lines = [
+        f"**{result.agent}** on league `{env_id}` v{league.version}: **{result.rating:.0f} [{low:.0f}, {high:.0f}]** "
+        f"(95% interval; {result.games} games in {result.rounds} rounds, stopped by {result.stopped}); "
+        f"place {above + 1} of {len(order) + 1}.",
+        "",
+        "| opponent | its rating | games | W | D | L | win rate [95% Wilson] | by seat (W-D-L) |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
+    ]
     for entry in sorted(result.per_opponent, key=lambda e: -league.ratings.get(e["opponent"], 0)):
         seats = ", ".join(f"seat {s}: {t['wins']}-{t['draws']}-{t['losses']}" for s, t in sorted(entry["by_seat"].items()))
         lo, hi = entry["win_rate_ci95"]
-        lines.append(f"| {entry['opponent']} | {league.ratings.get(entry['opponent'], float('nan')):.0f} | {entry['games']} | "
-                     f"{entry['wins']} | {entry['draws']} | {entry['losses']} | {entry['win_rate']:.0%} [{lo:.0%}, {hi:.0%}] | {seats} |")
+        lines.append(
+            f"| {entry['opponent']} | {league.ratings.get(entry['opponent'], float('nan')):.0f} | {entry['games']} | "
+            f"{entry['wins']} | {entry['draws']} | {entry['losses']} | {entry['win_rate']:.0%} [{lo:.0%}, {hi:.0%}] | {seats} |"
+        )
     return "\n".join(lines)
 
 
@@ -545,37 +676,61 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--env", choices=envs, required=True, help="the game")
     show.add_argument("--league", default=None, help="a league.json to read instead of the shipped one")
     for sub in (show,):
-        sub.add_argument("--trust-member", action="append", default=[], metavar="MODULE:CALLABLE",
-                         help="a module:callable member of --league that may be imported (a league file alone never imports code)")
+        sub.add_argument(
+            "--trust-member",
+            action="append",
+            default=[],
+            metavar="MODULE:CALLABLE",
+            help="a module:callable member of --league that may be imported (a league file alone never imports code)",
+        )
     rate_parser = commands.add_parser("rate", help="rate an agent against the frozen league", formatter_class=HelpFormatter)
     rate_parser.add_argument("--env", choices=envs, help="the game (required unless --resume)")
     rate_parser.add_argument("--agent", help="the agent: any make_agent spec, model:PATH, or your own module:callable")
     rate_parser.add_argument("--league", default=None, help="a league.json to rate against instead of the shipped one")
-    rate_parser.add_argument("--trust-member", action="append", default=[], metavar="MODULE:CALLABLE",
-                             help="a module:callable member of --league that may be imported (a league file alone never imports code)")
+    rate_parser.add_argument(
+        "--trust-member",
+        action="append",
+        default=[],
+        metavar="MODULE:CALLABLE",
+        help="a module:callable member of --league that may be imported (a league file alone never imports code)",
+    )
     add_trust_pickles(rate_parser)
-    rate_parser.add_argument("--width", type=float, default=100.0, help="stop when the 95%% interval is at most this many points wide")
+    rate_parser.add_argument(
+        "--width", type=float, default=100.0, help="stop when the 95%% interval is at most this many points wide"
+    )
     rate_parser.add_argument("--max-games", type=int, default=2000, help="stop after this many games whatever the width")
     rate_parser.add_argument("--min-rounds", type=int, default=5, help="rounds against every member before the schedule adapts")
     rate_parser.add_argument("--players", type=int, default=2, help="players per game (Thin Ice: 2-6)")
     rate_parser.add_argument("--seed", type=seed_type, default=0, help="first seed (games and bootstrap)")
     rate_parser.add_argument("--workers", type=int, default=1, help="processes that play the games (results are the same)")
     rate_parser.add_argument("--out", type=Path, default=None, help="output folder (default: a new runs/rate-<env>-<time>)")
-    rate_parser.add_argument("--resume", type=Path, default=None, metavar="OUT",
-                             help="continue an interrupted rating in its folder OUT: the same command, its finished games kept")
-    build_parser = commands.add_parser("build", help="play a league's round robin and fit its ratings", formatter_class=HelpFormatter)
+    rate_parser.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="OUT",
+        help="continue an interrupted rating in its folder OUT: the same command, its finished games kept",
+    )
+    build_parser = commands.add_parser(
+        "build", help="play a league's round robin and fit its ratings", formatter_class=HelpFormatter
+    )
     build_parser.add_argument("--env", choices=envs, required=True, help="the game")
     build_parser.add_argument("--members", nargs="+", required=True, help="the members' agent specs, weakest to strongest")
     build_parser.add_argument("--games", type=int, default=100, help="seeded games per lineup (a pair in one seat order)")
     build_parser.add_argument("--players", type=int, nargs="+", default=[2], help="player counts to play (Thin Ice: 2-6)")
-    build_parser.add_argument("--multi-games", type=int, default=None,
-                              help="seeded games per lineup of 3+ players (default: --games)")
+    build_parser.add_argument(
+        "--multi-games", type=int, default=None, help="seeded games per lineup of 3+ players (default: --games)"
+    )
     build_parser.add_argument("--seed", type=seed_type, default=0, help="first seed")
     build_parser.add_argument("--version", type=int, default=1, help="the league's version (raise it when its members change)")
     build_parser.add_argument("--bootstrap", type=int, default=500, help="bootstrap resamples for the intervals")
     build_parser.add_argument("--workers", type=int, default=1, help="processes that play the games (results are the same)")
-    build_parser.add_argument("--out", type=Path, required=True, help="the league's folder (games already in its games.jsonl are kept)")
-    build_parser.add_argument("--publish", action="store_true", help="also write the league into the package (baselines/leagues/)")
+    build_parser.add_argument(
+        "--out", type=Path, required=True, help="the league's folder (games already in its games.jsonl are kept)"
+    )
+    build_parser.add_argument(
+        "--publish", action="store_true", help="also write the league into the package (baselines/leagues/)"
+    )
     build_parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
 
@@ -626,8 +781,11 @@ def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[
         parser.error(f"--version must be at least 1, got {args.version}")
     info = GAMES[args.env]
     if any(n not in info.player_counts() for n in args.players):
-        parser.error(f"--players: {args.env} is a 2-player game" if not info.variable_players
-                     else f"--players: {info.players[0]} to {info.players[1]}")
+        parser.error(
+            f"--players: {args.env} is a 2-player game"
+            if not info.variable_players
+            else f"--players: {info.players[0]} to {info.players[1]}"
+        )
     for spec in args.members:
         try:
             make_agent(spec, args.env)
@@ -638,8 +796,20 @@ def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[
     command = " ".join([prog_name(MODULE), *raw])
     if args.multi_games is not None and args.multi_games < 1:
         parser.error("--multi-games must be at least 1")
-    league = build(args.env, args.members, args.games, args.out, args.seed, args.players, args.version, args.workers,
-                   args.bootstrap, not args.no_progress, command, args.multi_games)
+    league = build(
+        args.env,
+        args.members,
+        args.games,
+        args.out,
+        args.seed,
+        args.players,
+        args.version,
+        args.workers,
+        args.bootstrap,
+        not args.no_progress,
+        command,
+        args.multi_games,
+    )
     print(ladder_markdown(league))
     if args.publish:
         LEAGUES_DIR.mkdir(exist_ok=True)
@@ -681,16 +851,31 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
     if not resumed:
         if (out / "games.jsonl").exists():
             parser.error(f"--out {out} already holds games; continue it with --resume {out} or choose another folder")
-        atomic_write(out / "command.json", json.dumps({"argv": [a for a in raw if a != "--resume"], "league_version": league.version}))
+        atomic_write(
+            out / "command.json", json.dumps({"argv": [a for a in raw if a != "--resume"], "league_version": league.version})
+        )
     else:
         saved_version = json.loads((out / "command.json").read_text()).get("league_version")
         if saved_version != league.version:
             parser.error(f"--resume {out}: it was rated against league v{saved_version}, this league is v{league.version}")
     print(f"writing to {out}", flush=True)
-    result = rate(args.env, agent, league, out, args.width, args.max_games, args.min_rounds, args.players, args.seed, args.workers)
-    summary = {"env": args.env, "agent": result.agent, "spec": args.agent, "league_version": league.version,
-               "rating": result.rating, "ci95": list(result.ci95), "games": result.games, "rounds": result.rounds,
-               "stopped": result.stopped, "players": args.players, "seed": args.seed, "per_opponent": result.per_opponent}
+    result = rate(
+        args.env, agent, league, out, args.width, args.max_games, args.min_rounds, args.players, args.seed, args.workers
+    )
+    summary = {
+        "env": args.env,
+        "agent": result.agent,
+        "spec": args.agent,
+        "league_version": league.version,
+        "rating": result.rating,
+        "ci95": list(result.ci95),
+        "games": result.games,
+        "rounds": result.rounds,
+        "stopped": result.stopped,
+        "players": args.players,
+        "seed": args.seed,
+        "per_opponent": result.per_opponent,
+    }
     table = rating_markdown(result, league, args.env)
     atomic_write(out / "rating.json", json.dumps(summary, indent=2) + "\n")
     atomic_write(out / "rating.md", table + "\n")

@@ -23,8 +23,8 @@ on the same scale: the strength in logits of the Bradley-Terry / Plackett-Luce m
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -111,8 +111,9 @@ def _resample(games: Sequence[Game], strata: list[np.ndarray], rng: np.random.Ge
     return [games[i] for group in strata for i in rng.choice(group, size=len(group), replace=True)]
 
 
-def bootstrap_ratings(games: Sequence[Game], names: Sequence[str], samples: int = 200, seed: int = 0,
-                      prior_draws: float = PRIOR_DRAWS) -> dict[str, tuple[float, float]]:
+def bootstrap_ratings(
+    games: Sequence[Game], names: Sequence[str], samples: int = 200, seed: int = 0, prior_draws: float = PRIOR_DRAWS
+) -> dict[str, tuple[float, float]]:
     """95% percentile intervals of :func:`fit_ratings` over ``samples`` stratified resamples of the games."""
     rng = np.random.default_rng(seed)
     strata = _strata(games)
@@ -145,17 +146,20 @@ def _one_terms(games: Sequence[Game], candidate: str, fixed: dict[str, float]) -
     for game in games:
         for a, b, score in pairwise(game):
             if a == candidate and b in fixed:
-                opponents.append(fixed[b]); scores.append(score)
+                opponents.append(fixed[b])
+                scores.append(score)
             elif b == candidate and a in fixed:
-                opponents.append(fixed[a]); scores.append(1.0 - score)
+                opponents.append(fixed[a])
+                scores.append(1.0 - score)
             else:
                 continue
             weights.append(_weight(game))
     return np.asarray(opponents), np.asarray(scores), np.asarray(weights)
 
 
-def _fit_terms(opponents: np.ndarray, scores: np.ndarray, weights: np.ndarray, fixed: dict[str, float],
-               prior_draws: float) -> float:
+def _fit_terms(
+    opponents: np.ndarray, scores: np.ndarray, weights: np.ndarray, fixed: dict[str, float], prior_draws: float
+) -> float:
     minimize_scalar = require("scipy.optimize", "an agent's rating").minimize_scalar
     members = np.asarray(list(fixed.values()))
     opponents = np.concatenate([opponents, members])
@@ -177,8 +181,14 @@ def fit_one(games: Sequence[Game], candidate: str, league: dict[str, float], pri
     return MEAN_RATING + ELO_PER_LOGIT * _fit_terms(*_one_terms(games, candidate, fixed), fixed, prior_draws)
 
 
-def bootstrap_one(games: Sequence[Game], candidate: str, league: dict[str, float], samples: int = 400, seed: int = 0,
-                  prior_draws: float = PRIOR_DRAWS) -> tuple[float, float]:
+def bootstrap_one(
+    games: Sequence[Game],
+    candidate: str,
+    league: dict[str, float],
+    samples: int = 400,
+    seed: int = 0,
+    prior_draws: float = PRIOR_DRAWS,
+) -> tuple[float, float]:
     """95% percentile interval of :func:`fit_one` over stratified resamples of the candidate's games
     (the league's ratings held fixed, so their own uncertainty is not in it)."""
     rng = np.random.default_rng(seed)

@@ -13,22 +13,30 @@ to ``--out``.
 
 from __future__ import annotations
 
-from polarzoo.baselines.agents import pretrained_path
-from polarzoo.baselines.policies.weights import ModelFileError, load_policy, save_policy
 import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
+from polarzoo.baselines.agents import pretrained_path
+from polarzoo.baselines.cli.runs import (
+    HelpFormatter,
+    atomic_write,
+    ctrl_c_is_one_line,
+    prog_name,
+    save_model,
+    writable_folder_or_exit,
+)
+from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.evaluation.tournament import wilson_interval
+from polarzoo.baselines.policies.weights import ModelFileError, load_policy, save_policy
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import solve
-from polarzoo.baselines.cli.runs import ctrl_c_is_one_line, HelpFormatter, atomic_write, prog_name, save_model, seed as seed_type, writable_folder_or_exit
-
 
 Policy = Callable[[FireAndIceSolitaireEnv, np.ndarray, np.random.Generator], int]
 
@@ -63,18 +71,30 @@ def play(policy: Policy, deals: int, first_seed: int) -> dict[str, Any]:
         successes += info["is_success"]
         pegs_left.append(info["pegs_left"])
     low, high = wilson_interval(successes, deals)
-    return {"deals": deals, "solved": successes, "success_rate": successes / deals, "ci95": [low, high],
-            "mean_pegs_left": float(np.mean(pegs_left))}
+    return {
+        "deals": deals,
+        "solved": successes,
+        "success_rate": successes / deals,
+        "ci95": [low, high],
+        "mean_pegs_left": float(np.mean(pegs_left)),
+    }
 
 
 def _main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.solitaire_eval"), description=__doc__, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=prog_name("polarzoo.baselines.solitaire_eval"), description=__doc__, formatter_class=HelpFormatter
+    )
     parser.add_argument("--timesteps", type=int, default=100_000, help="MaskablePPO training timesteps")
     parser.add_argument("--deals", type=int, default=200, help="evaluation deals (seeds 100000..)")
     parser.add_argument("--out", type=Path, default=Path("runs/solitaire"), help="output folder")
-    parser.add_argument("--seed", type=seed_type, default=0, help="training seed (the evaluation deals are always seeds 100000..)")
-    parser.add_argument("--model", default=None,
-                        help="evaluate this saved model instead of training one ('pretrained': the model shipped in the package)")
+    parser.add_argument(
+        "--seed", type=seed_type, default=0, help="training seed (the evaluation deals are always seeds 100000..)"
+    )
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="evaluate this saved model instead of training one ('pretrained': the model shipped in the package)",
+    )
     args = parser.parse_args(argv)
     if args.deals < 1:
         parser.error(f"--deals must be at least 1, got {args.deals}")
@@ -97,14 +117,26 @@ def _main(argv: list[str] | None = None) -> None:
             parser.error(f"--model {error}")
         expected = FireAndIceSolitaireEnv().observation_space.shape
         if model.observation_space.shape != expected:
-            parser.error(f"--model {args.model}: not a solitaire model (it reads observations of shape "
-                         f"{model.observation_space.shape}; the solitaire env gives {expected})")
+            parser.error(
+                f"--model {args.model}: not a solitaire model (it reads observations of shape "
+                f"{model.observation_space.shape}; the solitaire env gives {expected})"
+            )
         args.timesteps = int(model.num_timesteps)
     writable_folder_or_exit(parser, "--out", args.out)
     if args.model is None:
         venv = make_vec_env(lambda: FireAndIceSolitaireEnv(reward="shaped"), n_envs=8, seed=args.seed)
-        model = MaskablePPO("MlpPolicy", venv, n_steps=256, batch_size=512, n_epochs=5, learning_rate=3e-4, seed=args.seed,
-                            policy_kwargs={"net_arch": [256, 256]}, device="cpu", verbose=0)
+        model = MaskablePPO(
+            "MlpPolicy",
+            venv,
+            n_steps=256,
+            batch_size=512,
+            n_epochs=5,
+            learning_rate=3e-4,
+            seed=args.seed,
+            policy_kwargs={"net_arch": [256, 256]},
+            device="cpu",
+            verbose=0,
+        )
         model.learn(args.timesteps, progress_bar=True)
         save_model(model, args.out / "model.zip")
         save_policy(model, args.out / "model.safetensors", env_id="polarzoo/FireAndIceSolitaire-v0")  # weights only, to share
@@ -126,21 +158,34 @@ def _main(argv: list[str] | None = None) -> None:
         atomic_write(args.out / "solitaire.json", json.dumps(results, indent=2))
     except OSError as error:
         written = False
-        print(f"warning: cannot write {args.out / 'solitaire.json'} ({error.strerror or error}); the table below is the result",
-              file=sys.stderr)
+        print(
+            f"warning: cannot write {args.out / 'solitaire.json'} ({error.strerror or error}); the table below is the result",
+            file=sys.stderr,
+        )
     print("| policy | deals | solved | success rate [95% CI] | mean pegs left |")
     print("|---|---:|---:|---|---:|")
     for name in ("random", "trained", "solver"):
         r = results[name]
-        print(f"| {name} | {r['deals']} | {r['solved']} | {r['success_rate']:.1%} [{r['ci95'][0]:.1%}, {r['ci95'][1]:.1%}] | "
-              f"{r['mean_pegs_left']:.1f} |")
-    how = f"loaded {args.model} ({args.timesteps} timesteps)" if args.model else f"trained for {args.timesteps} timesteps in {seconds:.0f} s"
-    print(f"\n{how}; " + (f"results in {args.out / 'solitaire.json'}" if written else "nothing was written (see the warning above)"))
+        print(
+            f"| {name} | {r['deals']} | {r['solved']} | {r['success_rate']:.1%} [{r['ci95'][0]:.1%}, {r['ci95'][1]:.1%}] | "
+            f"{r['mean_pegs_left']:.1f} |"
+        )
+    how = (
+        f"loaded {args.model} ({args.timesteps} timesteps)"
+        if args.model
+        else f"trained for {args.timesteps} timesteps in {seconds:.0f} s"
+    )
+    print(
+        f"\n{how}; " + (f"results in {args.out / 'solitaire.json'}" if written else "nothing was written (see the warning above)")
+    )
     if not written:
         sys.exit(1)
 
 
-main = ctrl_c_is_one_line(_main, "the evaluation is written only when it ends; run the command again (a model it trained is in its --out folder once saved)")
+main = ctrl_c_is_one_line(
+    _main,
+    "the evaluation is written only when it ends; run the command again (a model it trained is in its --out folder once saved)",
+)
 
 
 if __name__ == "__main__":

@@ -19,12 +19,13 @@ from pathlib import Path
 
 import numpy as np
 
+from polarzoo.baselines.cli.progress import progress as progress_bar
+from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, ctrl_c_is_one_line, prog_name, writable_folder_or_exit
+from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.envs.fire_and_ice import render
 from polarzoo.envs.fire_and_ice.rules import action_to_notation
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import solve
-from polarzoo.baselines.cli.progress import progress as progress_bar
-from polarzoo.baselines.cli.runs import ctrl_c_is_one_line, HelpFormatter, atomic_write, prog_name, seed as seed_type, writable_folder_or_exit
 
 
 def deal_for_seed(seed: int):  # noqa: ANN201 - SolitaireState
@@ -67,7 +68,9 @@ def run_deals(num_deals: int, first_seed: int = 0, progress: bool = True) -> dic
 
 
 def _main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.solitaire_solver"), description=__doc__, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=prog_name("polarzoo.baselines.solitaire_solver"), description=__doc__, formatter_class=HelpFormatter
+    )
     parser.add_argument("--deals", type=int, default=1000, help="number of deals to solve (seeds first-seed..)")
     parser.add_argument("--first-seed", type=int, default=0, help="seed of the first deal")
     parser.add_argument("--seed", type=seed_type, default=None, help="solve only this deal and print it with its solution")
@@ -104,7 +107,9 @@ def _main(argv: list[str] | None = None) -> None:
         try:
             atomic_write(args.json, json.dumps(summary, indent=2))
         except OSError as error:
-            print(f"error: could not save {args.json} ({error.strerror or error}); the table above is the result", file=sys.stderr)
+            print(
+                f"error: could not save {args.json} ({error.strerror or error}); the table above is the result", file=sys.stderr
+            )
             sys.exit(1)
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, NamedTuple, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -24,8 +25,13 @@ class GameRecord:
     actions: list[int] = field(default_factory=list)  # every action played, the opening's included (a replay)
 
 
-def play_game(env_id: str, agents: Sequence[Any], seed: int, env_kwargs: dict[str, Any] | None = None,
-              opening: tuple[int, int] | None = None) -> GameRecord:
+def play_game(
+    env_id: str,
+    agents: Sequence[Any],
+    seed: int,
+    env_kwargs: dict[str, Any] | None = None,
+    opening: tuple[int, int] | None = None,
+) -> GameRecord:
     """One seeded game, ``agents[i]`` in seat ``i``.  An illegal action ends the game, lost.
 
     ``opening = (opening_seed, plies)``: the first ``plies`` moves are uniformly random legal
@@ -114,12 +120,14 @@ class GamePool:
         self.workers = workers
         self._pool: Any = None
 
-    def __enter__(self) -> "GamePool":
+    def __enter__(self) -> GamePool:
         if self.workers > 1:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet_worker)
+            self._pool = ProcessPoolExecutor(
+                self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_quiet_worker
+            )
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -202,8 +210,15 @@ def game_key(record: dict[str, Any]) -> tuple:
 
 
 def head_to_head(
-    env_id: str, first: Any, second: Any, games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-    progress: Callable[[], None] | None = None, on_game: Callable[[dict[str, Any]], None] | None = None, workers: int = 1,
+    env_id: str,
+    first: Any,
+    second: Any,
+    games_per_seat: int,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+    progress: Callable[[], None] | None = None,
+    on_game: Callable[[dict[str, Any]], None] | None = None,
+    workers: int = 1,
     finished: dict[tuple, dict[str, Any]] | None = None,
 ) -> PairResult:
     """``first`` against ``second``, ``games_per_seat`` seeded games with ``first`` in each seat
@@ -240,9 +255,20 @@ def head_to_head(
             result.lengths.append(length)
             result.illegal += illegal
             if on_game is not None:
-                on_game({"env": env_id, "seed": seed, "agent": first.name, "opponent": second.name, "agent_seat": seat,
-                         "game": game, "result": ("win", "draw", "loss")[outcome], "length": length, "illegal": illegal,
-                         **replay})
+                on_game(
+                    {
+                        "env": env_id,
+                        "seed": seed,
+                        "agent": first.name,
+                        "opponent": second.name,
+                        "agent_seat": seat,
+                        "game": game,
+                        "result": ("win", "draw", "loss")[outcome],
+                        "length": length,
+                        "illegal": illegal,
+                        **replay,
+                    }
+                )
             if progress:
                 progress()
         result.by_seat[seat] = SeatTally(*tally)
@@ -269,8 +295,14 @@ def elo_ratings(results: Sequence[PairResult], names: Sequence[str], iterations:
 
 
 def round_robin(
-    env_id: str, agents: Sequence[Any], games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-    show_progress: bool = True, on_game: Callable[[dict[str, Any]], None] | None = None, workers: int = 1,
+    env_id: str,
+    agents: Sequence[Any],
+    games_per_seat: int,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+    show_progress: bool = True,
+    on_game: Callable[[dict[str, Any]], None] | None = None,
+    workers: int = 1,
     finished: dict[tuple, dict[str, Any]] | None = None,
 ) -> list[PairResult]:
     pairs = list(itertools.combinations(range(len(agents)), 2))
@@ -278,8 +310,20 @@ def round_robin(
     bar = progress(len(pairs) * games_per_seat * seats, "games", "game", show_progress)
     results = []
     for i, j in pairs:
-        results.append(head_to_head(env_id, agents[i], agents[j], games_per_seat, seed, env_kwargs, bar.update if bar else None,
-                                    on_game, workers, finished))
+        results.append(
+            head_to_head(
+                env_id,
+                agents[i],
+                agents[j],
+                games_per_seat,
+                seed,
+                env_kwargs,
+                bar.update if bar else None,
+                on_game,
+                workers,
+                finished,
+            )
+        )
     if bar:
         bar.close()
     return results
@@ -332,9 +376,12 @@ class SeatStats:
         points, reward = mean_interval(self.points), mean_interval(self.rewards)
         games = len(self.ranks)
         return {
-            "agent": self.name, "games": games,
-            "mean_points": points[0], "mean_points_ci95": [points[1], points[2]],
-            "mean_reward": reward[0], "mean_reward_ci95": [reward[1], reward[2]],
+            "agent": self.name,
+            "games": games,
+            "mean_points": points[0],
+            "mean_points_ci95": [points[1], points[2]],
+            "mean_reward": reward[0],
+            "mean_reward_ci95": [reward[1], reward[2]],
             "rank_distribution": {str(r): self.ranks.count(r) / max(games, 1) for r in range(1, self.num_players + 1)},
             "went_out": {rule: self.went_out.get(rule, 0) for rule in ("T", "A", "N", "in", "other")},
             "mean_length": float(np.mean(self.lengths)) if self.lengths else 0.0,
@@ -348,8 +395,14 @@ def ranks_of(points: Sequence[float]) -> list[int]:
 
 
 def multiplayer_table(
-    env_id: str, agents: Sequence[Any], games_per_seat: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-    progress: Callable[[], None] | None = None, on_game: Callable[[dict[str, Any]], None] | None = None, workers: int = 1,
+    env_id: str,
+    agents: Sequence[Any],
+    games_per_seat: int,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+    progress: Callable[[], None] | None = None,
+    on_game: Callable[[dict[str, Any]], None] | None = None,
+    workers: int = 1,
     finished: dict[tuple, dict[str, Any]] | None = None,
 ) -> list[SeatStats]:
     """``agents`` (one per seat; an agent may appear more than once) in every rotation of the
@@ -367,22 +420,32 @@ def multiplayer_table(
     def key(rotation: int, game: int) -> tuple:
         return ("rotation", tuple(a.name for a in lineups[rotation]), rotation, game)
 
-    records = play_games([(env_id, lineups[rotation], seed + 7919 * game + rotation, env_kwargs)
-                          for rotation in range(seats) for game in range(games_per_seat) if key(rotation, game) not in finished],
-                         workers)
+    records = play_games(
+        [
+            (env_id, lineups[rotation], seed + 7919 * game + rotation, env_kwargs)
+            for rotation in range(seats)
+            for game in range(games_per_seat)
+            if key(rotation, game) not in finished
+        ],
+        workers,
+    )
     for rotation in range(seats):
         lineup = lineups[rotation]
         for game in range(games_per_seat):
             old = finished.get(key(rotation, game))
             replay: dict[str, Any] = {"env_seed": seed + 7919 * game + rotation}
             if old is not None:  # a game of a resumed evaluation, as it was recorded
-                points, rewards, went = [float(x) for x in old["points"]], [float(x) for x in old["rewards"]], list(old["went_out"])
+                points, rewards, went = (
+                    [float(x) for x in old["points"]],
+                    [float(x) for x in old["rewards"]],
+                    list(old["went_out"]),
+                )
                 length, illegal = int(old["length"]), [int(x) for x in old["illegal"]]
                 replay.update({k: old[k] for k in ("env_kwargs", "actions") if k in old})
             else:
                 record = next(records)
                 agent_names = list((record.result.get("points") or {}).keys())
-                points = ([float(record.result["points"][a]) for a in agent_names] if agent_names else list(record.rewards))
+                points = [float(record.result["points"][a]) for a in agent_names] if agent_names else list(record.rewards)
                 rules = record.result.get("out_rule") or {}
                 went = []
                 for seat in range(seats):
@@ -400,9 +463,22 @@ def multiplayer_table(
                 entry.lengths.append(length)
                 entry.illegal += illegal[seat]
             if on_game is not None:
-                on_game({"env": env_id, "seed": seed, "seats": [a.name for a in lineup], "rotation": rotation, "game": game,
-                         "points": points,
-                         "rewards": rewards, "ranks": ranks, "went_out": went, "length": length, "illegal": illegal, **replay})
+                on_game(
+                    {
+                        "env": env_id,
+                        "seed": seed,
+                        "seats": [a.name for a in lineup],
+                        "rotation": rotation,
+                        "game": game,
+                        "points": points,
+                        "rewards": rewards,
+                        "ranks": ranks,
+                        "went_out": went,
+                        "length": length,
+                        "illegal": illegal,
+                        **replay,
+                    }
+                )
             if progress:
                 progress()
     return [stats[name] for name in names]
@@ -422,7 +498,9 @@ def multiplayer_markdown(stats: Sequence[SeatStats]) -> str:
         reward_low, reward_high = d["mean_reward_ci95"]
         ranks = " | ".join(f"{d['rank_distribution'][str(r)]:.0%}" for r in range(1, seats + 1))
         out = d["went_out"]
-        lines.append(f"| {entry.name} | {d['games']} | {d['mean_points']:.2f} [{low:.2f}, {high:.2f}] | "
-                     f"{d['mean_reward']:+.2f} [{reward_low:+.2f}, {reward_high:+.2f}] | {ranks} | "
-                     f"{out['T']} / {out['A']} / {out['N']} / {out['in']} | {d['mean_length']:.1f} | {d['illegal_moves']} |")
+        lines.append(
+            f"| {entry.name} | {d['games']} | {d['mean_points']:.2f} [{low:.2f}, {high:.2f}] | "
+            f"{d['mean_reward']:+.2f} [{reward_low:+.2f}, {reward_high:+.2f}] | {ranks} | "
+            f"{out['T']} / {out['A']} / {out['N']} / {out['in']} | {d['mean_length']:.1f} | {d['illegal_moves']} |"
+        )
     return "\n".join(lines)

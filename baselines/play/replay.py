@@ -22,8 +22,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -79,10 +80,16 @@ def record_env(record: dict[str, Any], env_id: str | None = None) -> tuple[str, 
     if not isinstance(env_id, str) or env_id not in GAMES:
         raise ReplayError(f"{where}: {str(env_id)[:80]!r} has no replay viewer; replays are for {', '.join(web_games())}")
     if "actions" not in record or "env_seed" not in record:
-        raise ReplayError(f"{where}: the record has no moves (written before games.jsonl kept them); evaluate the agents again to watch their games")
+        raise ReplayError(
+            f"{where}: the record has no moves (written before games.jsonl kept them); evaluate the agents again to watch their games"
+        )
     kwargs = record.get("env_kwargs") or {}
     actions, seed = record["actions"], record["env_seed"]
-    if not isinstance(kwargs, dict) or not isinstance(actions, list) or not all(isinstance(a, int) and not isinstance(a, bool) for a in actions):
+    if (
+        not isinstance(kwargs, dict)
+        or not isinstance(actions, list)
+        or not all(isinstance(a, int) and not isinstance(a, bool) for a in actions)
+    ):
         raise ReplayError(f"{where}: damaged record (env_kwargs must be an object, actions a list of integers)")
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
         raise ReplayError(f"{where}: damaged record (env_seed must be a non-negative integer, got {str(seed)[:40]!r})")
@@ -102,13 +109,14 @@ def record_replay_env(record: dict[str, Any], env_id: str | None = None) -> tupl
     try:
         env = ENVIRONMENTS[env_id].raw_env(**kwargs)
     except (TypeError, ValueError) as problem:
-        raise ReplayError(f"line {record.get('_line', '?')}: env_kwargs {json.dumps(kwargs)[:80]} do not make a "
-                          f"{env_id} ({str(problem).splitlines()[0][:120] if str(problem) else type(problem).__name__})") from None
+        raise ReplayError(
+            f"line {record.get('_line', '?')}: env_kwargs {json.dumps(kwargs)[:80]} do not make a "
+            f"{env_id} ({str(problem).splitlines()[0][:120] if str(problem) else type(problem).__name__})"
+        ) from None
     return env, seed, actions
 
 
-def replay(record: dict[str, Any], env_id: str | None = None,
-           picture: Callable[[Any, int], str] | None = None) -> dict[str, Any]:
+def replay(record: dict[str, Any], env_id: str | None = None, picture: Callable[[Any, int], str] | None = None) -> dict[str, Any]:
     """Every position of a recorded game: ``{"env", "title", "seats", "result", "frames"}``, each
     frame ``{"ply", "player", "notation", "status", "svg" | "picture", ...}`` (frame 0 is the start;
     frame k follows the k-th action).  Frames of a game drawn as pictures (Thin Ice) carry ``picture``: what ``picture(env, ply)``
@@ -125,8 +133,10 @@ def replay(record: dict[str, Any], env_id: str | None = None,
                 raise ReplayError(f"line {record.get('_line', '?')}: the game ended before action {ply} of {len(actions)}")
             mask = env.observe(agent)["action_mask"]
             if not (0 <= action < len(mask)) or not mask[action]:
-                raise ReplayError(f"line {record.get('_line', '?')}: action {action} (ply {ply}) is illegal for {agent} here: "
-                                  "the record is not from this game or version")
+                raise ReplayError(
+                    f"line {record.get('_line', '?')}: action {action} (ply {ply}) is illegal for {agent} here: "
+                    "the record is not from this game or version"
+                )
             notation = env.action_to_notation(action)
             env.step(action)
             frames.append(_frame(env, ply, agent, notation, picture))
@@ -135,8 +145,14 @@ def replay(record: dict[str, Any], env_id: str | None = None,
         illegal = record.get("illegal")
         if any(illegal) if isinstance(illegal, list) else bool(illegal):
             result += " (the record ends with an illegal move, which lost)"
-        return {"env": env_id, "title": record_label(record), "seats": list(env.possible_agents),
-                "lineup": record.get("seats") or _lineup(record, env.possible_agents), "result": result, "frames": frames}
+        return {
+            "env": env_id,
+            "title": record_label(record),
+            "seats": list(env.possible_agents),
+            "lineup": record.get("seats") or _lineup(record, env.possible_agents),
+            "result": result,
+            "frames": frames,
+        }
     finally:
         env.close()
 
@@ -149,8 +165,9 @@ def _lineup(record: dict[str, Any], seats: list[str]) -> list[str]:
     return lineup
 
 
-def _frame(env: Any, ply: int, player: str | None, notation: str | None,
-           picture: Callable[[Any, int], str] | None) -> dict[str, Any]:
+def _frame(
+    env: Any, ply: int, player: str | None, notation: str | None, picture: Callable[[Any, int], str] | None
+) -> dict[str, Any]:
     frame = {"ply": ply, "player": player, "notation": notation, **position(env)}
     if GAMES[env.metadata["name"]].view == "piles" and picture is not None:
         frame["picture"] = picture(env, ply)
@@ -174,8 +191,9 @@ def export(record: dict[str, Any], out: Path, name: str, env_id: str | None = No
     return path
 
 
-def record_game(env_id: str, agent_specs: list[str], seed: int, env_kwargs: dict[str, Any] | None = None,
-                opening_plies: int = 0) -> dict[str, Any]:
+def record_game(
+    env_id: str, agent_specs: list[str], seed: int, env_kwargs: dict[str, Any] | None = None, opening_plies: int = 0
+) -> dict[str, Any]:
     """Play one game between agents (one spec per seat; the last repeats for more seats) and
     return its record, as ``evaluate`` writes them."""
     env = ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {}))
@@ -195,12 +213,22 @@ def record_game(env_id: str, agent_specs: list[str], seed: int, env_kwargs: dict
     named = (env.result() if hasattr(env, "result") else {}).get("points") or {}
     points = [float(named.get(a, totals[a])) for a in env.possible_agents]
     env.close()
-    return {"env": env_id, "seats": specs, "game": 0,
-            "points": points, "length": len(actions), "env_seed": seed, "env_kwargs": env_kwargs or {}, "actions": actions}
+    return {
+        "env": env_id,
+        "seats": specs,
+        "game": 0,
+        "points": points,
+        "length": len(actions),
+        "env_seed": seed,
+        "env_kwargs": env_kwargs or {},
+        "actions": actions,
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.play.replay"), description=__doc__, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=prog_name("polarzoo.baselines.play.replay"), description=__doc__, formatter_class=HelpFormatter
+    )
     commands = parser.add_subparsers(dest="command", required=True, help="export a recorded game, or record a new one")
     exporting = commands.add_parser("export", help="a recorded game as a static replay", formatter_class=HelpFormatter)
     exporting.add_argument("games", type=Path, help="a games.jsonl")
@@ -208,9 +236,13 @@ def main(argv: list[str] | None = None) -> None:
     exporting.add_argument("--env", choices=web_games(), default=None, help="the env, for records that do not name it")
     exporting.add_argument("--out", type=Path, default=Path("replays"), help="the folder of the replay files")
     exporting.add_argument("--name", default=None, help="file name without .json (default: the env id)")
-    recording = commands.add_parser("record", help="play one game between agents and export its replay", formatter_class=HelpFormatter)
+    recording = commands.add_parser(
+        "record", help="play one game between agents and export its replay", formatter_class=HelpFormatter
+    )
     recording.add_argument("--env", choices=web_games(), default=web_games()[0], help="the game")
-    recording.add_argument("--agents", nargs="+", default=["pretrained", "heuristic"], help="one agent spec per seat (the last repeats)")
+    recording.add_argument(
+        "--agents", nargs="+", default=["pretrained", "heuristic"], help="one agent spec per seat (the last repeats)"
+    )
     recording.add_argument("--players", type=int, default=None, help="the table size, for a game with a range (Thin Ice: 2..6)")
     recording.add_argument("--seed", type=int, default=0, help="the game's seed")
     recording.add_argument("--opening", type=int, default=0, help="uniformly random moves before the agents play")

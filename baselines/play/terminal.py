@@ -29,19 +29,23 @@ import argparse
 import copy
 import re
 import sys
-from typing import Any, Callable, TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 import numpy as np
 
-from polarzoo.envs import ENVIRONMENTS, GAMES, games_with_player_range
 from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.cli.runs import add_trust_pickles, apply_trust_pickles, HelpFormatter, prog_name, seed as seed_type
-from polarzoo.baselines.play.web import serve, add_arguments as add_web_arguments
-from polarzoo.baselines.play.window import WindowGame
+from polarzoo.baselines.cli.runs import HelpFormatter, add_trust_pickles, apply_trust_pickles, prog_name
+from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line  # noqa: F401 (also public here)
+from polarzoo.baselines.play.web import add_arguments as add_web_arguments
+from polarzoo.baselines.play.web import serve
+from polarzoo.baselines.play.window import WindowGame
+from polarzoo.envs import ENVIRONMENTS, GAMES, games_with_player_range
 
-HELP = ("type a move ({example}), or: moves (list the legal moves), hint (a suggestion), "
-        "undo (take back your last move), help, quit")
+HELP = (
+    "type a move ({example}), or: moves (list the legal moves), hint (a suggestion), undo (take back your last move), help, quit"
+)
 
 
 class Quit(Exception):
@@ -102,9 +106,18 @@ class HumanGame:
     """The terminal loop (see the module docstring).  ``read`` returns the next input line or
     ``None`` at the end of input; ``write`` prints one line."""
 
-    def __init__(self, env_id: str, human: str, opponent_spec: str, seed: int, env_kwargs: dict[str, Any],
-                 read: Callable[[str], str | None], write: Callable[[str], None], window: bool = False,
-                 group_moves: bool = False) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        human: str,
+        opponent_spec: str,
+        seed: int,
+        env_kwargs: dict[str, Any],
+        read: Callable[[str], str | None],
+        write: Callable[[str], None],
+        window: bool = False,
+        group_moves: bool = False,
+    ) -> None:
         self.group_moves = group_moves
 
         self.env_id = env_id
@@ -237,18 +250,32 @@ def _stdin_reader(stream: TextIO, echo: bool) -> Callable[[str], str | None]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.play"), description=__doc__, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=prog_name("polarzoo.baselines.play"), description=__doc__, formatter_class=HelpFormatter
+    )
     parser.add_argument("--env", default=next(iter(GAMES)), choices=sorted(GAMES), help="environment id")
     parser.add_argument("--seed", type=seed_type, default=0, help="seed for the env and the agents")
-    parser.add_argument("--human", default=None, help="the seat you play (e.g. fire, ice, black, white, player_0); "
-                        "without it two random agents play")
-    parser.add_argument("--opponent", default="heuristic",
-                        help="agent spec for the other seats: random, heuristic, mcts:N, model:PATH, pretrained, az:N, az-jax:PATH, search:K, vsearch:K (Thin Ice), search:D (Go with the Floe) "
-                             "(default: %(default)s)")
-    parser.add_argument("--players", type=int, default=None, help="the table size, for a game with a range (Thin Ice: 2..6; default: 2)")
+    parser.add_argument(
+        "--human",
+        default=None,
+        help="the seat you play (e.g. fire, ice, black, white, player_0); without it two random agents play",
+    )
+    parser.add_argument(
+        "--opponent",
+        default="heuristic",
+        help="agent spec for the other seats: random, heuristic, mcts:N, model:PATH, pretrained, az:N, az-jax:PATH, search:K, vsearch:K (Thin Ice), search:D (Go with the Floe) "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--players", type=int, default=None, help="the table size, for a game with a range (Thin Ice: 2..6; default: 2)"
+    )
     parser.add_argument("--window", action="store_true", help="also show the position in a window after every move")
-    parser.add_argument("--web", action="store_true", help="play in the browser instead: start the local web server "
-                        "(polarzoo-web; --env and --opponent preselected on its page)")
+    parser.add_argument(
+        "--web",
+        action="store_true",
+        help="play in the browser instead: start the local web server "
+        "(polarzoo-web; --env and --opponent preselected on its page)",
+    )
     add_web_arguments(parser)
     add_trust_pickles(parser)
     args = parser.parse_args(argv)
@@ -261,7 +288,9 @@ def main(argv: list[str] | None = None) -> None:
 
         reason = no_display_reason()
         if reason:
-            sys.exit(f"error: --window needs a display: {reason} (play in the terminal without --window, or in the browser with --web)")
+            sys.exit(
+                f"error: --window needs a display: {reason} (play in the terminal without --window, or in the browser with --web)"
+            )
     env_kwargs: dict[str, Any] = {}
     info = GAMES[args.env]
     if args.players is not None:
@@ -292,8 +321,17 @@ def main(argv: list[str] | None = None) -> None:
         return
     # A person at a terminal gets long move lists grouped; a script reading a pipe, the one
     # ``legal: ...`` line it can parse.
-    game = HumanGame(args.env, args.human, args.opponent, args.seed, env_kwargs, group_moves=sys.stdin.isatty(),
-                     read=_stdin_reader(sys.stdin, echo=not sys.stdin.isatty()), write=print, window=args.window)
+    game = HumanGame(
+        args.env,
+        args.human,
+        args.opponent,
+        args.seed,
+        env_kwargs,
+        group_moves=sys.stdin.isatty(),
+        read=_stdin_reader(sys.stdin, echo=not sys.stdin.isatty()),
+        write=print,
+        window=args.window,
+    )
     try:
         sys.exit(game.run())
     except KeyboardInterrupt:

@@ -86,12 +86,16 @@ def page_agent_problem(spec: str, env_id: str = "") -> str | None:
     kind, _, argument = spec.partition(":")
     parts = argument.split(":") if argument else []
     if kind not in KINDS or kind == "model":  # the registry's kinds; model:PATH always names a file
-        return ("the page names built-in agents (" + ", ".join(OPPONENTS) + ") or the server's own; your "
-                "module:callable agents and model files are given on the command line (polarzoo-web --opponent SPEC)")
+        return (
+            "the page names built-in agents (" + ", ".join(OPPONENTS) + ") or the server's own; your "
+            "module:callable agents and model files are given on the command line (polarzoo-web --opponent SPEC)"
+        )
     if kind == "az-jax":  # az-jax:pretrained, az-jax:N:pretrained
         if not parts or parts[-1] != "pretrained" or len(parts) > 2:
-            return "az-jax from the page plays the shipped network only (az-jax:pretrained or az-jax:N:pretrained); " \
-                   "other model files are given on the command line (polarzoo-web --opponent SPEC)"
+            return (
+                "az-jax from the page plays the shipped network only (az-jax:pretrained or az-jax:N:pretrained); "
+                "other model files are given on the command line (polarzoo-web --opponent SPEC)"
+            )
         parts = parts[:-1]
     if kind in ("random", "pretrained") and parts or len(parts) > 1:
         return "agents that play a file a request names are given on the command line (polarzoo-web --opponent SPEC), not from the page"
@@ -117,8 +121,16 @@ class WebGame:
     """One game in one browser tab: a person in ``human``'s seat (``None``: the first),
     ``opponent_spec`` in the others."""
 
-    def __init__(self, env_id: str, human: str | None, opponent_spec: str, seed: int = 0, players: int | None = None,
-                 hint_spec: str | None = None, named: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        human: str | None,
+        opponent_spec: str,
+        seed: int = 0,
+        players: int | None = None,
+        hint_spec: str | None = None,
+        named: dict[str, str] | None = None,
+    ) -> None:
         info = GAMES.get(env_id)
         if info is None:
             raise BadRequest(f"unknown game {env_id!r}; the games: {', '.join(web_games())}")
@@ -140,7 +152,7 @@ class WebGame:
             raise BadRequest(f"seat must be one of {', '.join(self.env.possible_agents)}, got {human!r}")
         self.human = human
         if not isinstance(opponent_spec, str) or not 0 < len(opponent_spec) <= 200:
-            raise BadRequest("opponent must be an agent spec (a string), e.g. \"random\" or \"mcts:200\"")
+            raise BadRequest('opponent must be an agent spec (a string), e.g. "random" or "mcts:200"')
         named = named or {}
         # Importing a module or loading a file a request names would run code chosen by whoever
         # reaches the server: the page names built-in agents, and the server's own by name.
@@ -206,8 +218,9 @@ class WebGame:
         if not isinstance(ply, int) or isinstance(ply, bool):
             raise BadRequest(f"ply must be the number of moves your page shows, got {ply!r}")
         if ply != len(self.moves):
-            raise BadRequest(f"the game has moved on since your page showed it (move {ply}; it is at move {len(self.moves)}): "
-                             "reload it", 409)
+            raise BadRequest(
+                f"the game has moved on since your page showed it (move {ply}; it is at move {len(self.moves)}): reload it", 409
+            )
 
     def move(self, body: dict[str, Any]) -> None:
         self.check_ply(body)
@@ -241,7 +254,7 @@ class WebGame:
         snapshot, self.totals, kept = self.history.pop()
         self.env.restore(snapshot)
         del self.moves[kept:]
-        del self.positions[kept + 1:]
+        del self.positions[kept + 1 :]
         self.version += 1
 
     def position_env(self, ply: int | None) -> Any:
@@ -272,7 +285,9 @@ class WebGame:
         if hasattr(helper, "action_probabilities"):
             probabilities = helper.action_probabilities(self.env, agent)
             best = [int(a) for a in np.argsort(-probabilities, kind="stable")[:3] if probabilities[a] > 0]
-            moves = [{"action": a, "notation": self.env.action_to_notation(a), "probability": float(probabilities[a])} for a in best]
+            moves = [
+                {"action": a, "notation": self.env.action_to_notation(a), "probability": float(probabilities[a])} for a in best
+            ]
             value = float(helper.value(self.env, agent)) if hasattr(helper, "value") else None
         else:  # a search or hand-written agent: its choice only
             action = int(helper.act(copy.deepcopy(self.env), agent, np.random.default_rng(0)))
@@ -282,11 +297,22 @@ class WebGame:
     def view(self, game_id: str) -> dict[str, Any]:
         agent = self.to_move()
         over = agent is None
-        data = {"id": game_id, "env": self.env_id, "title": self.info.title, "view": self.info.view,
-                "seats": list(self.env.possible_agents),
-                "human": self.human, "opponent": getattr(self.opponent, "name", self.opponent_spec), "to_move": agent,
-                "over": over, "result": outcome_line(self.env, self.totals) if over else None, "moves": self.moves,
-                "can_undo": bool(self.history), "version": self.version, **position(self.env)}
+        data = {
+            "id": game_id,
+            "env": self.env_id,
+            "title": self.info.title,
+            "view": self.info.view,
+            "seats": list(self.env.possible_agents),
+            "human": self.human,
+            "opponent": getattr(self.opponent, "name", self.opponent_spec),
+            "to_move": agent,
+            "over": over,
+            "result": outcome_line(self.env, self.totals) if over else None,
+            "moves": self.moves,
+            "can_undo": bool(self.history),
+            "version": self.version,
+            **position(self.env),
+        }
         data["legal"] = legal_moves(self.env) if agent == self.human else []
         if self.info.view == "piles":
             data["picture"] = f"/api/games/{game_id}/picture.png?v={self.version}"
@@ -340,9 +366,14 @@ class Store:
 
 
 def replay_list(replay_id: str, entry: dict[str, Any]) -> dict[str, Any]:
-    return {"id": replay_id, "source": entry["source"],
-            "games": [{"index": i, "label": record_label(r), "env": r.get("env") or entry["env"], "replayable": "actions" in r}
-                      for i, r in enumerate(entry["records"])]}
+    return {
+        "id": replay_id,
+        "source": entry["source"],
+        "games": [
+            {"index": i, "label": record_label(r), "env": r.get("env") or entry["env"], "replayable": "actions" in r}
+            for i, r in enumerate(entry["records"])
+        ],
+    }
 
 
 def host_allowed(host_header: str, served: str | None = None) -> bool:
@@ -401,25 +432,35 @@ class SameOrigin:
         if problem is None:
             return await self.app(scope, receive, send)
         body = json.dumps({"error": problem}).encode()
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 
-def create_app(store: Store | None = None, defaults: dict[str, Any] | None = None, hint_spec: str | None = None,
-               named: dict[str, str] | None = None, served_host: str | None = None) -> Any:
+def create_app(
+    store: Store | None = None,
+    defaults: dict[str, Any] | None = None,
+    hint_spec: str | None = None,
+    named: dict[str, str] | None = None,
+    served_host: str | None = None,
+) -> Any:
     """The Starlette application (``uvicorn`` serves it; tests use Starlette's ``TestClient`` with
     ``base_url="http://127.0.0.1"``).  ``named``: the agents the server's command line offers, by
     name (``{"my-model": "model:runs/x/model.safetensors"}``); ``served_host``: the ``--host`` name
     that requests may use besides IP addresses and ``localhost``."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.requests import ClientDisconnect, Request
     from starlette.responses import FileResponse, JSONResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
-
-    from concurrent.futures import ThreadPoolExecutor
 
     store = store or Store()
     defaults = dict(defaults or {})
@@ -439,6 +480,7 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
                 return error(str(problem), 400)
             except ClientDisconnect:  # nobody is left to answer
                 return Response(status_code=499)
+
         return endpoint
 
     async def body_bytes(request: Request, limit: int) -> bytes:
@@ -478,10 +520,15 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
 
         return asyncio.get_running_loop().run_in_executor(drawing_thread, lambda: function(*args))
 
-    games = {env_id: {"title": GAMES[env_id].title, "view": GAMES[env_id].view,
-                      "seats": list(ENVIRONMENTS[env_id].raw_env().possible_agents),
-                      "players": list(GAMES[env_id].players) if GAMES[env_id].variable_players else None}
-             for env_id in web_games()}
+    games = {
+        env_id: {
+            "title": GAMES[env_id].title,
+            "view": GAMES[env_id].view,
+            "seats": list(ENVIRONMENTS[env_id].raw_env().possible_agents),
+            "players": list(GAMES[env_id].players) if GAMES[env_id].variable_players else None,
+        }
+        for env_id in web_games()
+    }
 
     async def info(request: Request) -> Response:
         return JSONResponse({"games": games, "opponents": list(named) + list(OPPONENTS), "defaults": defaults})
@@ -491,8 +538,16 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
         env_id = body.get("env", defaults.get("env") or next(iter(games)))
         if not isinstance(env_id, str) or env_id not in games:
             raise BadRequest(f"unknown game {str(env_id)[:80]!r}; the games: {', '.join(games)}")
-        game = await run(WebGame, env_id, body.get("seat"), body.get("opponent", "random"), body.get("seed", 0), body.get("players"),
-                         hint_spec, named)
+        game = await run(
+            WebGame,
+            env_id,
+            body.get("seat"),
+            body.get("opponent", "random"),
+            body.get("seed", 0),
+            body.get("players"),
+            hint_spec,
+            named,
+        )
         game_id = store.add_game(game)
         return JSONResponse(game.view(game_id), status_code=201)
 
@@ -530,6 +585,7 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
         def move_and_view() -> dict[str, Any]:
             game.move(body)
             return game.view(game_id)
+
         return JSONResponse(await while_connected(request, game, move_and_view))
 
     async def undo(request: Request) -> Response:
@@ -540,6 +596,7 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
         def undo_and_view() -> dict[str, Any]:
             game.undo(body)
             return game.view(game_id)
+
         return JSONResponse(await run(locked, game, undo_and_view))
 
     async def hint(request: Request) -> Response:
@@ -579,6 +636,7 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
         if not 0 <= index < len(entry["records"]):
             raise BadRequest(f"no game {index} in {entry['source']} (it has {len(entry['records'])})", 404)
         if index not in entry["cache"]:
+
             def picture_url(env: Any, ply: int) -> str:
                 png = entry["pictures"][(index, ply)] = picture_png(env)
                 entry["size"] += len(png)
@@ -589,6 +647,7 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
                     return replay(entry["records"][index], entry["env"], picture_url)
                 except RecursionError:
                     raise ReplayError(f"line {entry['records'][index].get('_line', '?')}: damaged record") from None
+
             game = await run_drawing(replayed)
             entry["cache"][index] = game
             entry["size"] += len(json.dumps(game))
@@ -604,13 +663,17 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
     def page(name: str) -> Any:
         async def endpoint(request: Request) -> Response:
             return FileResponse(STATIC / name, headers={"Cache-Control": "no-store"})
+
         return endpoint
 
     async def not_found(request: Request, exc: Exception) -> Response:
         if request.url.path.startswith("/api/"):
             return error(f"no such API path: {request.method} {request.url.path}", getattr(exc, "status_code", 404))
-        return Response(f"{getattr(exc, 'status_code', 404)}: {request.url.path}", status_code=getattr(exc, "status_code", 404),
-                        media_type="text/plain")
+        return Response(
+            f"{getattr(exc, 'status_code', 404)}: {request.url.path}",
+            status_code=getattr(exc, "status_code", 404),
+            media_type="text/plain",
+        )
 
     routes = [
         Route("/", page("play.html")),
@@ -628,8 +691,11 @@ def create_app(store: Store | None = None, defaults: dict[str, Any] | None = Non
         Route("/api/replays/{replay_id}/{index:int}/{ply:int}.png", guarded(replay_picture)),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_found},
-                     middleware=[Middleware(SameOrigin, served_host=served_host)])
+    return Starlette(
+        routes=routes,
+        exception_handlers={404: not_found, 405: not_found},
+        middleware=[Middleware(SameOrigin, served_host=served_host)],
+    )
 
 
 def _require_web() -> None:
@@ -676,9 +742,15 @@ def preload(env_ids: Any = None) -> None:
         ENVIRONMENTS[env_id].raw_env().reset(seed=0)
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, defaults: dict[str, Any] | None = None,
-          replay_path: Path | None = None, hint_spec: str | None = None, env_id: str | None = None,
-          opponents: list[str] | None = None) -> None:
+def serve(
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    defaults: dict[str, Any] | None = None,
+    replay_path: Path | None = None,
+    hint_spec: str | None = None,
+    env_id: str | None = None,
+    opponents: list[str] | None = None,
+) -> None:
     """Serve until Ctrl-C (then exit 130 at once, whatever a request is computing); the URL is
     printed once the server listens.  ``opponents``: ``[NAME=]SPEC`` agents the page may name."""
     _require_web()
@@ -705,7 +777,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, defaults: dict[str, Any] | 
             except ReplayError as problem:
                 sys.exit(f"error: {problem}")
             path = f"/replay?id={replay_id}"
-        for name, spec in named.items():  # the command line's agents: a bad one is said now, in one line
+        for _name, spec in named.items():  # the command line's agents: a bad one is said now, in one line
             try:
                 make_agent(spec, defaults.get("env") or env_id or web_games()[0])
             except (ValueError, FileNotFoundError, ImportError) as problem:
@@ -762,13 +834,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.play.web"), description=__doc__, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=prog_name("polarzoo.baselines.play.web"), description=__doc__, formatter_class=HelpFormatter
+    )
     add_arguments(parser)
-    parser.add_argument("--env", choices=web_games(), default=None, help="the game preselected on the page (and of --replay records that do not name it)")
-    parser.add_argument("--opponent", action="append", default=None, metavar="[NAME=]SPEC",
-                        help="an agent the page may name (any spec: model:PATH, module:callable; offered by NAME, or by "
-                             "the file's folder and stem, never its path); repeat for more; the first is preselected")
-    parser.add_argument("--hint", default=None, help="the agent spec whose policy gives hints (default: the opponent's policy, else pretrained)")
+    parser.add_argument(
+        "--env",
+        choices=web_games(),
+        default=None,
+        help="the game preselected on the page (and of --replay records that do not name it)",
+    )
+    parser.add_argument(
+        "--opponent",
+        action="append",
+        default=None,
+        metavar="[NAME=]SPEC",
+        help="an agent the page may name (any spec: model:PATH, module:callable; offered by NAME, or by "
+        "the file's folder and stem, never its path); repeat for more; the first is preselected",
+    )
+    parser.add_argument(
+        "--hint", default=None, help="the agent spec whose policy gives hints (default: the opponent's policy, else pretrained)"
+    )
     parser.add_argument("--replay", type=Path, default=None, help="a games.jsonl to open in the replay viewer")
     args = parser.parse_args(argv)
     opponents = args.opponent or []

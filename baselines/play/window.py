@@ -11,13 +11,15 @@ in blue), ``n`` hole numbers on / off (Fire & Ice: a hole is its island's letter
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import numpy as np
 
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line
 from polarzoo.envs import ENVIRONMENTS, GAMES
+
 
 def window_games() -> tuple[str, ...]:
     """The games played in a window: those whose facts say so (``GameInfo.window``: the env has
@@ -60,8 +62,15 @@ class WindowGame:
     ``events``: an iterable of pygame events used instead of the real event queue (tests);
     ``on_frame``: called with each frame shown (a uint8 (H, W, 3) array)."""
 
-    def __init__(self, env_id: str, human: str, opponent_spec: str, seed: int = 0,
-                 events: Iterable[Any] | None = None, on_frame: Callable[[np.ndarray], None] | None = None) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        human: str,
+        opponent_spec: str,
+        seed: int = 0,
+        events: Iterable[Any] | None = None,
+        on_frame: Callable[[np.ndarray], None] | None = None,
+    ) -> None:
         from polarzoo.envs.utils import require_pygame
 
         self.pygame = require_pygame()
@@ -87,7 +96,7 @@ class WindowGame:
             moves = self.board.moves(self.env.observe(self.human)["action_mask"])
             if self.selected >= 0:
                 pygame.draw.circle(surface, (250, 220, 40), tuple(self.board.centres[self.selected]), 15, width=3)
-                for (source, target) in moves:
+                for source, target in moves:
                     if source == self.selected:
                         pygame.draw.circle(surface, (40, 200, 60), tuple(self.board.centres[target]), 6)
             if self.hint >= 0:

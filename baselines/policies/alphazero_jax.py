@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -26,8 +27,9 @@ def require_jax() -> tuple[Any, Any]:
         import mctx  # noqa: F401
         import optax  # noqa: F401
     except ImportError as error:
-        raise ImportError(f'AlphaZero on the JAX twins needs the jax extra ({error.name} is missing): '
-                          'pip install "polarzoo[jax]"') from error
+        raise ImportError(
+            f'AlphaZero on the JAX twins needs the jax extra ({error.name} is missing): pip install "polarzoo[jax]"'
+        ) from error
     return jax, jnp
 
 
@@ -36,7 +38,12 @@ def require_jax() -> tuple[Any, Any]:
 #: and the policy head.
 GAMES: dict[str, dict[str, Any]] = {
     "fire_and_ice": {"grid": (7, 7, 9), "scale": [1.0] * 7 + [25.0, 25.0], "head": "pairs", "pettingzoo": "fire_and_ice_v0"},
-    "go_with_the_floe": {"grid": (8, 8, 11), "scale": [1.0] * 9 + [104.0, 104.0], "head": "per_square", "pettingzoo": "go_with_the_floe_v0"},
+    "go_with_the_floe": {
+        "grid": (8, 8, 11),
+        "scale": [1.0] * 9 + [104.0, 104.0],
+        "head": "per_square",
+        "pettingzoo": "go_with_the_floe_v0",
+    },
 }
 
 
@@ -58,11 +65,22 @@ def init_params(config: NetworkConfig, key: Any) -> dict[str, Any]:
     def dense(fan_in: int, fan_out: int, scale: float = 1.0) -> Any:
         return jax.random.normal(next(keys), (fan_in, fan_out)) * (scale / np.sqrt(fan_in))
 
-    params: dict[str, Any] = {"embed": dense(channels, d), "embed_b": jnp.zeros(d),
-                              "position": jax.random.normal(next(keys), (rows, cols, d)) * 0.1}
+    params: dict[str, Any] = {
+        "embed": dense(channels, d),
+        "embed_b": jnp.zeros(d),
+        "position": jax.random.normal(next(keys), (rows, cols, d)) * 0.1,
+    }
     for b in range(config.blocks):
-        params[f"b{b}"] = {"ln": jnp.ones(d), "self": dense(d, hidden), "row": dense(d, hidden), "col": dense(d, hidden),
-                           "all": dense(d, hidden), "bias": jnp.zeros(hidden), "out": dense(hidden, d, 0.5), "out_b": jnp.zeros(d)}
+        params[f"b{b}"] = {
+            "ln": jnp.ones(d),
+            "self": dense(d, hidden),
+            "row": dense(d, hidden),
+            "col": dense(d, hidden),
+            "all": dense(d, hidden),
+            "bias": jnp.zeros(hidden),
+            "out": dense(hidden, d, 0.5),
+            "out_b": jnp.zeros(d),
+        }
     params["value"] = {"w1": dense(d, d), "b1": jnp.zeros(d), "w2": dense(d, 1), "b2": jnp.zeros(1)}
     if GAMES[config.game]["head"] == "pairs":
         params["policy"] = {"query": dense(d, config.key_dim), "key": dense(d, config.key_dim), "pass": dense(d, 1)}
@@ -80,8 +98,13 @@ def forward(config: NetworkConfig, params: dict[str, Any], observation: Any) -> 
     for b in range(config.blocks):
         p = params[f"b{b}"]
         n = h * jax.lax.rsqrt((h * h).mean(-1, keepdims=True) + 1e-6) * p["ln"]
-        mixed = (n @ p["self"] + n.mean(2, keepdims=True) @ p["row"] + n.mean(1, keepdims=True) @ p["col"]
-                 + n.mean((1, 2), keepdims=True) @ p["all"] + p["bias"])
+        mixed = (
+            n @ p["self"]
+            + n.mean(2, keepdims=True) @ p["row"]
+            + n.mean(1, keepdims=True) @ p["col"]
+            + n.mean((1, 2), keepdims=True) @ p["all"]
+            + p["bias"]
+        )
         h = h + jax.nn.gelu(mixed) @ p["out"] + p["out_b"]
     batch = h.shape[0]
     tokens = h.reshape(batch, -1, h.shape[-1])
@@ -121,16 +144,27 @@ def make_search(env: Any, config: NetworkConfig, simulations: int, gumbel_scale:
         reward = state.rewards[jnp.arange(state.rewards.shape[0]), mover]
         value = jnp.where(state.terminated, 0.0, value)
         discount = jnp.where(state.terminated, 0.0, -1.0)
-        out = mctx.RecurrentFnOutput(reward=reward, discount=discount * jnp.ones_like(value),
-                                     prior_logits=masked_logits(logits, state.legal_action_mask), value=value)
+        out = mctx.RecurrentFnOutput(
+            reward=reward,
+            discount=discount * jnp.ones_like(value),
+            prior_logits=masked_logits(logits, state.legal_action_mask),
+            value=value,
+        )
         return out, state
 
     def search(params, key, state):  # type: ignore[no-untyped-def]
         logits, value = forward(config, params, state.observation)
         root = mctx.RootFnOutput(prior_logits=masked_logits(logits, state.legal_action_mask), value=value, embedding=state)
-        return mctx.gumbel_muzero_policy(params=params, rng_key=key, root=root, recurrent_fn=recurrent,
-                                         num_simulations=simulations, invalid_actions=~state.legal_action_mask,
-                                         qtransform=mctx.qtransform_completed_by_mix_value, gumbel_scale=gumbel_scale)
+        return mctx.gumbel_muzero_policy(
+            params=params,
+            rng_key=key,
+            root=root,
+            recurrent_fn=recurrent,
+            num_simulations=simulations,
+            invalid_actions=~state.legal_action_mask,
+            qtransform=mctx.qtransform_completed_by_mix_value,
+            gumbel_scale=gumbel_scale,
+        )
 
     return search
 

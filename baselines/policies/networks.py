@@ -63,14 +63,19 @@ class FanoBlock(nn.Module):
         # (island, line) <- sum over the line's positions; (line, position) <- sum over its islands.
         # einsum, not matmul: a broadcast matmul runs B*7 tiny products (7x slower with its backward)
         position_lines = torch.relu(self.position_lines(torch.einsum("lp,bipd->bild", incidence, h)))  # island control
-        island_lines = torch.relu(self.island_lines(  # three islands in a line win
-            torch.matmul(incidence, h.reshape(batch, islands, positions * dim)).view(batch, -1, positions, dim)))
-        update = (self.hole(h)
-                  + torch.einsum("lp,bild->bipd", incidence, position_lines)
-                  + torch.matmul(incidence.T, island_lines.reshape(batch, -1, positions * dim)).view(batch, islands, positions, dim)
-                  + self.island(h.mean(dim=2))[:, :, None]
-                  + self.position(h.mean(dim=1))[:, None]
-                  + self.board(h.mean(dim=(1, 2)))[:, None, None])
+        island_lines = torch.relu(
+            self.island_lines(  # three islands in a line win
+                torch.matmul(incidence, h.reshape(batch, islands, positions * dim)).view(batch, -1, positions, dim)
+            )
+        )
+        update = (
+            self.hole(h)
+            + torch.einsum("lp,bild->bipd", incidence, position_lines)
+            + torch.matmul(incidence.T, island_lines.reshape(batch, -1, positions * dim)).view(batch, islands, positions, dim)
+            + self.island(h.mean(dim=2))[:, :, None]
+            + self.position(h.mean(dim=1))[:, None]
+            + self.board(h.mean(dim=(1, 2)))[:, None, None]
+        )
         return self.norm(h + self.out(torch.relu(update)))
 
 
@@ -251,8 +256,15 @@ class FloeNet(nn.Module):
 BOARDS = ("fire_and_ice", "fire_and_ice_solitaire", "go_with_the_floe", "thin_ice")
 
 
-def build_network(board: str, observation_size: int, dim: int = 32, blocks: int = 3, symmetrize: bool | str = True,
-                  num_actions: int | None = None, pitch_mm: float = 7.0) -> nn.Module:
+def build_network(
+    board: str,
+    observation_size: int,
+    dim: int = 32,
+    blocks: int = 3,
+    symmetrize: bool | str = True,
+    num_actions: int | None = None,
+    pitch_mm: float = 7.0,
+) -> nn.Module:
     """The network for ``board`` reading flat observations of ``observation_size`` numbers
     (Thin Ice also needs ``num_actions``, which fixes the lattice, and the lattice pitch)."""
     if board not in BOARDS:
@@ -268,8 +280,12 @@ def build_network(board: str, observation_size: int, dim: int = 32, blocks: int 
 
 def board_for_env(env_id: str) -> str:
     """The ``board`` of an env id (``BoardPolicy(board=...)``, :func:`build_network`)."""
-    table = {"fire_and_ice_v0": "fire_and_ice", "go_with_the_floe_v0": "go_with_the_floe",
-             "polarzoo/FireAndIceSolitaire-v0": "fire_and_ice_solitaire", "thin_ice_v0": "thin_ice"}
+    table = {
+        "fire_and_ice_v0": "fire_and_ice",
+        "go_with_the_floe_v0": "go_with_the_floe",
+        "polarzoo/FireAndIceSolitaire-v0": "fire_and_ice_solitaire",
+        "thin_ice_v0": "thin_ice",
+    }
     if env_id not in table:
         raise ValueError(f"no board policy for {env_id}; known: {sorted(table)} (use policy: mlp)")
     return table[env_id]
@@ -298,8 +314,15 @@ class ThinIceNet(nn.Module):
 
     FREQUENCIES_CM = (0.5, 1.0, 2.0, 4.0)  # Fourier feature periods' inverse scale (cm): pieces are 1.4-2.5 cm wide
 
-    def __init__(self, observation_size: int, num_actions: int, dim: int = 32, blocks: int = 2,
-                 symmetrize: bool | str = "canonical", pitch_mm: float = 7.0) -> None:
+    def __init__(
+        self,
+        observation_size: int,
+        num_actions: int,
+        dim: int = 32,
+        blocks: int = 2,
+        symmetrize: bool | str = "canonical",
+        pitch_mm: float = 7.0,
+    ) -> None:
         super().__init__()
         from polarzoo.envs.thin_ice import rules as thin_rules
         from polarzoo.envs.thin_ice import symmetry as thin_symmetry
@@ -320,7 +343,9 @@ class ThinIceNet(nn.Module):
         self.token_in = thin_rules.SLOT_FEATURES + 3 + fourier
         self.token = nn.Sequential(nn.Linear(self.token_in, dim), nn.ReLU(), nn.Linear(dim, dim))
         self.empty = nn.Parameter(torch.zeros(1, 1, dim))
-        self.mix = nn.ModuleList(nn.TransformerEncoderLayer(dim, 4, 2 * dim, dropout=0.0, batch_first=True) for _ in range(blocks))
+        self.mix = nn.ModuleList(
+            nn.TransformerEncoderLayer(dim, 4, 2 * dim, dropout=0.0, batch_first=True) for _ in range(blocks)
+        )
         self.others = nn.Sequential(nn.Linear(2 * dim, dim), nn.ReLU())
         globals_in = thin_rules.NUM_CALLS + 3 + 3 + 3 + 1 + 3 + 1
         self.globals = nn.Sequential(nn.Linear(globals_in, dim), nn.ReLU())
@@ -354,8 +379,11 @@ class ThinIceNet(nn.Module):
         # Symmetry tables: action maps here; observation maps and the canonical score per number
         # of players (the same weights play any), built when a size is first seen.
         self._symmetry = thin_symmetry
-        self.register_buffer("sym_actions", torch.as_tensor(np.stack([thin_symmetry.action_map(k, grid)
-                                                                       for k in range(thin_symmetry.NUM_SYMMETRIES)])), persistent=False)
+        self.register_buffer(
+            "sym_actions",
+            torch.as_tensor(np.stack([thin_symmetry.action_map(k, grid) for k in range(thin_symmetry.NUM_SYMMETRIES)])),
+            persistent=False,
+        )
         self._observation_tables: dict[tuple[int, str], tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
         self.latent_dim_pi = num_actions
         self.latent_dim_vf = dim
@@ -381,9 +409,11 @@ class ThinIceNet(nn.Module):
             # One fixed random linear score per observation size (the first 388 numbers of the
             # two-player one are those the models were trained with).
             score = np.random.default_rng(20261201).normal(size=self.rules.observation_size(players))
-            self._observation_tables[key] = (torch.as_tensor(np.stack(index), device=device),
-                                             torch.as_tensor(np.stack(sign), device=device),
-                                             torch.as_tensor(score, dtype=torch.float64, device=device))
+            self._observation_tables[key] = (
+                torch.as_tensor(np.stack(index), device=device),
+                torch.as_tensor(np.stack(sign), device=device),
+                torch.as_tensor(score, dtype=torch.float64, device=device),
+            )
         return self._observation_tables[key]
 
     def canonical(self, features: torch.Tensor) -> torch.Tensor:

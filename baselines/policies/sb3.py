@@ -54,8 +54,9 @@ def gumbel_noise(shape: tuple[int, ...], dtype: torch.dtype, device: torch.devic
 def gumbel_max(log_probabilities: torch.Tensor) -> torch.Tensor:
     """One action per row of (masked, normalised) ``log_probabilities``, drawn with the Gumbel-max
     trick from torch's global generator."""
-    return (log_probabilities - gumbel_noise(tuple(log_probabilities.shape), log_probabilities.dtype,
-                                             log_probabilities.device)).argmax(dim=-1)
+    return (
+        log_probabilities - gumbel_noise(tuple(log_probabilities.shape), log_probabilities.dtype, log_probabilities.device)
+    ).argmax(dim=-1)
 
 
 class MaskedCategorical:
@@ -76,13 +77,19 @@ class MaskedCategorical:
         self._probs: torch.Tensor | None = None
 
     def apply_masking(self, masks: Any) -> None:
-        self.masks = None if masks is None else torch.as_tensor(masks, dtype=torch.bool, device=self._raw.device).reshape(self._raw.shape)
+        self.masks = (
+            None if masks is None else torch.as_tensor(masks, dtype=torch.bool, device=self._raw.device).reshape(self._raw.shape)
+        )
         self._logits = self._probs = None
 
     @property
     def logits(self) -> torch.Tensor:  # normalised log-probabilities
         if self._logits is None:
-            raw = self._raw if self.masks is None else torch.where(self.masks, self._raw, torch.tensor(-1e8, dtype=self._raw.dtype, device=self._raw.device))
+            raw = (
+                self._raw
+                if self.masks is None
+                else torch.where(self.masks, self._raw, torch.tensor(-1e8, dtype=self._raw.dtype, device=self._raw.device))
+            )
             self._logits = raw - raw.logsumexp(dim=-1, keepdim=True)
         return self._logits
 
@@ -122,9 +129,18 @@ class BoardPolicy(MaskableActorCriticPolicy):
     (Thin Ice: the placement lattice's spacing, as the env's argument).
     """
 
-    def __init__(self, observation_space: spaces.Space, action_space: spaces.Space, lr_schedule: Any,
-                 board: str = "fire_and_ice", dim: int = 32, blocks: int = 3, symmetrize: bool | str = True,
-                 pitch_mm: float = 7.0, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        observation_space: spaces.Space,
+        action_space: spaces.Space,
+        lr_schedule: Any,
+        board: str = "fire_and_ice",
+        dim: int = 32,
+        blocks: int = 3,
+        symmetrize: bool | str = True,
+        pitch_mm: float = 7.0,
+        **kwargs: Any,
+    ) -> None:
         if board not in BOARDS:
             raise ValueError(f"board must be one of {BOARDS}, got {board!r}")
         self.board, self.dim, self.blocks, self.symmetrize, self.pitch_mm = board, dim, blocks, symmetrize, pitch_mm
@@ -133,11 +149,14 @@ class BoardPolicy(MaskableActorCriticPolicy):
 
     def _build_mlp_extractor(self) -> None:
         size = int(np.prod(self.observation_space.shape))
-        self.mlp_extractor = build_network(self.board, size, self.dim, self.blocks, self.symmetrize,
-                                          num_actions=int(self.action_space.n), pitch_mm=self.pitch_mm)
+        self.mlp_extractor = build_network(
+            self.board, size, self.dim, self.blocks, self.symmetrize, num_actions=int(self.action_space.n), pitch_mm=self.pitch_mm
+        )
         if self.mlp_extractor.latent_dim_pi != self.action_space.n:
-            raise ValueError(f"the {self.board} network gives {self.mlp_extractor.latent_dim_pi} logits, "
-                             f"the action space has {self.action_space.n}")
+            raise ValueError(
+                f"the {self.board} network gives {self.mlp_extractor.latent_dim_pi} logits, "
+                f"the action space has {self.action_space.n}"
+            )
 
     def _build(self, lr_schedule: Any) -> None:
         self._build_mlp_extractor()

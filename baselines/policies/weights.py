@@ -45,7 +45,6 @@ ACTIVATIONS = ("Tanh", "ReLU", "ELU", "LeakyReLU", "GELU", "SiLU")
 MLP_SETTINGS = ("net_arch", "activation_fn", "ortho_init", "share_features_extractor", "normalize_images")
 
 
-
 class ModelFileError(ValueError):
     """A model file that cannot be read as data (one line that names the file and the problem)."""
 
@@ -79,8 +78,14 @@ class LoadedModel:
     def num_timesteps(self) -> int:
         return int(self.info.get("num_timesteps", 0))
 
-    def predict(self, observation: Any, state: Any = None, episode_start: Any = None, deterministic: bool = False,
-                action_masks: Any = None) -> Any:
+    def predict(
+        self,
+        observation: Any,
+        state: Any = None,
+        episode_start: Any = None,
+        deterministic: bool = False,
+        action_masks: Any = None,
+    ) -> Any:
         return self.policy.predict(observation, state, episode_start, deterministic, action_masks=action_masks)
 
 
@@ -92,12 +97,20 @@ def space_to_json(space: Any) -> dict[str, Any]:
     if isinstance(space, gymnasium.spaces.Discrete):
         return {"type": "Discrete", "n": int(space.n)}
     if isinstance(space, gymnasium.spaces.Box):
+
         def bound(values: np.ndarray) -> Any:
             flat = np.asarray(values, dtype=np.float64).ravel()
             if flat.size and np.all(flat == flat[0]):
                 return _number(flat[0])
             return [_number(v) for v in flat]
-        return {"type": "Box", "shape": list(space.shape), "dtype": str(space.dtype), "low": bound(space.low), "high": bound(space.high)}
+
+        return {
+            "type": "Box",
+            "shape": list(space.shape),
+            "dtype": str(space.dtype),
+            "low": bound(space.low),
+            "high": bound(space.high),
+        }
     raise ModelFileError(f"a {type(space).__name__} space is not one a model file can hold (Box and Discrete are)")
 
 
@@ -123,9 +136,15 @@ def space_from_json(data: Any, where: str) -> Any:
                 raise ValueError(f"dtype {dtype}")
 
             def bound(value: Any, infinite: float) -> np.ndarray:
-                array = np.full(shape, infinite) if value is None else np.asarray(
-                    [infinite if v is None else v for v in value] if isinstance(value, list) else value, dtype=np.float64)
+                array = (
+                    np.full(shape, infinite)
+                    if value is None
+                    else np.asarray(
+                        [infinite if v is None else v for v in value] if isinstance(value, list) else value, dtype=np.float64
+                    )
+                )
                 return np.broadcast_to(array.reshape(shape) if array.ndim else array, shape).astype(dtype)
+
             return gymnasium.spaces.Box(bound(data["low"], -np.inf), bound(data["high"], np.inf), shape, dtype)
     except (KeyError, TypeError, ValueError) as error:
         raise ModelFileError(f"{where}: a damaged space in its settings ({error})") from None
@@ -156,7 +175,9 @@ def _policy_kwargs(class_name: str, kwargs: Any, where: str) -> dict[str, Any]:
             from torch import nn
 
             if kwargs["activation_fn"] not in ACTIVATIONS:
-                raise ModelFileError(f"{where}: activation_fn {str(kwargs['activation_fn'])[:40]!r} is not one of {', '.join(ACTIVATIONS)}")
+                raise ModelFileError(
+                    f"{where}: activation_fn {str(kwargs['activation_fn'])[:40]!r} is not one of {', '.join(ACTIVATIONS)}"
+                )
             kwargs["activation_fn"] = getattr(nn, kwargs["activation_fn"])
     unknown = sorted(set(kwargs) - set(allowed))
     if unknown:
@@ -177,21 +198,27 @@ def _plain(value: Any) -> bool:
     return False
 
 
-def build_policy(class_name: str, kwargs: dict[str, Any], observation_space: Any, action_space: Any,
-                 state: dict[str, Any], where: str) -> Any:
+def build_policy(
+    class_name: str, kwargs: dict[str, Any], observation_space: Any, action_space: Any, state: dict[str, Any], where: str
+) -> Any:
     """The policy with these settings and weights (every weight must fit: no more, no fewer)."""
     import torch
 
     if class_name not in POLICY_CLASSES:
-        raise ModelFileError(f"{where}: policy class {class_name[:60]!r} is not one polarzoo rebuilds ({', '.join(POLICY_CLASSES)})")
+        raise ModelFileError(
+            f"{where}: policy class {class_name[:60]!r} is not one polarzoo rebuilds ({', '.join(POLICY_CLASSES)})"
+        )
     try:
-        policy = _policy_class(class_name)(observation_space, action_space, lambda _: 0.0,
-                                           **_policy_kwargs(class_name, kwargs, where))
+        policy = _policy_class(class_name)(
+            observation_space, action_space, lambda _: 0.0, **_policy_kwargs(class_name, kwargs, where)
+        )
         policy.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()}, strict=True)
     except ModelFileError:
         raise
     except (ValueError, TypeError, RuntimeError, KeyError) as error:
-        raise ModelFileError(f"{where}: its weights do not fit its {class_name} settings ({str(error).splitlines()[0][:160]})") from None
+        raise ModelFileError(
+            f"{where}: its weights do not fit its {class_name} settings ({str(error).splitlines()[0][:160]})"
+        ) from None
     policy.set_training_mode(False)
     return policy
 
@@ -202,21 +229,36 @@ def architecture(policy: Any) -> dict[str, Any]:
 
     if isinstance(policy, BoardPolicy):
         class_name = "BoardPolicy"
-        kwargs: dict[str, Any] = {"board": policy.board, "dim": policy.dim, "blocks": policy.blocks,
-                                  "symmetrize": policy.symmetrize, "pitch_mm": policy.pitch_mm}
+        kwargs: dict[str, Any] = {
+            "board": policy.board,
+            "dim": policy.dim,
+            "blocks": policy.blocks,
+            "symmetrize": policy.symmetrize,
+            "pitch_mm": policy.pitch_mm,
+        }
         if not policy.ortho_init:
             kwargs["ortho_init"] = False
     else:
         class_name = type(policy).__name__
         if class_name != "MaskableActorCriticPolicy":
-            raise ModelFileError(f"a {class_name} policy has no weight-only format here (BoardPolicy and MaskablePPO's MlpPolicy do)")
-        kwargs = {"net_arch": policy.net_arch, "ortho_init": policy.ortho_init,
-                  "share_features_extractor": policy.share_features_extractor, "normalize_images": policy.normalize_images}
+            raise ModelFileError(
+                f"a {class_name} policy has no weight-only format here (BoardPolicy and MaskablePPO's MlpPolicy do)"
+            )
+        kwargs = {
+            "net_arch": policy.net_arch,
+            "ortho_init": policy.ortho_init,
+            "share_features_extractor": policy.share_features_extractor,
+            "normalize_images": policy.normalize_images,
+        }
         if policy.activation_fn.__name__ not in ACTIVATIONS:
             raise ModelFileError(f"activation {policy.activation_fn.__name__} has no weight-only format here")
         kwargs["activation_fn"] = policy.activation_fn.__name__
-    return {"policy_class": class_name, "policy_kwargs": kwargs,
-            "observation_space": space_to_json(policy.observation_space), "action_space": space_to_json(policy.action_space)}
+    return {
+        "policy_class": class_name,
+        "policy_kwargs": kwargs,
+        "observation_space": space_to_json(policy.observation_space),
+        "action_space": space_to_json(policy.action_space),
+    }
 
 
 # ---------------------------------------------------------------------------------- files
@@ -264,16 +306,22 @@ def _read_safetensors(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]
         size = int.from_bytes(raw[:8], "little")
         if len(raw) < 8 or size <= 0 or size > len(raw) - 8:
             raise ValueError("no safetensors header")
-        header = json.loads(raw[8:8 + size])
+        header = json.loads(raw[8 : 8 + size])
         tensors = load(raw)
     except (OSError, ValueError, SafetensorError, UnicodeDecodeError, RecursionError) as error:
-        raise ModelFileError(f"{where}: not a model file (a polarzoo .safetensors or an SB3 .zip): "
-                             f"{str(error).splitlines()[0][:120] if str(error) else type(error).__name__}") from None
+        raise ModelFileError(
+            f"{where}: not a model file (a polarzoo .safetensors or an SB3 .zip): "
+            f"{str(error).splitlines()[0][:120] if str(error) else type(error).__name__}"
+        ) from None
     metadata = header.get("__metadata__") if isinstance(header, dict) else None
     if not isinstance(metadata, dict) or metadata.get("format") != FORMAT:
-        raise ModelFileError(f"{where}: a safetensors file without polarzoo's settings (format {FORMAT!r}); write it with polarzoo-export")
+        raise ModelFileError(
+            f"{where}: a safetensors file without polarzoo's settings (format {FORMAT!r}); write it with polarzoo-export"
+        )
     if metadata.get("format_version") != FORMAT_VERSION:
-        raise ModelFileError(f"{where}: format version {str(metadata.get('format_version'))[:20]!r}; this polarzoo reads {FORMAT_VERSION}")
+        raise ModelFileError(
+            f"{where}: format version {str(metadata.get('format_version'))[:20]!r}; this polarzoo reads {FORMAT_VERSION}"
+        )
     try:
         settings = json.loads(metadata["settings"])
     except (KeyError, ValueError, RecursionError):
@@ -298,7 +346,9 @@ def _read_zip(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     except ModelFileError:
         raise
     except (OSError, zipfile.BadZipFile, ValueError, RecursionError, RuntimeError, EOFError, KeyError) as error:
-        raise ModelFileError(f"{where}: not a readable SB3 model ({type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''})") from None
+        raise ModelFileError(
+            f"{where}: not a readable SB3 model ({type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''})"
+        ) from None
     except Exception as error:  # torch's weights-only unpickler refuses anything but tensors
         raise ModelFileError(f"{where}: its weights are not plain tensors ({type(error).__name__}); refused") from None
     if not isinstance(data, dict) or not isinstance(state, dict):
@@ -308,18 +358,30 @@ def _read_zip(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     observation = data.get("observation_space")
     if module.startswith("polarzoo.baselines.policies"):
         class_name = "BoardPolicy"
-    elif module == "sb3_contrib.common.maskable.policies" and isinstance(observation, dict) and "Box" in str(observation.get(":type:")):
+    elif (
+        module == "sb3_contrib.common.maskable.policies"
+        and isinstance(observation, dict)
+        and "Box" in str(observation.get(":type:"))
+    ):
         class_name = "MaskableActorCriticPolicy"
     else:
-        raise ModelFileError(f"{where}: its policy class ({module[:60] or 'unknown'}) exists only as a pickle, which polarzoo does not "
-                             "run; convert it where it was made (polarzoo-export), or load it with --trust-pickles if you trust its author")
+        raise ModelFileError(
+            f"{where}: its policy class ({module[:60] or 'unknown'}) exists only as a pickle, which polarzoo does not "
+            "run; convert it where it was made (polarzoo-export), or load it with --trust-pickles if you trust its author"
+        )
     kwargs = data.get("policy_kwargs", {})
     if isinstance(kwargs, dict) and ":serialized:" in kwargs:
-        raise ModelFileError(f"{where}: its policy settings exist only as a pickle (e.g. a class given as activation_fn), which polarzoo "
-                             "does not run; load it with --trust-pickles if you trust its author")
-    settings = {"policy_class": class_name, "policy_kwargs": kwargs,
-                "observation_space": _zip_box(observation, where), "action_space": _zip_discrete(data.get("action_space"), where),
-                "num_timesteps": data.get("num_timesteps", 0) if isinstance(data.get("num_timesteps"), int) else 0}
+        raise ModelFileError(
+            f"{where}: its policy settings exist only as a pickle (e.g. a class given as activation_fn), which polarzoo "
+            "does not run; load it with --trust-pickles if you trust its author"
+        )
+    settings = {
+        "policy_class": class_name,
+        "policy_kwargs": kwargs,
+        "observation_space": _zip_box(observation, where),
+        "action_space": _zip_discrete(data.get("action_space"), where),
+        "num_timesteps": data.get("num_timesteps", 0) if isinstance(data.get("num_timesteps"), int) else 0,
+    }
     try:
         tensors = {str(k): v.detach().cpu().numpy() for k, v in state.items()}
     except AttributeError:
@@ -344,7 +406,13 @@ def _zip_box(data: Any, where: str) -> dict[str, Any]:
             return _number(values[0]) if values and all(v == values[0] for v in values) else None
         return [_number(v) for v in values] if len(set(values)) > 1 else (_number(values[0]) if values else None)
 
-    return {"type": "Box", "shape": data.get("_shape"), "dtype": data.get("dtype"), "low": bound(data.get("low")), "high": bound(data.get("high"))}
+    return {
+        "type": "Box",
+        "shape": data.get("_shape"),
+        "dtype": data.get("dtype"),
+        "low": bound(data.get("low")),
+        "high": bound(data.get("high")),
+    }
 
 
 def _zip_discrete(data: Any, where: str) -> dict[str, Any]:
@@ -370,8 +438,14 @@ def load_policy(path: str | Path) -> LoadedModel:
     observation_space = space_from_json(settings.get("observation_space"), where)
     action_space = space_from_json(settings.get("action_space"), where)
     with global_random_state_kept():  # building the policy draws its initial weights from torch's generator
-        policy = build_policy(str(settings.get("policy_class")), settings.get("policy_kwargs") or {}, observation_space, action_space,
-                              tensors, where)
+        policy = build_policy(
+            str(settings.get("policy_class")),
+            settings.get("policy_kwargs") or {},
+            observation_space,
+            action_space,
+            tensors,
+            where,
+        )
     return LoadedModel(policy, observation_space, action_space, where, settings)
 
 
@@ -380,8 +454,13 @@ def _load_trusted(path: str | Path) -> LoadedModel:
 
     with global_random_state_kept():  # SB3's load reseeds the caller's generators
         model = MaskablePPO.load(str(path), device="cpu")
-    return LoadedModel(model.policy, model.observation_space, model.action_space, str(path),
-                       {"num_timesteps": int(model.num_timesteps), "trusted": True})
+    return LoadedModel(
+        model.policy,
+        model.observation_space,
+        model.action_space,
+        str(path),
+        {"num_timesteps": int(model.num_timesteps), "trusted": True},
+    )
 
 
 def load_policy_weights(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -398,8 +477,12 @@ def policy_digest(path: str | Path) -> bytes:
     settings, tensors = read_weights(path)
     digest = hashlib.sha256()
     observation = dict(settings.get("observation_space") or {})
-    architecture_part = {"policy_class": settings.get("policy_class"), "policy_kwargs": _canonical_kwargs(settings),
-                         "observation_shape": observation.get("shape"), "action_space": settings.get("action_space")}
+    architecture_part = {
+        "policy_class": settings.get("policy_class"),
+        "policy_kwargs": _canonical_kwargs(settings),
+        "observation_shape": observation.get("shape"),
+        "action_space": settings.get("action_space"),
+    }
     digest.update(json.dumps(architecture_part, sort_keys=True).encode())
     for name in sorted(tensors):
         array = np.ascontiguousarray(tensors[name])

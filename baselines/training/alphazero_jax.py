@@ -39,18 +39,36 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.alphazero_jax import AlphaZeroJaxAgent
-from polarzoo.baselines.cli.runs import (HelpFormatter, add_quick, apply_quick, atomic_write, prog_name, require_at_least, run_dir_or_exit,
-                                         seed as seed_type)
+from polarzoo.baselines.cli.runs import (
+    HelpFormatter,
+    add_quick,
+    apply_quick,
+    atomic_write,
+    prog_name,
+    require_at_least,
+    run_dir_or_exit,
+)
+from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.evaluation.tournament import head_to_head
-from polarzoo.baselines.policies.alphazero_jax import GAMES, MODEL_FORMAT, NetworkConfig, require_jax, masked_logits, forward, init_params, make_search
+from polarzoo.baselines.policies.alphazero_jax import (
+    GAMES,
+    MODEL_FORMAT,
+    NetworkConfig,
+    forward,
+    init_params,
+    make_search,
+    masked_logits,
+    require_jax,
+)
 
 MODULE = "polarzoo.baselines.alphazero_jax"
 
@@ -123,8 +141,14 @@ def _build(config: TrainConfig) -> dict[str, Callable]:
             out = search(params, search_key, state)
             mover = state.current_player
             after = step_batch(state, out.action)
-            sample = Sample(state.observation, state.legal_action_mask, out.action_weights,
-                            after.rewards[jnp.arange(games), mover], after.terminated, ~state.terminated)
+            sample = Sample(
+                state.observation,
+                state.legal_action_mask,
+                out.action_weights,
+                after.rewards[jnp.arange(games), mover],
+                after.terminated,
+                ~state.terminated,
+            )
             fresh = init_batch(jax.random.split(reset_key, games))
             done = after.terminated
             state = jax.tree.map(lambda a, b: jnp.where(done.reshape(done.shape + (1,) * (a.ndim - 1)), a, b), fresh, after)
@@ -148,8 +172,10 @@ def _build(config: TrainConfig) -> dict[str, Callable]:
         policy_loss = optax.softmax_cross_entropy(logits, policy)
         value_loss = (value - target) ** 2
         total = weight.sum() + 1e-8
-        return ((policy_loss + value_loss) * weight).sum() / total, ((policy_loss * weight).sum() / total,
-                                                                     (value_loss * weight).sum() / total)
+        return ((policy_loss + value_loss) * weight).sum() / total, (
+            (policy_loss * weight).sum() / total,
+            (value_loss * weight).sum() / total,
+        )
 
     @jax.jit
     def update(params, opt_state, batch):  # type: ignore[no-untyped-def]
@@ -204,7 +230,11 @@ def check_config(config: TrainConfig) -> None:
         value = getattr(config, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}")
-    if not isinstance(config.learning_rate, (int, float)) or not math.isfinite(config.learning_rate) or not 0 < config.learning_rate <= 1:
+    if (
+        not isinstance(config.learning_rate, (int, float))
+        or not math.isfinite(config.learning_rate)
+        or not 0 < config.learning_rate <= 1
+    ):
         raise ValueError(f"learning_rate must be in (0, 1], got {config.learning_rate!r}")
 
 
@@ -215,8 +245,10 @@ def check_checkpoint(blob: Any, config: TrainConfig) -> None:
     Progress(**blob["progress"])
     embed = np.asarray(blob["params"]["embed"])
     if embed.shape[1] != config.dim or not np.all(np.isfinite(embed)):
-        raise ValueError(f"{CHECKPOINT}'s network does not match config.json (width {embed.shape[1]}, config {config.dim}) "
-                         "or holds non-finite weights")
+        raise ValueError(
+            f"{CHECKPOINT}'s network does not match config.json (width {embed.shape[1]}, config {config.dim}) "
+            "or holds non-finite weights"
+        )
 
 
 #: the run folder's resume point: arrays only (npz read with allow_pickle=False) and the progress as JSON
@@ -228,7 +260,9 @@ def save_checkpoint(run_dir: Path, params: Any, opt_state: Any, key: Any, progre
     folder from someone else is data); their tree structure comes from the config at load."""
     jax, _ = require_jax()
     arrays = {f"params/{i:04d}": np.asarray(leaf) for i, leaf in enumerate(jax.tree_util.tree_leaves(jax.device_get(params)))}
-    arrays.update({f"opt/{i:04d}": np.asarray(leaf) for i, leaf in enumerate(jax.tree_util.tree_leaves(jax.device_get(opt_state)))})
+    arrays.update(
+        {f"opt/{i:04d}": np.asarray(leaf) for i, leaf in enumerate(jax.tree_util.tree_leaves(jax.device_get(opt_state)))}
+    )
     arrays["key"] = np.asarray(jax.device_get(key))
     arrays["progress"] = np.asarray(json.dumps(asdict(progress)))
     buffer = io.BytesIO()
@@ -241,8 +275,10 @@ def read_checkpoint(run_dir: Path, config: TrainConfig) -> dict[str, Any]:
     optimiser; ``ValueError`` (one line) for anything else, a pickle of older versions included."""
     jax, _ = require_jax()
     if not (run_dir / CHECKPOINT).exists() and (run_dir / "checkpoint.pkl").exists():
-        raise ValueError("its checkpoint.pkl is a pickle (written by polarzoo 0.1), which is not loaded: "
-                         "loading a pickle runs code; start the run again")
+        raise ValueError(
+            "its checkpoint.pkl is a pickle (written by polarzoo 0.1), which is not loaded: "
+            "loading a pickle runs code; start the run again"
+        )
     with np.load(run_dir / CHECKPOINT, allow_pickle=False) as data:
         arrays = {name: data[name] for name in data.files}
     params, opt_state = build(config)["new_state"](jax.random.PRNGKey(0))  # the structure (and shapes) to fill
@@ -254,7 +290,9 @@ def read_checkpoint(run_dir: Path, config: TrainConfig) -> dict[str, Any]:
             raise ValueError(f"{CHECKPOINT} holds {len(stored)} {prefix} arrays; config.json's network has {len(leaves)}")
         for name, leaf in zip(stored, leaves):
             if arrays[name].shape != np.shape(leaf):
-                raise ValueError(f"{CHECKPOINT}'s {name} has shape {arrays[name].shape}; config.json's network needs {np.shape(leaf)}")
+                raise ValueError(
+                    f"{CHECKPOINT}'s {name} has shape {arrays[name].shape}; config.json's network needs {np.shape(leaf)}"
+                )
         return jax.tree_util.tree_unflatten(tree, [jax.numpy.asarray(arrays[name]) for name in stored])
 
     if "key" not in arrays or "progress" not in arrays:
@@ -270,19 +308,28 @@ def read_checkpoint(run_dir: Path, config: TrainConfig) -> dict[str, Any]:
 def export_model(path: Path, config: TrainConfig, params: Any) -> None:
     """``model.npz`` (flat ``a/b`` keys) and ``model.json`` (how to rebuild the network)."""
     jax, _ = require_jax()
-    flat = {"/".join(str(getattr(k, "key", k)) for k in key_path): np.asarray(value)
-            for key_path, value in jax.tree_util.tree_flatten_with_path(jax.device_get(params))[0]}
+    flat = {
+        "/".join(str(getattr(k, "key", k)) for k in key_path): np.asarray(value)
+        for key_path, value in jax.tree_util.tree_flatten_with_path(jax.device_get(params))[0]
+    }
     temporary = path.with_name(path.stem + ".tmp.npz")
     np.savez(temporary, **flat)
     os.replace(temporary, path)
-    meta = {"env": config.env, "dim": config.dim, "blocks": config.blocks, "simulations": config.simulations,
-            "format": MODEL_FORMAT}
+    meta = {
+        "env": config.env,
+        "dim": config.dim,
+        "blocks": config.blocks,
+        "simulations": config.simulations,
+        "format": MODEL_FORMAT,
+    }
     atomic_write(path.with_suffix(".json"), json.dumps(meta, indent=2).encode())
 
 
 def write_curve(run_dir: Path, evaluations: list[dict[str, float]]) -> None:
     with open(run_dir / "evaluations.csv.tmp", "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["iteration", "positions", "minutes", "win_rate", "win_rate_first", "win_rate_second"])
+        writer = csv.DictWriter(
+            handle, fieldnames=["iteration", "positions", "minutes", "win_rate", "win_rate_first", "win_rate_second"]
+        )
         writer.writeheader()
         writer.writerows(evaluations)
     os.replace(run_dir / "evaluations.csv.tmp", run_dir / "evaluations.csv")
@@ -310,7 +357,9 @@ def write_curve(run_dir: Path, evaluations: list[dict[str, float]]) -> None:
     plt.close(fig)
 
 
-def train(config: TrainConfig, run_dir: Path, resume: dict[str, Any] | None = None, log: Callable[[str], None] = print) -> Progress:
+def train(
+    config: TrainConfig, run_dir: Path, resume: dict[str, Any] | None = None, log: Callable[[str], None] = print
+) -> Progress:
     """Run (or continue) training into ``run_dir``; returns the progress reached."""
     jax, _ = require_jax()
     parts = build(config)
@@ -328,7 +377,9 @@ def train(config: TrainConfig, run_dir: Path, resume: dict[str, Any] | None = No
     while progress.iteration < config.iterations:
         key, play_key, eval_key = jax.random.split(key, 3)
         samples, targets, weight = parts["selfplay"](params, play_key)
-        flat = [np.asarray(a).reshape(-1, *a.shape[2:]) for a in (samples.observation, samples.mask, samples.policy, targets, weight)]
+        flat = [
+            np.asarray(a).reshape(-1, *a.shape[2:]) for a in (samples.observation, samples.mask, samples.policy, targets, weight)
+        ]
         resolved = np.flatnonzero(flat[4] > 0)  # positions whose game ended inside the segment
         flat = [a[resolved] for a in flat]
         count = len(resolved)
@@ -337,7 +388,7 @@ def train(config: TrainConfig, run_dir: Path, resume: dict[str, Any] | None = No
         for _ in range(config.epochs):
             order = order_rng.permutation(count)
             for start in range(0, count, config.minibatch):
-                rows = order[start:start + config.minibatch]
+                rows = order[start : start + config.minibatch]
                 if len(rows) < config.minibatch:  # a full minibatch (one compiled shape): top up at random
                     rows = np.concatenate([rows, order_rng.choice(count, config.minibatch - len(rows))])
                 params, opt_state, loss, _ = parts["update"](params, opt_state, tuple(a[rows] for a in flat))
@@ -345,19 +396,31 @@ def train(config: TrainConfig, run_dir: Path, resume: dict[str, Any] | None = No
         progress.iteration += 1
         progress.positions += count
         progress.seconds = time.perf_counter() - started
-        trained = f"loss {np.mean(losses):.3f}" if losses else (
-            f"no game ended inside the {config.plies}-ply segment, nothing to train on (raise --plies)")
-        line = (f"iteration {progress.iteration}/{config.iterations}: {progress.positions:,} positions trained, "
-                f"{trained}, {progress.seconds / 60:.1f} min")
+        trained = (
+            f"loss {np.mean(losses):.3f}"
+            if losses
+            else (f"no game ended inside the {config.plies}-ply segment, nothing to train on (raise --plies)")
+        )
+        line = (
+            f"iteration {progress.iteration}/{config.iterations}: {progress.positions:,} positions trained, "
+            f"{trained}, {progress.seconds / 60:.1f} min"
+        )
         if config.eval_every and (progress.iteration % config.eval_every == 0 or progress.iteration == config.iterations):
             won_first, n_first, won_second, n_second = (int(v) for v in parts["versus_random"](params, eval_key))
-            entry = {"iteration": progress.iteration, "positions": progress.positions, "minutes": round(progress.seconds / 60, 2),
-                     "win_rate": (won_first + won_second) / max(1, n_first + n_second),
-                     "win_rate_first": won_first / max(1, n_first), "win_rate_second": won_second / max(1, n_second)}
+            entry = {
+                "iteration": progress.iteration,
+                "positions": progress.positions,
+                "minutes": round(progress.seconds / 60, 2),
+                "win_rate": (won_first + won_second) / max(1, n_first + n_second),
+                "win_rate_first": won_first / max(1, n_first),
+                "win_rate_second": won_second / max(1, n_second),
+            }
             progress.evaluations.append(entry)
             write_curve(run_dir, progress.evaluations)
-            line += (f"; vs random: {entry['win_rate']:.0%} (first {entry['win_rate_first']:.0%}, "
-                     f"second {entry['win_rate_second']:.0%})")
+            line += (
+                f"; vs random: {entry['win_rate']:.0%} (first {entry['win_rate_first']:.0%}, "
+                f"second {entry['win_rate_second']:.0%})"
+            )
         if progress.iteration < config.iterations:
             per_iteration = (time.perf_counter() - session_start) / (progress.iteration - first_iteration)
             line += f", ETA {per_iteration * (config.iterations - progress.iteration) / 60:.0f} min"
@@ -372,7 +435,9 @@ def _parser() -> argparse.ArgumentParser:
     defaults = TrainConfig()
     parser = argparse.ArgumentParser(prog=prog_name(MODULE), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--env", choices=sorted(GAMES), default=defaults.env, help="which twin to train on")
-    parser.add_argument("--resume", type=Path, help="continue a run from its folder (its config.json; --iterations may raise the total)")
+    parser.add_argument(
+        "--resume", type=Path, help="continue a run from its folder (its config.json; --iterations may raise the total)"
+    )
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of run folders")
     parser.add_argument("--run-name", help="run folder name (default: az-<env>-<time>)")
     parser.add_argument("--seed", type=seed_type, default=defaults.seed, help="training seed")
@@ -385,13 +450,38 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--epochs", type=int, default=defaults.epochs, help="passes over each iteration's positions")
     parser.add_argument("--dim", type=int, default=defaults.dim, help="token width of the network")
     parser.add_argument("--blocks", type=int, default=defaults.blocks, help="residual blocks")
-    parser.add_argument("--eval-every", type=int, default=defaults.eval_every, help="iterations between evaluations against random (0 = only at the end)")
-    parser.add_argument("--eval-games", type=int, default=defaults.eval_games, help="games per evaluation against random (in JAX)")
-    parser.add_argument("--final-eval-games", type=int, default=defaults.final_eval_games,
-                        help="games per seat in the final PettingZoo evaluation against random and the heuristic")
+    parser.add_argument(
+        "--eval-every",
+        type=int,
+        default=defaults.eval_every,
+        help="iterations between evaluations against random (0 = only at the end)",
+    )
+    parser.add_argument(
+        "--eval-games", type=int, default=defaults.eval_games, help="games per evaluation against random (in JAX)"
+    )
+    parser.add_argument(
+        "--final-eval-games",
+        type=int,
+        default=defaults.final_eval_games,
+        help="games per seat in the final PettingZoo evaluation against random and the heuristic",
+    )
     parser.add_argument("--no-final-eval", action="store_true", help="skip the final PettingZoo evaluation")
-    add_quick(parser, {"iterations": 2, "games": 16, "plies": 64, "simulations": 4, "minibatch": 128, "epochs": 1, "dim": 16,
-                       "blocks": 1, "eval_every": 1, "eval_games": 8, "final_eval_games": 2})
+    add_quick(
+        parser,
+        {
+            "iterations": 2,
+            "games": 16,
+            "plies": 64,
+            "simulations": 4,
+            "minibatch": 128,
+            "epochs": 1,
+            "dim": 16,
+            "blocks": 1,
+            "eval_every": 1,
+            "eval_games": 8,
+            "final_eval_games": 2,
+        },
+    )
     return parser
 
 
@@ -405,8 +495,13 @@ def _final_evaluation(run_dir: Path, config: TrainConfig, log: Callable[[str], N
         result = head_to_head(env_id, ours, opponent, config.final_eval_games, seed=config.seed + 1)
         wins, draws, losses = (sum(seat[i] for seat in result.by_seat.values()) for i in range(3))
         games = wins + draws + losses
-        summary["opponents"][opponent_spec] = {"wins": wins, "draws": draws, "losses": losses, "win_rate": wins / games,
-                                               "by_seat": result.seat_tallies()}
+        summary["opponents"][opponent_spec] = {
+            "wins": wins,
+            "draws": draws,
+            "losses": losses,
+            "win_rate": wins / games,
+            "by_seat": result.seat_tallies(),
+        }
         seats = ", ".join(f"{seat} {t['wins']}-{t['draws']}-{t['losses']}" for seat, t in result.seat_tallies().items())
         lines.append(f"| {opponent_spec} | {wins} | {draws} | {losses} | {wins / games:.0%} | {seats} |")
         log(f"final evaluation vs {opponent_spec}: {wins}/{games} won ({wins / games:.0%}); by seat (W-D-L): {seats}")
@@ -427,7 +522,9 @@ def _main(argv: list[str] | None) -> None:
     parser = _parser()
     args = parser.parse_args(argv)
     apply_quick(parser, args, sys.argv[1:] if argv is None else argv)
-    require_at_least(parser, args, 1, "iterations", "games", "plies", "simulations", "minibatch", "epochs", "dim", "blocks", "eval_games")
+    require_at_least(
+        parser, args, 1, "iterations", "games", "plies", "simulations", "minibatch", "epochs", "dim", "blocks", "eval_games"
+    )
     require_at_least(parser, args, 0, "eval_every", "final_eval_games")
     if not math.isfinite(args.learning_rate) or not 0 < args.learning_rate <= 1:
         parser.error(f"--learning-rate must be a number in (0, 1], got {args.learning_rate}")
@@ -451,7 +548,9 @@ def _main(argv: list[str] | None) -> None:
         fields = {name: getattr(args, name) for name in asdict(TrainConfig()) if hasattr(args, name)}
         config = TrainConfig(**fields)
         if config.minibatch > config.games * config.plies:
-            parser.error(f"--minibatch {config.minibatch} is more than an iteration's positions ({config.games} x {config.plies})")
+            parser.error(
+                f"--minibatch {config.minibatch} is more than an iteration's positions ({config.games} x {config.plies})"
+            )
         run_dir = run_dir_or_exit(parser, args.runs, args.run_name, f"az-{config.env}")
         atomic_write(run_dir / "config.json", json.dumps(asdict(config), indent=2))
         atomic_write(run_dir / "command.txt", " ".join([prog_name(MODULE), *raw]) + "\n")
@@ -463,8 +562,10 @@ def _main(argv: list[str] | None) -> None:
     try:
         progress = train(config, run_dir, resume_blob, log)
     except KeyboardInterrupt:
-        print(f"\ninterrupted: {run_dir / CHECKPOINT} keeps the last finished iteration; "
-              f"continue with --resume {run_dir}", file=sys.stderr)
+        print(
+            f"\ninterrupted: {run_dir / CHECKPOINT} keeps the last finished iteration; continue with --resume {run_dir}",
+            file=sys.stderr,
+        )
         sys.exit(130)
     print(f"model: {run_dir / 'model.npz'} ({progress.positions:,} positions, {progress.seconds / 60:.1f} min)", flush=True)
     if not args.no_final_eval and config.final_eval_games:

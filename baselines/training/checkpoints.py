@@ -31,12 +31,20 @@ def capture_update_boundary(model: Any, counters: dict[str, Any], state: dict[st
     import torch
 
     return {
-        "timesteps": int(model.num_timesteps), "n_updates": int(model._n_updates),
-        "policy": copy.deepcopy(model.policy.state_dict()), "optimizer": copy.deepcopy(model.policy.optimizer.state_dict()),
-        "torch_rng": torch.get_rng_state(), "numpy_rng": np.random.get_state(), "python_rng": random.getstate(),
-        "last_obs": copy.deepcopy(model._last_obs), "last_episode_starts": copy.deepcopy(model._last_episode_starts),
-        "ep_info_buffer": list(model.ep_info_buffer or []), "ep_success_buffer": list(model.ep_success_buffer or []),
-        "envs": model.get_env().env_method("get_state"), "counters": dict(counters), "state": copy.deepcopy(state),
+        "timesteps": int(model.num_timesteps),
+        "n_updates": int(model._n_updates),
+        "policy": copy.deepcopy(model.policy.state_dict()),
+        "optimizer": copy.deepcopy(model.policy.optimizer.state_dict()),
+        "torch_rng": torch.get_rng_state(),
+        "numpy_rng": np.random.get_state(),
+        "python_rng": random.getstate(),
+        "last_obs": copy.deepcopy(model._last_obs),
+        "last_episode_starts": copy.deepcopy(model._last_episode_starts),
+        "ep_info_buffer": list(model.ep_info_buffer or []),
+        "ep_success_buffer": list(model.ep_success_buffer or []),
+        "envs": model.get_env().env_method("get_state"),
+        "counters": dict(counters),
+        "state": copy.deepcopy(state),
     }
 
 

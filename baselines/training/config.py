@@ -15,9 +15,10 @@ refused, naming the known ones.  Run folders keep the resolved config as ``confi
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from polarzoo.baselines.agents import pretrained_path
 from polarzoo.baselines.evaluation.tournament import seat_names
@@ -42,8 +43,9 @@ class TrainConfig:
     total_timesteps: int = field(default=400_000, metadata={"help": "the training budget"})
     n_envs: int = field(default=8, metadata={"help": "parallel envs"})
     vec_env: str = field(default="dummy", metadata={"help": "dummy | subproc", "choices": ("dummy", "subproc")})
-    rollouts: str = field(default="lockstep", metadata={"help": "lockstep (SB3's) | async (subproc envs)",
-                                                         "choices": ("lockstep", "async")})
+    rollouts: str = field(
+        default="lockstep", metadata={"help": "lockstep (SB3's) | async (subproc envs)", "choices": ("lockstep", "async")}
+    )
     learning_rate: float = field(default=0.0003, metadata={"range": (0.0, 1.0)})
     n_steps: int = field(default=256, metadata={"help": "steps per env per update"})
     batch_size: int = 512
@@ -111,8 +113,9 @@ class TrainConfig:
                 choices = list(meta["choices"])
                 said = choices[0] if len(choices) == 1 else ", ".join(choices[:-1]) + " or " + choices[-1]
                 raise ValueError(f"{spec.name} must be {said}, got {value!r}")
-        if not isinstance(self.net_arch, list) or not all(isinstance(w, int) and not isinstance(w, bool) and w > 0
-                                                          for w in self.net_arch):
+        if not isinstance(self.net_arch, list) or not all(
+            isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in self.net_arch
+        ):
             raise ValueError(f"net_arch must be a list of layer widths (whole numbers > 0), got {self.net_arch!r}")
         if not isinstance(self.opponents, dict) or not self.opponents:
             raise ValueError("opponents must be a mapping like {random: 0.5, self: 0.5}")
@@ -125,8 +128,18 @@ ADDED_KEYS: dict[str, Any] = {"update_threads": 0, "rollouts": "lockstep"}
 
 #: ``--quick``: settings of a smoke run (about a minute on 2 cores, every game; every output written)
 QUICK: dict[str, Any] = {
-    "total_timesteps": 1024, "n_envs": 2, "vec_env": "dummy", "rollouts": "lockstep", "n_steps": 128, "batch_size": 128, "n_epochs": 1,
-    "eval_every": 512, "eval_games": 2, "final_eval_games": 2, "checkpoint_every": 512, "snapshot_every": 512,
+    "total_timesteps": 1024,
+    "n_envs": 2,
+    "vec_env": "dummy",
+    "rollouts": "lockstep",
+    "n_steps": 128,
+    "batch_size": 128,
+    "n_epochs": 1,
+    "eval_every": 512,
+    "eval_games": 2,
+    "final_eval_games": 2,
+    "checkpoint_every": 512,
+    "snapshot_every": 512,
 }
 #: ``--quick`` with a config that clones a teacher first: a few games and one epoch of it
 QUICK_BC: dict[str, Any] = {"bc_games": 4, "bc_epochs": 1}
@@ -235,7 +248,9 @@ def check_config(config: dict[str, Any]) -> None:
         seat_odds(config["learner_seat"], config_seats(config))
     if config.get("init_model") is not None:
         if not isinstance(config["init_model"], str) or not config["init_model"]:
-            raise ValueError(f"init_model must be a model file path (.safetensors or .zip) or 'pretrained', got {config['init_model']!r}")
+            raise ValueError(
+                f"init_model must be a model file path (.safetensors or .zip) or 'pretrained', got {config['init_model']!r}"
+            )
         path = init_model_path(config)
         if not path.is_file():
             raise ValueError(f"init_model: no model file {path}")

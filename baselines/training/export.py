@@ -52,17 +52,23 @@ def export_model(source: Path, target: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.export"), description=__doc__, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=prog_name("polarzoo.baselines.export"), description=__doc__, formatter_class=HelpFormatter
+    )
     parser.add_argument("model", type=Path, help="a saved MaskablePPO model.zip (or .safetensors)")
-    parser.add_argument("out", type=Path, help="where to write the copy: NAME.safetensors (weights only) or NAME.zip (SB3's format)")
+    parser.add_argument(
+        "out", type=Path, help="where to write the copy: NAME.safetensors (weights only) or NAME.zip (SB3's format)"
+    )
     add_trust_pickles(parser)
     args = parser.parse_args(argv)
     apply_trust_pickles(args)
     if not args.model.is_file():
         parser.error(f"{args.model}: no such model file")
     if args.out.suffix == ".zip" and not args.trust_pickles:
-        parser.error(f"{args.out}: an SB3 zip is written by loading the source with SB3, which runs its pickles: "
-                     "write NAME.safetensors, or add --trust-pickles if you trust the source")
+        parser.error(
+            f"{args.out}: an SB3 zip is written by loading the source with SB3, which runs its pickles: "
+            "write NAME.safetensors, or add --trust-pickles if you trust the source"
+        )
     if not args.model.is_file():
         parser.error(f"{args.model}: no such model file")
     try:

@@ -9,7 +9,8 @@ observations (normalised as :class:`polarzoo.wrappers.SingleAgentEnv` does), mas
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -17,9 +18,16 @@ from polarzoo.baselines.agents import RandomAgent
 from polarzoo.baselines.cli.progress import progress
 
 
-def collect_demonstrations(env_id: str, teacher: Any, games: int, seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-                           random_opponent_share: float = 0.5, show_progress: bool = False,
-                           log_every: float = 30.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def collect_demonstrations(
+    env_id: str,
+    teacher: Any,
+    games: int,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+    random_opponent_share: float = 0.5,
+    show_progress: bool = False,
+    log_every: float = 30.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The teacher's normalised observations, masks and actions in ``games`` seeded games.
     ``show_progress``: a bar on a terminal, else a line every ``log_every`` seconds."""
     from polarzoo.envs import ENVIRONMENTS
@@ -55,10 +63,19 @@ def collect_demonstrations(env_id: str, teacher: Any, games: int, seed: int = 0,
     return np.array(observations), np.array(masks), np.array(actions)
 
 
-def clone(model: Any, observations: np.ndarray, masks: np.ndarray, actions: np.ndarray, epochs: int = 10,
-          batch_size: int = 256, learning_rate: float = 1e-3, seed: int = 0,
-          on_epoch: Callable[[int, float], None] | None = None, show_progress: bool = False,
-          log_every: float = 30.0) -> list[float]:
+def clone(
+    model: Any,
+    observations: np.ndarray,
+    masks: np.ndarray,
+    actions: np.ndarray,
+    epochs: int = 10,
+    batch_size: int = 256,
+    learning_rate: float = 1e-3,
+    seed: int = 0,
+    on_epoch: Callable[[int, float], None] | None = None,
+    show_progress: bool = False,
+    log_every: float = 30.0,
+) -> list[float]:
     """Fit ``model.policy`` to the demonstrations; returns the mean loss of each epoch.
     ``on_epoch(epoch, loss)`` runs after each epoch (the trainer saves a checkpoint there);
     ``show_progress``: a bar on a terminal, else a line every ``log_every`` seconds."""

@@ -30,7 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, require_at_least, seed as seed_type
+
+from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, require_at_least
+from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.envs import GAMES
 
 #: the games this trainer's self-play setup takes: every game of two seats exactly
@@ -55,8 +57,9 @@ def _rl_module_class() -> type:
         def setup(self) -> None:
             config = dict(self.model_config or {})
             size = int(np.prod(self.observation_space["observations"].shape))
-            self.net = build_network(config["board"], size, config.get("dim", 32), config.get("blocks", 3),
-                                     config.get("symmetrize", True))
+            self.net = build_network(
+                config["board"], size, config.get("dim", 32), config.get("blocks", 3), config.get("symmetrize", True)
+            )
             self.value_head = torch.nn.Linear(self.net.latent_dim_vf, 1)
 
         def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -73,8 +76,16 @@ def _rl_module_class() -> type:
     return BoardRLModule
 
 
-def build_config(env_id: str, num_env_runners: int, seed: int, batch_size: int, minibatch_size: int, epochs: int,
-                 lr: float, model: dict[str, Any]) -> Any:
+def build_config(
+    env_id: str,
+    num_env_runners: int,
+    seed: int,
+    batch_size: int,
+    minibatch_size: int,
+    epochs: int,
+    lr: float,
+    model: dict[str, Any],
+) -> Any:
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -91,8 +102,9 @@ def build_config(env_id: str, num_env_runners: int, seed: int, batch_size: int, 
         .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, episode, **kwargs: "shared")
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={"shared": spec}))
         .env_runners(num_env_runners=num_env_runners)
-        .training(train_batch_size_per_learner=batch_size, minibatch_size=minibatch_size, num_epochs=epochs, lr=lr,
-                  entropy_coeff=0.01)
+        .training(
+            train_batch_size_per_learner=batch_size, minibatch_size=minibatch_size, num_epochs=epochs, lr=lr, entropy_coeff=0.01
+        )
         .debugging(seed=seed)
     )
 
@@ -108,8 +120,11 @@ def _episode_progress(every: float, batch_size: int) -> Any:
         if every > 0 and now - state["last"] >= every:
             state["last"] = now
             rate = state["steps"] / max(now - state["started"], 1e-9)
-            print(f"  sampling: {state['episodes']} episodes, {state['steps']:,} env steps ({rate:.0f}/s; an iteration is "
-                  f"{batch_size:,})", flush=True)
+            print(
+                f"  sampling: {state['episodes']} episodes, {state['steps']:,} env steps ({rate:.0f}/s; an iteration is "
+                f"{batch_size:,})",
+                flush=True,
+            )
 
     return on_episode_end
 
@@ -168,13 +183,18 @@ def save_checkpoint(algo: Any, target: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.rllib_train"), description=__doc__, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=prog_name("polarzoo.baselines.rllib_train"), description=__doc__, formatter_class=HelpFormatter
+    )
     parser.add_argument("--env", required=True, choices=TWO_PLAYER_ENVS, help="a two-player env id")
     parser.add_argument("--iterations", type=int, default=20, help="PPO iterations")
     parser.add_argument("--num-env-runners", type=int, default=0, help="remote env runners, 0 = sample in the driver")
-    parser.add_argument("--address", default=None, help="Ray cluster address (e.g. auto or HOST:6379); default: start a local Ray")
-    parser.add_argument("--batch-size", type=int, default=2000,
-                        help="env steps per iteration (2,000: about a minute an iteration on 2 cores)")
+    parser.add_argument(
+        "--address", default=None, help="Ray cluster address (e.g. auto or HOST:6379); default: start a local Ray"
+    )
+    parser.add_argument(
+        "--batch-size", type=int, default=2000, help="env steps per iteration (2,000: about a minute an iteration on 2 cores)"
+    )
     parser.add_argument("--minibatch-size", type=int, default=256, help="transitions per gradient step")
     parser.add_argument("--epochs", type=int, default=4, help="passes over each batch")
     parser.add_argument("--lr", type=float, default=3e-4, help="Adam learning rate")
@@ -182,8 +202,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--blocks", type=int, default=3, help="board network blocks")
     parser.add_argument("--eval-games", type=int, default=20, help="games per seat against random at the end")
     parser.add_argument("--seed", type=seed_type, default=0, help="RLlib's seed (env runners and learner)")
-    parser.add_argument("--log-every", type=float, default=30.0,
-                        help="seconds between progress lines inside an iteration (sampling in this process); 0 = none")
+    parser.add_argument(
+        "--log-every",
+        type=float,
+        default=30.0,
+        help="seconds between progress lines inside an iteration (sampling in this process); 0 = none",
+    )
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: runs/rllib-<env>-<time>)")
     args = parser.parse_args(argv)
     require_at_least(parser, args, 1, "iterations", "batch_size", "minibatch_size", "epochs", "dim", "blocks")
@@ -200,8 +224,16 @@ def main(argv: list[str] | None = None) -> None:
     else:
         ray.init(num_cpus=max(1, args.num_env_runners + 1), include_dashboard=False, log_to_driver=False)
     print(f"ray: {ray.cluster_resources().get('CPU', 0):.0f} CPUs in the cluster")
-    config = build_config(args.env, args.num_env_runners, args.seed, args.batch_size, args.minibatch_size, args.epochs,
-                          args.lr, {"dim": args.dim, "blocks": args.blocks})
+    config = build_config(
+        args.env,
+        args.num_env_runners,
+        args.seed,
+        args.batch_size,
+        args.minibatch_size,
+        args.epochs,
+        args.lr,
+        {"dim": args.dim, "blocks": args.blocks},
+    )
     if args.num_env_runners == 0:
         # Sampling happens in this process: a progress line every --log-every seconds inside an
         # iteration (an iteration is --batch-size env steps; on 2 cores about a minute by default).
@@ -217,18 +249,26 @@ def main(argv: list[str] | None = None) -> None:
             result = algo.train()
             seconds = time.perf_counter() - started
             runners = result.get("env_runners", {})
-            line = {"iteration": iteration, "seconds": round(seconds, 2),
-                    "env_steps": int(runners.get("num_env_steps_sampled_lifetime", 0)),
-                    "episodes": int(runners.get("num_episodes_lifetime", 0)),
-                    "episode_len_mean": float(runners.get("episode_len_mean", float("nan")))}
+            line = {
+                "iteration": iteration,
+                "seconds": round(seconds, 2),
+                "env_steps": int(runners.get("num_env_steps_sampled_lifetime", 0)),
+                "episodes": int(runners.get("num_episodes_lifetime", 0)),
+                "episode_len_mean": float(runners.get("episode_len_mean", float("nan"))),
+            }
             history.append(line)
-            print(f"iteration {iteration}: {line['seconds']:.1f} s, {line['env_steps']} env steps, "
-                  f"{line['episodes']} episodes, mean length {line['episode_len_mean']:.1f}", flush=True)
+            print(
+                f"iteration {iteration}: {line['seconds']:.1f} s, {line['env_steps']} env steps, "
+                f"{line['episodes']} episodes, mean length {line['episode_len_mean']:.1f}",
+                flush=True,
+            )
             if line["env_steps"] <= steps_before:
                 cpus = ray.cluster_resources().get("CPU", 0)
-                error = (f"iteration {iteration} sampled no env steps, so it trained nothing: the likely cause is env runners "
-                         f"that could not start or died (--num-env-runners {args.num_env_runners} needs "
-                         f"{args.num_env_runners + 1} CPUs, the cluster has {cpus:.0f}); try --num-env-runners 0")
+                error = (
+                    f"iteration {iteration} sampled no env steps, so it trained nothing: the likely cause is env runners "
+                    f"that could not start or died (--num-env-runners {args.num_env_runners} needs "
+                    f"{args.num_env_runners + 1} CPUs, the cluster has {cpus:.0f}); try --num-env-runners 0"
+                )
                 break
             steps_before = line["env_steps"]
             save_checkpoint(algo, out / "checkpoint")
@@ -240,8 +280,13 @@ def main(argv: list[str] | None = None) -> None:
     if error is None and not interrupted and args.eval_games and history:
         evaluation = evaluate_vs_random(algo.get_module("shared"), args.env, args.eval_games)
     settings = {key: (str(value) if isinstance(value, Path) else value) for key, value in vars(args).items()}
-    atomic_write(out / "eval.json", json.dumps({"config": settings, "iterations": history, "vs_random": evaluation,
-                                                "error": error, "interrupted": interrupted}, indent=2))
+    atomic_write(
+        out / "eval.json",
+        json.dumps(
+            {"config": settings, "iterations": history, "vs_random": evaluation, "error": error, "interrupted": interrupted},
+            indent=2,
+        ),
+    )
     if evaluation:
         print(f"vs random ({args.eval_games} games per seat): win rate {evaluation['win_rate']:.0%} {evaluation['wins']}")
     algo.stop()

@@ -81,10 +81,15 @@ class AsyncRolloutPPO(MaskablePPO):
     #: back wait to share a forward pass (which envs share one changes no number, only the speed)
     _cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
-    def collect_rollouts(self, env: VecEnv, callback: BaseCallback, rollout_buffer: Any, n_rollout_steps: int,
-                         use_masking: bool = True) -> bool:
-        if not (use_masking and hasattr(env, "send_step") and isinstance(self.observation_space, spaces.Box)
-                and isinstance(self.action_space, spaces.Discrete)):
+    def collect_rollouts(
+        self, env: VecEnv, callback: BaseCallback, rollout_buffer: Any, n_rollout_steps: int, use_masking: bool = True
+    ) -> bool:
+        if not (
+            use_masking
+            and hasattr(env, "send_step")
+            and isinstance(self.observation_space, spaces.Box)
+            and isinstance(self.action_space, spaces.Discrete)
+        ):
             return super().collect_rollouts(env, callback, rollout_buffer, n_rollout_steps, use_masking)
         assert self._last_obs is not None, "No previous observation was provided"
         self.policy.set_training_mode(False)
@@ -97,9 +102,12 @@ class AsyncRolloutPPO(MaskablePPO):
         shape = (n_rollout_steps, n_envs)
         record = {
             "obs": np.zeros(shape + observations.shape[1:], dtype=observations.dtype),
-            "action": np.zeros(shape, dtype=np.int64), "reward": np.zeros(shape, dtype=np.float32),
-            "start": np.zeros(shape, dtype=bool), "value": np.zeros(shape, dtype=np.float32),
-            "log_prob": np.zeros(shape, dtype=np.float32), "mask": np.zeros(shape + masks[0].shape, dtype=bool),
+            "action": np.zeros(shape, dtype=np.int64),
+            "reward": np.zeros(shape, dtype=np.float32),
+            "start": np.zeros(shape, dtype=bool),
+            "value": np.zeros(shape, dtype=np.float32),
+            "log_prob": np.zeros(shape, dtype=np.float32),
+            "mask": np.zeros(shape + masks[0].shape, dtype=bool),
             "done": np.zeros(shape, dtype=bool),
         }
         infos: list[list[dict[str, Any]]] = [[{} for _ in range(n_envs)] for _ in range(n_rollout_steps)]
@@ -151,9 +159,15 @@ class AsyncRolloutPPO(MaskablePPO):
                 if not callback.on_step():
                     return False
                 self._update_info_buffer(step_infos, dones)
-                rollout_buffer.add(record["obs"][step], record["action"][step].reshape(-1, 1), record["reward"][step],
-                                   record["start"][step], torch.as_tensor(record["value"][step]),
-                                   torch.as_tensor(record["log_prob"][step]), action_masks=record["mask"][step])
+                rollout_buffer.add(
+                    record["obs"][step],
+                    record["action"][step].reshape(-1, 1),
+                    record["reward"][step],
+                    record["start"][step],
+                    torch.as_tensor(record["value"][step]),
+                    torch.as_tensor(record["log_prob"][step]),
+                    action_masks=record["mask"][step],
+                )
                 del noise[step]
                 replayed += 1
             return True
@@ -176,7 +190,11 @@ class AsyncRolloutPPO(MaskablePPO):
                         infos[step][index] = info
                         counts[index] += 1
                         observations[index], starts[index] = observation, done
-                        masks[index] = mask if mask is not None else np.asarray(env.env_method("action_masks", indices=[index])[0], dtype=bool)
+                        masks[index] = (
+                            mask
+                            if mask is not None
+                            else np.asarray(env.env_method("action_masks", indices=[index])[0], dtype=bool)
+                        )
                         if counts[index] < n_rollout_steps:
                             (going_on if counts[index] <= last_free_step else held).append(index)
                 elif going_on:

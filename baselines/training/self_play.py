@@ -52,7 +52,10 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
                 torch.set_num_threads(1)
             agents, weights = opponent_pool(config, snapshots)
             env = SingleAgentEnv(
-                config["env"], opponents=agents, opponent_weights=weights, learner_seat=config["learner_seat"],
+                config["env"],
+                opponents=agents,
+                opponent_weights=weights,
+                learner_seat=config["learner_seat"],
                 env_kwargs=config["env_kwargs"],
             )
             if config["shaping"]:
@@ -73,9 +76,15 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
     return vec_env
 
 
-def training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, Any], log_every: float = 0.0,
-                      counters: dict[str, Any] | None = None, seconds_before: float = 0.0,
-                      threads: tuple[int, int] = (0, 0)) -> Any:
+def training_callback(
+    run_dir: Path,
+    config: dict[str, Any],
+    state: dict[str, Any],
+    log_every: float = 0.0,
+    counters: dict[str, Any] | None = None,
+    seconds_before: float = 0.0,
+    threads: tuple[int, int] = (0, 0),
+) -> Any:
     """The run's :class:`SelfPlayCallback` (SB3's ``BaseCallback``: the train extra).
     ``threads``: the learner's torch threads while collecting and in the update (0 = leave as
     they are)."""
@@ -94,7 +103,10 @@ def training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, An
             self.next_eval = state["timesteps"] + config["eval_every"] if config["eval_every"] else None
             if counters:  # an exact resume: the schedule of the run it continues
                 self.next_checkpoint, self.next_snapshot, self.next_eval = (
-                    counters["next_checkpoint"], counters["next_snapshot"], counters["next_eval"])
+                    counters["next_checkpoint"],
+                    counters["next_snapshot"],
+                    counters["next_eval"],
+                )
             #: the state at the start of the current rollout (the last update boundary)
             self.boundary: dict[str, Any] | None = None
             self.started, self.steps_at_start, self.last_log = time.perf_counter(), state["timesteps"], time.perf_counter()
@@ -111,8 +123,11 @@ def training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, An
             fps = (done - self.steps_at_start) / max(now - self.started, 1e-9)
             eta = max(total - done, 0) / fps if fps > 0 else float("inf")  # the last rollout may overshoot
             eta_text = time.strftime("%H:%M:%S", time.gmtime(eta)) if eta < 360_000 else "?"
-            print(f"{done:,}/{total:,} timesteps ({100 * done / max(total, 1):.0f}%), {fps:.0f} fps, ETA {eta_text}"
-                  f"{self.last_eval}", flush=True)
+            print(
+                f"{done:,}/{total:,} timesteps ({100 * done / max(total, 1):.0f}%), {fps:.0f} fps, ETA {eta_text}"
+                f"{self.last_eval}",
+                flush=True,
+            )
 
         def _on_step(self) -> bool:
             steps = self.num_timesteps
@@ -183,12 +198,21 @@ def training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, An
                         opponent = make_agent(spec, config["env"])
                     except ValueError:
                         continue
-                    result = head_to_head(config["env"], learner, opponent, config["eval_games"], seed=10_000, env_kwargs=env_kwargs)
+                    result = head_to_head(
+                        config["env"], learner, opponent, config["eval_games"], seed=10_000, env_kwargs=env_kwargs
+                    )
                     low, high = wilson_interval(result.wins, result.games)
                     rate = result.wins / result.games
                     self.logger.record(f"eval/win_rate_vs_{spec}{tag}", rate)
-                    row = {"timesteps": self.num_timesteps, "opponent": spec + suffix, "win_rate": rate, "ci_low": low, "ci_high": high,
-                           "games": result.games, "illegal": result.illegal}
+                    row = {
+                        "timesteps": self.num_timesteps,
+                        "opponent": spec + suffix,
+                        "win_rate": rate,
+                        "ci_low": low,
+                        "ci_high": high,
+                        "games": result.games,
+                        "illegal": result.illegal,
+                    }
                     # Both seats together can hide a seat that never learns (the Floe's bears did):
                     # each seat's own win rate too.
                     for index, seat in enumerate(seat_names(config["env"], env_kwargs)):
@@ -197,11 +221,19 @@ def training_callback(run_dir: Path, config: dict[str, Any], state: dict[str, An
                         row[f"win_rate_as_{seat}"] = seat_rate
                         self.logger.record(f"eval/win_rate_vs_{spec}{tag}_as_{seat}", seat_rate)
                     rows.append(row)
-            self.last_eval = "; last evaluation (" + f"{self.num_timesteps:,}): " + ", ".join(
-                f"{row['win_rate']:.0%} vs {row['opponent']}" for row in rows)
+            self.last_eval = (
+                "; last evaluation ("
+                + f"{self.num_timesteps:,}): "
+                + ", ".join(f"{row['win_rate']:.0%} vs {row['opponent']}" for row in rows)
+            )
             if log_every:
-                print(f"evaluation at {self.num_timesteps:,} timesteps: " + ", ".join(
-                    f"{row['win_rate']:.0%} [{row['ci_low']:.0%}, {row['ci_high']:.0%}] vs {row['opponent']}" for row in rows), flush=True)
+                print(
+                    f"evaluation at {self.num_timesteps:,} timesteps: "
+                    + ", ".join(
+                        f"{row['win_rate']:.0%} [{row['ci_low']:.0%}, {row['ci_high']:.0%}] vs {row['opponent']}" for row in rows
+                    ),
+                    flush=True,
+                )
             path = run_dir / "evaluations.csv"
             new = not path.exists() or path.stat().st_size == 0
             fields = list(dict.fromkeys(key for row in rows for key in row))  # every seat of every player count

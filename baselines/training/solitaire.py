@@ -35,13 +35,23 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.cli.progress import progress
+from polarzoo.baselines.cli.runs import (
+    HelpFormatter,
+    add_quick,
+    apply_quick,
+    atomic_write,
+    ctrl_c_is_one_line,
+    prog_name,
+    require_at_least,
+    save_model,
+    writable_folder_or_exit,
+)
+from polarzoo.baselines.cli.runs import seed as seed_type
+from polarzoo.baselines.policies.weights import save_policy
 from polarzoo.envs.fire_and_ice import solitaire_rules
 from polarzoo.envs.fire_and_ice.rules import NUM_HOLES, NUM_ISLANDS, NUM_POSITIONS
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
 from polarzoo.envs.fire_and_ice.solitaire_solver import Solver, board_bits
-from polarzoo.baselines.policies.weights import save_policy
-from polarzoo.baselines.cli.runs import (ctrl_c_is_one_line, HelpFormatter, add_quick, apply_quick, atomic_write, save_model, prog_name, require_at_least, seed as seed_type,
-                                     writable_folder_or_exit)
 
 #: positions the solver may expand to decide one capture while labelling
 LABEL_BUDGET = 300
@@ -126,8 +136,9 @@ def demonstrations(seeds: range, rng: np.random.Generator) -> tuple[list[np.ndar
 
 
 def greedy_action(model: Any, state: solitaire_rules.SolitaireState) -> int:
-    action, _ = model.predict(observation_of(state), action_masks=solitaire_rules.legal_action_mask(state).astype(bool),
-                              deterministic=True)
+    action, _ = model.predict(
+        observation_of(state), action_masks=solitaire_rules.legal_action_mask(state).astype(bool), deterministic=True
+    )
     return int(action)
 
 
@@ -136,8 +147,16 @@ def dagger_data(model: Any, seeds: range) -> tuple[list, list, list, int]:
     return labelled_walks(seeds, lambda state, wins: greedy_action(model, state))
 
 
-def fit(model: Any, observations: np.ndarray, legal: np.ndarray, winning: np.ndarray, epochs: int, batch_size: int,
-        seed: int, show_progress: bool = True) -> list[float]:
+def fit(
+    model: Any,
+    observations: np.ndarray,
+    legal: np.ndarray,
+    winning: np.ndarray,
+    epochs: int,
+    batch_size: int,
+    seed: int,
+    show_progress: bool = True,
+) -> list[float]:
     """Maximise the policy's mass on the winning captures (log of the summed probability)."""
     import torch
 
@@ -154,7 +173,7 @@ def fit(model: Any, observations: np.ndarray, legal: np.ndarray, winning: np.nda
         order = rng.permutation(len(observations))
         total = 0.0
         for start in range(0, len(order), batch_size):
-            index = torch.as_tensor(order[start:start + batch_size])
+            index = torch.as_tensor(order[start : start + batch_size])
             features = policy.extract_features(obs_t[index])
             latent_pi, _ = policy.mlp_extractor(features)
             logits = policy.action_net(latent_pi).masked_fill(~legal_t[index], -1e9)
@@ -192,12 +211,20 @@ def new_model(dim: int, blocks: int, learning_rate: float, seed: int) -> Any:
     from polarzoo.baselines.policies.sb3 import BoardPolicy
 
     env = FireAndIceSolitaireEnv(reward="shaped")
-    return MaskablePPO(BoardPolicy, env, learning_rate=learning_rate, seed=seed, device="cpu",
-                       policy_kwargs={"board": "fire_and_ice_solitaire", "dim": dim, "blocks": blocks})
+    return MaskablePPO(
+        BoardPolicy,
+        env,
+        learning_rate=learning_rate,
+        seed=seed,
+        device="cpu",
+        policy_kwargs={"board": "fire_and_ice_solitaire", "dim": dim, "blocks": blocks},
+    )
 
 
 def _main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=prog_name("polarzoo.baselines.solitaire_train"), description=__doc__, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=prog_name("polarzoo.baselines.solitaire_train"), description=__doc__, formatter_class=HelpFormatter
+    )
     parser.add_argument("--deals", type=int, default=2000, help="deals for the first demonstrations")
     parser.add_argument("--rounds", type=int, default=3, help="DAgger rounds after the first fit")
     parser.add_argument("--dagger-deals", type=int, default=500, help="deals the policy plays per DAgger round")
@@ -210,8 +237,19 @@ def _main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=seed_type, default=0, help="training deals are seeds seed*1000000 + 1000 ..")
     parser.add_argument("--out", type=Path, default=Path("runs/solitaire-train"), help="output folder")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
-    add_quick(parser, {"deals": 40, "rounds": 1, "dagger_deals": 10, "epochs": 2, "eval_deals": 20, "dim": 16, "blocks": 1,
-                       "out": Path("runs/solitaire-train-quick")})
+    add_quick(
+        parser,
+        {
+            "deals": 40,
+            "rounds": 1,
+            "dagger_deals": 10,
+            "epochs": 2,
+            "eval_deals": 20,
+            "dim": 16,
+            "blocks": 1,
+            "out": Path("runs/solitaire-train-quick"),
+        },
+    )
     args = parser.parse_args(argv)
     apply_quick(parser, args, sys.argv[1:] if argv is None else argv)
     require_at_least(parser, args, 1, "deals", "dagger_deals", "epochs", "batch_size", "dim", "blocks", "eval_deals")
@@ -230,11 +268,24 @@ def _main(argv: list[str] | None = None) -> None:
     report: dict[str, Any] = {"config": vars(args) | {"out": str(args.out)}, "rounds": []}
     next_seed = first + args.deals
     for round_index in range(args.rounds + 1):
-        losses = fit(model, np.array(obs), np.array(legal), np.array(win), args.epochs, args.batch_size,
-                     args.seed + round_index, show_progress=not args.no_progress)
+        losses = fit(
+            model,
+            np.array(obs),
+            np.array(legal),
+            np.array(win),
+            args.epochs,
+            args.batch_size,
+            args.seed + round_index,
+            show_progress=not args.no_progress,
+        )
         rate = success_rate(model, args.eval_deals)
-        entry = {"round": round_index, "positions": len(obs), "loss": losses, "held_out_success": rate,
-                 "seconds": time.perf_counter() - started}
+        entry = {
+            "round": round_index,
+            "positions": len(obs),
+            "loss": losses,
+            "held_out_success": rate,
+            "seconds": time.perf_counter() - started,
+        }
         if round_index < args.rounds:
             o, l, w, won = dagger_data(model, range(next_seed, next_seed + args.dagger_deals))
             next_seed += args.dagger_deals
@@ -250,7 +301,10 @@ def _main(argv: list[str] | None = None) -> None:
     print(f"model: {args.out / 'model.zip'} (weights only: {args.out / 'model.safetensors'}); report: {args.out / 'train.json'}")
 
 
-main = ctrl_c_is_one_line(_main, "the model of the last finished round (if any) is in the --out folder (model.zip, model.safetensors); run the command again to train anew")
+main = ctrl_c_is_one_line(
+    _main,
+    "the model of the last finished round (if any) is in the --out folder (model.zip, model.safetensors); run the command again to train anew",
+)
 
 
 if __name__ == "__main__":

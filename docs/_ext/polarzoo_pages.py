@@ -25,13 +25,22 @@ from typing import Any
 #: page name -> (module whose docstring is the page, picture in docs/, its caption)
 ENV_PAGES: dict[str, tuple[str, str, str]] = {
     "fire_and_ice_v0": ("polarzoo.envs.fire_and_ice.env", "fire_and_ice.png", "A Fire & Ice game after 20 plies (rgb_array)."),
-    "fire_and_ice_solitaire_v0": ("polarzoo.envs.fire_and_ice.solitaire_env", "fire_and_ice_solitaire.png",
-                                  "A Fire & Ice Solitaire deal after 10 captures of its exact solution (rgb_array)."),
-    "go_with_the_floe_v0": ("polarzoo.envs.go_with_the_floe.env", "go_with_the_floe.png",
-                            "A Go with the Floe game after 12 plies (rgb_array)."),
-    "thin_ice_v0": ("polarzoo.envs.thin_ice.env", "thin_ice.png",
-                    "A 3-player Thin Ice game after 19 actions (rgb_array): each pile on its table with the 7x7 placement "
-                    "lattice; yellow S, orange M, red L; the green bar marks whose turn it is, an eliminated pile is darkened in a red frame."),
+    "fire_and_ice_solitaire_v0": (
+        "polarzoo.envs.fire_and_ice.solitaire_env",
+        "fire_and_ice_solitaire.png",
+        "A Fire & Ice Solitaire deal after 10 captures of its exact solution (rgb_array).",
+    ),
+    "go_with_the_floe_v0": (
+        "polarzoo.envs.go_with_the_floe.env",
+        "go_with_the_floe.png",
+        "A Go with the Floe game after 12 plies (rgb_array).",
+    ),
+    "thin_ice_v0": (
+        "polarzoo.envs.thin_ice.env",
+        "thin_ice.png",
+        "A 3-player Thin Ice game after 19 actions (rgb_array): each pile on its table with the 7x7 placement "
+        "lattice; yellow S, orange M, red L; the green bar marks whose turn it is, an eliminated pile is darkened in a red frame.",
+    ),
 }
 
 #: page name -> the module whose ``main(["--help"])`` prints it
@@ -60,20 +69,28 @@ def league_page(source_dir: Path) -> str:
     its games in docs/results/league/<env>/)."""
     from polarzoo.baselines.evaluation.league import ladder_markdown, league_path, load_league
 
-    parts = ["# The league", "",
-             "A frozen, versioned set of reference agents per game, rated on one Elo-like scale (members' mean 1500; "
-             "400 points = 10:1 odds) by a round robin of seeded games: a Bradley-Terry / Plackett-Luce model fitted "
-             "with [choix](https://github.com/lucasmaystre/choix), 95% intervals by a stratified bootstrap over the "
-             "games.  Rate your own agent against it with `python -m polarzoo.baselines.league rate --env ENV --agent "
-             "SPEC` ([benchmark.md](benchmark.md) says how, and how long).", ""]
+    parts = [
+        "# The league",
+        "",
+        "A frozen, versioned set of reference agents per game, rated on one Elo-like scale (members' mean 1500; "
+        "400 points = 10:1 odds) by a round robin of seeded games: a Bradley-Terry / Plackett-Luce model fitted "
+        "with [choix](https://github.com/lucasmaystre/choix), 95% intervals by a stratified bootstrap over the "
+        "games.  Rate your own agent against it with `python -m polarzoo.baselines.league rate --env ENV --agent "
+        "SPEC` ([benchmark.md](benchmark.md) says how, and how long).",
+        "",
+    ]
     for env_id in LEAGUE_GAMES:
         parts += [f"## `{env_id}`", ""]
         if not league_path(env_id).exists():
             parts += ["No league is shipped for this game yet.", ""]
             continue
         league = load_league(env_id, check=False)
-        parts += [ladder_markdown(league), "", f"Built with `{league.protocol.get('command', '?')}`; its games are in "
-                  f"`docs/results/league/{env_id}/games.jsonl`.", ""]
+        parts += [
+            ladder_markdown(league),
+            "",
+            f"Built with `{league.protocol.get('command', '?')}`; its games are in `docs/results/league/{env_id}/games.jsonl`.",
+            "",
+        ]
         if (source_dir / "results" / "league" / env_id / "ladder.png").exists():
             parts += [f"```{{image}} results/league/{env_id}/ladder.png", f":alt: the {env_id} ladder", ":width: 80%", "```", ""]
     return "\n".join(parts)
@@ -122,14 +139,16 @@ def module_name_to_env(module_name: str) -> str:
 def replay_section(env_id: str) -> str:
     """The page's "Watch a game" section: the recorded game in the replay viewer."""
     command = "polarzoo-web --replay runs/eval-.../games.jsonl"
-    return (f"\n## Watch a game\n\nThe shipped agent (`pretrained`, first seat) against the heuristic, after two random "
-            f"opening moves (`docs/replays/README.md` has the command).  Step with the buttons, the slider, the move "
-            f"list or the arrow keys.  Any game an evaluation recorded plays the same way in the local web app "
-            f"(`{command}`; `polarzoo-web` alone to play against an agent).\n\n"
-            f'<link rel="stylesheet" href="../_static/polarzoo/style.css">\n'
-            f'<div class="polarzoo-replay" data-replay="{env_id}"></div>\n'
-            f'<script src="../_static/polarzoo/replay.js"></script>\n'
-            f'<script src="../_static/polarzoo/replays/{env_id}.js"></script>\n')
+    return (
+        f"\n## Watch a game\n\nThe shipped agent (`pretrained`, first seat) against the heuristic, after two random "
+        f"opening moves (`docs/replays/README.md` has the command).  Step with the buttons, the slider, the move "
+        f"list or the arrow keys.  Any game an evaluation recorded plays the same way in the local web app "
+        f"(`{command}`; `polarzoo-web` alone to play against an agent).\n\n"
+        f'<link rel="stylesheet" href="../_static/polarzoo/style.css">\n'
+        f'<div class="polarzoo-replay" data-replay="{env_id}"></div>\n'
+        f'<script src="../_static/polarzoo/replay.js"></script>\n'
+        f'<script src="../_static/polarzoo/replays/{env_id}.js"></script>\n'
+    )
 
 
 def copy_replays(source_dir: Path) -> None:
@@ -143,8 +162,7 @@ def copy_replays(source_dir: Path) -> None:
         _write(target / name, (web / name).read_text())
     for env_id in REPLAYS:
         data = (source_dir / "replays" / f"{env_id}.json").read_text()
-        _write(target / "replays" / f"{env_id}.js",
-               f"PolarzooReplay.register({env_id!r}, {data}, document.currentScript.src);\n")
+        _write(target / "replays" / f"{env_id}.js", f"PolarzooReplay.register({env_id!r}, {data}, document.currentScript.src);\n")
         pictures = source_dir / "replays" / env_id
         if pictures.is_dir():
             shutil.copytree(pictures, target / "replays" / env_id, dirs_exist_ok=True)
@@ -184,9 +202,12 @@ def generate(source_dir: Path) -> None:
         _write(cli / f"{name}.md", cli_page(name, module_name))
     _write(source_dir / "league.md", league_page(source_dir))
     copy_replays(source_dir)
-    _write(cli / "index.md", "# Command-line tools\n\nEvery page is the tool's own `--help`.  Each is also an entry point "
-           "(`polarzoo-train`, `polarzoo-evaluate`, ...; see `pyproject.toml`).\n\n"
-           "```{toctree}\n:maxdepth: 1\n\n" + "\n".join(CLI_PAGES) + "\n```\n")
+    _write(
+        cli / "index.md",
+        "# Command-line tools\n\nEvery page is the tool's own `--help`.  Each is also an entry point "
+        "(`polarzoo-train`, `polarzoo-evaluate`, ...; see `pyproject.toml`).\n\n"
+        "```{toctree}\n:maxdepth: 1\n\n" + "\n".join(CLI_PAGES) + "\n```\n",
+    )
 
 
 def _on_builder_inited(app: Any) -> None:

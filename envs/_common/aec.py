@@ -33,9 +33,7 @@ def check_int_action(action: Any, num_actions: int) -> int:
         if isinstance(action, np.ndarray) and action.shape == () and np.issubdtype(action.dtype, np.integer):
             action = action.item()
         else:
-            raise TypeError(
-                f"action must be an integer in 0..{num_actions - 1}, got {action!r} of type {type(action).__name__}"
-            )
+            raise TypeError(f"action must be an integer in 0..{num_actions - 1}, got {action!r} of type {type(action).__name__}")
     action = int(action)
     if not 0 <= action < num_actions:
         raise ValueError(f"action {action} is out of range 0..{num_actions - 1}")
@@ -58,8 +56,12 @@ def check_choice(name: str, value: Any, valid: tuple | list | range) -> Any:
 def check_number(name: str, value: Any, low: float, high: float, unit: str = "") -> float:
     """``value`` as a float when it is a real number in [low, high] (NumPy scalars included);
     otherwise ``ValueError`` naming ``name``, the range and its unit."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not np.isfinite(value) or not low <= float(value) <= high:
+    if (
+        isinstance(value, (bool, np.bool_))
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not np.isfinite(value)
+        or not low <= float(value) <= high
+    ):
         raise ValueError(f"{name} must be a number in [{low:g}, {high:g}]{' ' + unit if unit else ''}; got {value!r}")
     return float(value)
 
@@ -72,7 +74,7 @@ def pettingzoo_wrappers(env: AECEnv, illegal_reward: float = -1.0) -> AECEnv:
 
 
 def _fast_attribute(name: str) -> property:
-    def getter(self: "StandardWrapper") -> Any:
+    def getter(self: StandardWrapper) -> Any:
         if not self._has_reset:
             raise AttributeError(f"{name} cannot be accessed before reset")
         return getattr(self.env, name)
@@ -197,8 +199,10 @@ def turn_based_parallel(env: AECEnv) -> Any:
                     raise ValueError(f"unknown agents {unknown} in actions; the agents are {self.agents}")
                 mover = self.aec_env.agent_selection
                 if mover not in actions:
-                    raise ValueError(f"actions has no action for {mover!r}, the agent to act "
-                                     f"(give every live agent one; only the mover's counts)")
+                    raise ValueError(
+                        f"actions has no action for {mover!r}, the agent to act "
+                        f"(give every live agent one; only the mover's counts)"
+                    )
             return super().step(actions)
 
     return TurnBasedParallel(env)
@@ -233,9 +237,7 @@ class TurnBasedAECEnv(AECEnv):
     def _init_spaces(self, observation: spaces.Space) -> None:
         """The same Dict(observation, action_mask) and Discrete space objects for every agent
         (PettingZoo's api_test wants the very same object on every call)."""
-        obs_space = spaces.Dict(
-            {"observation": observation, "action_mask": spaces.Box(0, 1, (self.num_actions,), dtype=np.int8)}
-        )
+        obs_space = spaces.Dict({"observation": observation, "action_mask": spaces.Box(0, 1, (self.num_actions,), dtype=np.int8)})
         self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(self.num_actions) for agent in self.possible_agents}
 
@@ -371,8 +373,11 @@ class TurnBasedAECEnv(AECEnv):
         left the game (as PettingZoo's classic games do): an all-zero mask unless it is to act."""
         self._require_reset("observe")
         seat = self._seat_of(agent)
-        if (agent == self.agent_selection and agent in self.agents
-                and not (self.terminations.get(agent, True) or self.truncations.get(agent, True))):
+        if (
+            agent == self.agent_selection
+            and agent in self.agents
+            and not (self.terminations.get(agent, True) or self.truncations.get(agent, True))
+        ):
             mask = self._mask.copy()
         else:
             mask = self._no_mask.copy()

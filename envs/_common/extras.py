@@ -6,10 +6,24 @@ import importlib
 from types import ModuleType
 
 #: module -> the polarzoo extra that installs it
-EXTRA_OF = {"mujoco": "physics", "pygame": "render", "sb3_contrib": "train", "stable_baselines3": "train",
-            "torch": "train", "yaml": "train", "matplotlib": "train", "jax": "jax", "pgx": "jax", "mctx": "jax",
-            "optax": "jax", "pyspiel": "openspiel", "ray": "rllib", "choix": "benchmark", "scipy": "benchmark",
-            "rliable": "benchmark"}
+EXTRA_OF = {
+    "mujoco": "physics",
+    "pygame": "render",
+    "sb3_contrib": "train",
+    "stable_baselines3": "train",
+    "torch": "train",
+    "yaml": "train",
+    "matplotlib": "train",
+    "jax": "jax",
+    "pgx": "jax",
+    "mctx": "jax",
+    "optax": "jax",
+    "pyspiel": "openspiel",
+    "ray": "rllib",
+    "choix": "benchmark",
+    "scipy": "benchmark",
+    "rliable": "benchmark",
+}
 
 
 class MissingExtra(ImportError):

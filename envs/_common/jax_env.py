@@ -52,8 +52,12 @@ class TwinEnv(pgx_core.Env):
         rewards = jnp.where(jnp.arange(2) == winner_player, 1.0, -1.0).astype(jnp.float32)
         rewards = jnp.where(terminated, rewards, jnp.zeros(2, jnp.float32))
         return state.replace(  # type: ignore[attr-defined]
-            current_player=state._first_player ^ x.to_move, legal_action_mask=type(self).game_mask(x),  # type: ignore[attr-defined]
-            rewards=rewards, terminated=terminated, _x=x)
+            current_player=state._first_player ^ x.to_move,
+            legal_action_mask=type(self).game_mask(x),  # type: ignore[attr-defined]
+            rewards=rewards,
+            terminated=terminated,
+            _x=x,
+        )
 
     def _observe(self, state: pgx_core.State, player_id: jax.Array) -> jax.Array:
         return type(self).game_observation(state._x, state._first_player ^ player_id)  # type: ignore[attr-defined]

@@ -18,9 +18,7 @@ def require_pygame() -> Any:
     except ImportError as error:  # pragma: no cover - depends on the install
         from gymnasium.error import DependencyNotInstalled
 
-        raise DependencyNotInstalled(
-            'rendering needs pygame: pip install "polarzoo[render]" (or pip install pygame)'
-        ) from error
+        raise DependencyNotInstalled('rendering needs pygame: pip install "polarzoo[render]" (or pip install pygame)') from error
     return pygame
 
 

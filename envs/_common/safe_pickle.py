@@ -21,9 +21,20 @@ from typing import Any
 
 #: modules whose classes (and only classes) a checkpoint may build
 ALLOWED_CLASS_MODULES = (
-    "polarzoo.envs", "polarzoo.wrappers", "polarzoo.baselines.agents", "polarzoo.baselines.policies",
-    "numpy", "gymnasium.spaces", "stable_baselines3.common.utils", "stable_baselines3.common.buffers",
-    "sb3_contrib.common.maskable", "stable_baselines3.common.monitor", "collections", "mujoco", "torch", "numba",
+    "polarzoo.envs",
+    "polarzoo.wrappers",
+    "polarzoo.baselines.agents",
+    "polarzoo.baselines.policies",
+    "numpy",
+    "gymnasium.spaces",
+    "stable_baselines3.common.utils",
+    "stable_baselines3.common.buffers",
+    "sb3_contrib.common.maskable",
+    "stable_baselines3.common.monitor",
+    "collections",
+    "mujoco",
+    "torch",
+    "numba",
 )
 #: modules whose functions a checkpoint may name too (an opponent such as
 #: ``polarzoo.wrappers.single_agent.random_legal_opponent``, a rule such as a shaping potential;
@@ -31,17 +42,43 @@ ALLOWED_CLASS_MODULES = (
 FUNCTION_MODULES = ("polarzoo.envs.", "polarzoo.wrappers.", "polarzoo.baselines.agents.")
 #: callables (not classes) that rebuild data: NumPy's arrays, generators and scalars, torch's tensors
 ALLOWED_FUNCTIONS = {
-    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
-    ("numpy.random._pickle", "__randomstate_ctor"), ("numpy.random._pickle", "__bit_generator_ctor"),
-    ("numpy.random._pickle", "__generator_ctor"), ("numpy.core.numeric", "_frombuffer"), ("numpy._core.numeric", "_frombuffer"),
-    ("torch._utils", "_rebuild_tensor_v2"), ("torch._utils", "_rebuild_parameter"), ("torch._utils", "_rebuild_tensor"),
-    ("torch.storage", "_load_from_bytes"), ("copyreg", "_reconstructor"), ("copyreg", "__newobj__"),
-    ("_codecs", "encode"), ("collections", "OrderedDict"), ("builtins", "getattr"),
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"),
+    ("numpy._core.multiarray", "scalar"),
+    ("numpy.random._pickle", "__randomstate_ctor"),
+    ("numpy.random._pickle", "__bit_generator_ctor"),
+    ("numpy.random._pickle", "__generator_ctor"),
+    ("numpy.core.numeric", "_frombuffer"),
+    ("numpy._core.numeric", "_frombuffer"),
+    ("torch._utils", "_rebuild_tensor_v2"),
+    ("torch._utils", "_rebuild_parameter"),
+    ("torch._utils", "_rebuild_tensor"),
+    ("torch.storage", "_load_from_bytes"),
+    ("copyreg", "_reconstructor"),
+    ("copyreg", "__newobj__"),
+    ("_codecs", "encode"),
+    ("collections", "OrderedDict"),
+    ("builtins", "getattr"),
 }
 #: builtins that hold data
-ALLOWED_BUILTINS = {"set", "frozenset", "slice", "range", "complex", "bytearray", "object", "list", "dict", "tuple", "int", "float",
-                    "bool", "str", "bytes"}
+ALLOWED_BUILTINS = {
+    "set",
+    "frozenset",
+    "slice",
+    "range",
+    "complex",
+    "bytearray",
+    "object",
+    "list",
+    "dict",
+    "tuple",
+    "int",
+    "float",
+    "bool",
+    "str",
+    "bytes",
+}
 
 
 class UnsafePickle(pickle.UnpicklingError):
@@ -54,7 +91,9 @@ class RestrictedUnpickler(pickle.Unpickler):
             if (module, name) == ("builtins", "getattr"):
                 return _safe_getattr
             return super().find_class(module, name)
-        if module.startswith("numpy.random.") and name.startswith("__pyx_unpickle_"):  # Cython's state setters of NumPy's generators
+        if module.startswith("numpy.random.") and name.startswith(
+            "__pyx_unpickle_"
+        ):  # Cython's state setters of NumPy's generators
             return super().find_class(module, name)
         if any(module == allowed or module.startswith(allowed + ".") for allowed in ALLOWED_CLASS_MODULES):
             value = super().find_class(module, name)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import numpy as np
 

@@ -8,7 +8,8 @@ calls ``env.action_space.sample()`` on a masked game wants anyway.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -42,7 +43,7 @@ class LegalDiscrete(spaces.Discrete):
         # opponents' saved models) into every model file.
         return (spaces.Discrete, (int(self.n), int(self.start)))
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> "LegalDiscrete":
+    def __deepcopy__(self, memo: dict[int, Any]) -> LegalDiscrete:
         import copy
 
         return LegalDiscrete(int(self.n), copy.deepcopy(self.legal_mask_fn, memo))

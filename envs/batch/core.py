@@ -15,7 +15,6 @@ import numpy as np
 from numba import njit
 from numpy.typing import NDArray
 
-
 _BLOCK = 64
 
 
@@ -149,8 +148,9 @@ class BatchCore:
             try:
                 target[...] = np.broadcast_to(np.asarray(value), target.shape)
             except ValueError:
-                raise ValueError(f"{name}: expected shape {target.shape} or one that broadcasts to it; "
-                                 f"got {np.shape(value)}") from None
+                raise ValueError(
+                    f"{name}: expected shape {target.shape} or one that broadcasts to it; got {np.shape(value)}"
+                ) from None
         self._mask = self._masks()
 
     @property
@@ -186,7 +186,10 @@ class BatchCore:
         return out.reshape(self.batch_size, *self.observation_shape)
 
     def step(
-        self, actions: NDArray, active: NDArray[np.bool_] | None = None, auto_reset: bool = True,
+        self,
+        actions: NDArray,
+        active: NDArray[np.bool_] | None = None,
+        auto_reset: bool = True,
         observer: NDArray[np.int8] | None = None,
     ) -> BatchStep:
         """Play ``actions[i]`` in every game ``i`` (only where ``active``); finished games restart.
@@ -215,8 +218,9 @@ class BatchCore:
         terminated = np.empty(b, dtype=bool)
         winner = np.empty(b, dtype=np.int8)
         mover = np.empty(b, dtype=np.int8)
-        self.kernels.step_games(*self.state, actions, active, bool(auto_reset), observer,
-                                observation, mask, final, rewards, terminated, winner, mover)
+        self.kernels.step_games(
+            *self.state, actions, active, bool(auto_reset), observer, observation, mask, final, rewards, terminated, winner, mover
+        )
         mask.flags.writeable = False
         self._mask = mask
         shape = (b, *self.observation_shape)
@@ -226,19 +230,26 @@ class BatchCore:
         """``active`` must be a boolean mask of the B games (a list of indices is a common slip)."""
         active = np.asarray(active)
         if active.dtype != np.bool_ or active.shape != (self.batch_size,):
-            raise ValueError(f"active must be a boolean array of shape ({self.batch_size},); got {active.dtype} {active.shape}"
-                             " (to pick games by index, build a mask: m = np.zeros(B, bool); m[indices] = True)")
+            raise ValueError(
+                f"active must be a boolean array of shape ({self.batch_size},); got {active.dtype} {active.shape}"
+                " (to pick games by index, build a mask: m = np.zeros(B, bool); m[indices] = True)"
+            )
         return np.ascontiguousarray(active)
 
     def _check_colours(self, name: str, colours: Any, allow_none: bool = False) -> NDArray[np.int8]:
         colours = np.asarray(colours)
         low = -1 if allow_none else 0
-        if colours.shape != (self.batch_size,) or not np.issubdtype(colours.dtype, np.integer) \
-                or ((colours < low) | (colours > 1)).any():
+        if (
+            colours.shape != (self.batch_size,)
+            or not np.issubdtype(colours.dtype, np.integer)
+            or ((colours < low) | (colours > 1)).any()
+        ):
             allowed = "-1 (the player to move), 0 or 1" if allow_none else "0/1"
             shown = colours[:8].tolist() if colours.ndim else colours.tolist()
-            raise ValueError(f"{name} must be an integer array of colours {allowed} with shape ({self.batch_size},); "
-                             f"got {colours.dtype} {colours.shape} {shown}")
+            raise ValueError(
+                f"{name} must be an integer array of colours {allowed} with shape ({self.batch_size},); "
+                f"got {colours.dtype} {colours.shape} {shown}"
+            )
         return colours.astype(np.int8)
 
     def potential(self, colours: NDArray[np.int8]) -> NDArray[np.float32]:

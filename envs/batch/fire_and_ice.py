@@ -20,8 +20,12 @@ class FireAndIceBatch(BatchCore):
     observation_shape = (rules.NUM_ISLANDS, rules.NUM_POSITIONS, NUM_CHANNELS)
     kernels = kernels
     state_layout = {
-        "board": ((rules.NUM_HOLES,), np.int8), "to_move": ((), np.int8), "supply": ((2,), np.int8),
-        "moves": ((), np.int8), "winner": ((), np.int8), "control": ((rules.NUM_ISLANDS,), np.int8),
+        "board": ((rules.NUM_HOLES,), np.int8),
+        "to_move": ((), np.int8),
+        "supply": ((2,), np.int8),
+        "moves": ((), np.int8),
+        "winner": ((), np.int8),
+        "control": ((rules.NUM_ISLANDS,), np.int8),
     }
 
     def _mask_state(self) -> tuple[NDArray, ...]:

@@ -19,8 +19,11 @@ class GoWithTheFloeBatch(BatchCore):
     observation_shape = (rules.SIZE, rules.SIZE, NUM_CHANNELS)
     kernels = kernels
     state_layout = {
-        "board": ((rules.NUM_SQUARES,), np.int8), "rings": ((rules.NUM_SQUARES,), np.uint8),
-        "to_move": ((), np.int8), "passes": ((), np.int8), "winner": ((), np.int8),
+        "board": ((rules.NUM_SQUARES,), np.int8),
+        "rings": ((rules.NUM_SQUARES,), np.uint8),
+        "to_move": ((), np.int8),
+        "passes": ((), np.int8),
+        "winner": ((), np.int8),
     }
 
     def _mask_state(self) -> tuple[NDArray, ...]:

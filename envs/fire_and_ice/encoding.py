@@ -39,7 +39,12 @@ def reference_observation_tensor(state: rules.State, colour: int) -> NDArray[np.
     obs = np.empty((rules.NUM_ISLANDS, rules.NUM_POSITIONS, NUM_CHANNELS), dtype=np.int8)
     obs[:, :, 0:3] = _PEG_TABLE[colour][state.board].reshape(rules.NUM_ISLANDS, rules.NUM_POSITIONS, 3)
     obs[:, :, 3:5] = _CONTROL_TABLE[colour][control + 1][:, None, :]
-    obs[:, :, 5:9] = (state.to_move == colour and state.winner < 0, colour == rules.FIRE, state.supply[colour], state.supply[1 - colour])
+    obs[:, :, 5:9] = (
+        state.to_move == colour and state.winner < 0,
+        colour == rules.FIRE,
+        state.supply[colour],
+        state.supply[1 - colour],
+    )
     return obs
 
 

@@ -76,10 +76,10 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from polarzoo.envs._common.aec import TurnBasedAECEnv, turn_based_parallel, check_choice, default_wrappers
+from polarzoo.envs._common.aec import TurnBasedAECEnv, check_choice, default_wrappers, turn_based_parallel
 from polarzoo.envs.fire_and_ice import kernels, render, rules
-from polarzoo.envs.fire_and_ice.encoding import (NUM_CHANNELS, observation_high, observation_tensor,  # noqa: F401 (public here too)
-                                                 reference_observation_tensor)
+from polarzoo.envs.fire_and_ice.encoding import NUM_CHANNELS, observation_high, observation_tensor, reference_observation_tensor  # noqa: F401 (public here too)
+
 
 def observation_space() -> spaces.Box:
     return spaces.Box(low=0, high=observation_high(), dtype=np.int8)
@@ -121,10 +121,15 @@ class raw_env(TurnBasedAECEnv):
         self.handicap_holes = None
         if handicap_holes is not None:
             if isinstance(handicap_holes, (str, bytes)) or not isinstance(handicap_holes, (list, tuple, np.ndarray)):
-                raise ValueError(f"handicap_holes must be a list of holes such as ['A1', 'C7'] (or indices 0..48); "
-                                 f"got {handicap_holes!r}")
-            holes = [rules.hole_from_name(h) if isinstance(h, str)
-                     else check_choice("each of handicap_holes", h, range(rules.NUM_HOLES)) for h in handicap_holes]
+                raise ValueError(
+                    f"handicap_holes must be a list of holes such as ['A1', 'C7'] (or indices 0..48); got {handicap_holes!r}"
+                )
+            holes = [
+                rules.hole_from_name(h)
+                if isinstance(h, str)
+                else check_choice("each of handicap_holes", h, range(rules.NUM_HOLES))
+                for h in handicap_holes
+            ]
             # Validate now so a bad list fails at construction, not at the first reset.
             rules.initial_state(handicap, rules.COLOUR_NAMES.index(handicap_player), handicap_holes=holes)
             self.handicap_holes = holes

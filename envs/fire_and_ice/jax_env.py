@@ -55,8 +55,9 @@ _POWERS = rules.POWERS_OF_THREE.astype(np.int32)
 _CONTROL_OFFSET = int(_POWERS.sum())
 _START_BOARD = rules.initial_state().board.astype(np.int8)
 # For a handicap: the holes of each island a handicap peg may take (D4 never) and how many.
-_HANDICAP_HOLES = np.array([[i * _N + p if i * _N + p != rules.CENTRE_HOLE else -1 for p in range(_N)]
-                            for i in range(rules.NUM_ISLANDS)])
+_HANDICAP_HOLES = np.array(
+    [[i * _N + p if i * _N + p != rules.CENTRE_HOLE else -1 for p in range(_N)] for i in range(rules.NUM_ISLANDS)]
+)
 
 
 @dataclass
@@ -157,8 +158,14 @@ def play(x: GameState, action: jax.Array) -> GameState:
     supply = x.supply.at[opponent].add(jnp.where(refill & ~is_pass, -1, 0))
     control = island_control(board)
     winner = jnp.where(is_pass, x.winner, winner_from_control(control))
-    return GameState(board=board, to_move=opponent, supply=supply, control=control, winner=winner,  # type: ignore[call-arg]
-                     moves=x.moves + jnp.where(is_pass, 0, 1))
+    return GameState(
+        board=board,
+        to_move=opponent,
+        supply=supply,
+        control=control,
+        winner=winner,  # type: ignore[call-arg]
+        moves=x.moves + jnp.where(is_pass, 0, 1),
+    )
 
 
 def observation(x: GameState, colour: jax.Array) -> jax.Array:
@@ -171,11 +178,20 @@ def observation(x: GameState, colour: jax.Array) -> jax.Array:
     lost = jnp.repeat(x.control == 1 - colour, _N)
     ones = jnp.ones(_HOLES, dtype=jnp.int8)
     my_turn = ((x.to_move == colour) & (x.winner < 0)).astype(jnp.int8)
-    planes = jnp.stack([own.astype(jnp.int8), other.astype(jnp.int8), empty.astype(jnp.int8),
-                        held.astype(jnp.int8), lost.astype(jnp.int8), ones * my_turn,
-                        ones * (colour == rules.FIRE).astype(jnp.int8),
-                        ones * x.supply[colour].astype(jnp.int8), ones * x.supply[1 - colour].astype(jnp.int8)],
-                       axis=-1)
+    planes = jnp.stack(
+        [
+            own.astype(jnp.int8),
+            other.astype(jnp.int8),
+            empty.astype(jnp.int8),
+            held.astype(jnp.int8),
+            lost.astype(jnp.int8),
+            ones * my_turn,
+            ones * (colour == rules.FIRE).astype(jnp.int8),
+            ones * x.supply[colour].astype(jnp.int8),
+            ones * x.supply[1 - colour].astype(jnp.int8),
+        ],
+        axis=-1,
+    )
     return planes.reshape(OBSERVATION_SHAPE)
 
 
@@ -198,15 +214,26 @@ def initial_game(key: jax.Array, handicap: int = 0, handicap_player: int = rules
 def from_rules(state: rules.State, first_player: int = 0) -> State:
     """The twin's state of a readable-rules position (``rules.State``), ``first_player`` the
     player id of Fire: search from a PettingZoo game's position (``env.unwrapped.state``)."""
-    return _from_arrays(np.asarray(state.board, dtype=np.int8), np.int32(state.to_move), np.asarray(state.supply, dtype=np.int32),
-                        np.int32(state.winner), np.int32(state.moves_made), np.int32(first_player))
+    return _from_arrays(
+        np.asarray(state.board, dtype=np.int8),
+        np.int32(state.to_move),
+        np.asarray(state.supply, dtype=np.int32),
+        np.int32(state.winner),
+        np.int32(state.moves_made),
+        np.int32(first_player),
+    )
 
 
 @jax.jit
 def _from_arrays(board, to_move, supply, winner, moves, first):  # type: ignore[no-untyped-def]
     x = GameState(board=board, to_move=to_move, supply=supply, control=island_control(board), winner=winner, moves=moves)
-    out = State(current_player=first ^ to_move, legal_action_mask=legal_action_mask(x) | (winner >= 0),  # type: ignore[call-arg]
-                terminated=winner >= 0, _first_player=first, _x=x)
+    out = State(
+        current_player=first ^ to_move,
+        legal_action_mask=legal_action_mask(x) | (winner >= 0),  # type: ignore[call-arg]
+        terminated=winner >= 0,
+        _first_player=first,
+        _x=x,
+    )
     return out.replace(observation=observation(x, to_move))  # type: ignore[attr-defined]
 
 
@@ -227,8 +254,11 @@ class FireAndIce(TwinEnv):
 
     def __init__(self, handicap: int = 0, handicap_player: str | int = "ice") -> None:
         super().__init__()
-        if isinstance(handicap, bool) or not isinstance(handicap, (int, np.integer)) \
-                or not 0 <= handicap <= rules.NUM_ISLANDS - 1:
+        if (
+            isinstance(handicap, bool)
+            or not isinstance(handicap, (int, np.integer))
+            or not 0 <= handicap <= rules.NUM_ISLANDS - 1
+        ):
             raise ValueError(f"handicap must be an integer 0..{rules.NUM_ISLANDS - 1}; got {handicap!r}")
         names = {"fire": rules.FIRE, "ice": rules.ICE, rules.FIRE: rules.FIRE, rules.ICE: rules.ICE}
         if isinstance(handicap_player, bool) or handicap_player not in names:
@@ -240,9 +270,12 @@ class FireAndIce(TwinEnv):
         seat_key, board_key = jax.random.split(key)
         first_player = jnp.int32(jax.random.bernoulli(seat_key))
         x = initial_game(board_key, self.handicap, self.handicap_player)
-        return State(current_player=first_player, legal_action_mask=legal_action_mask(x),  # type: ignore[call-arg]
-                     _first_player=first_player, _x=x)
-
+        return State(
+            current_player=first_player,
+            legal_action_mask=legal_action_mask(x),  # type: ignore[call-arg]
+            _first_player=first_player,
+            _x=x,
+        )
 
     def random_action(self, state: pgx_core.State, key: jax.Array) -> jax.Array:
         """A uniformly random legal action (:func:`random_legal_action`; 0 once the game is over)."""

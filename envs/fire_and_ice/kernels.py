@@ -16,7 +16,6 @@ import numpy as np
 from numba import njit
 
 from polarzoo.envs._common.kernels import clear_step, record_end
-
 from polarzoo.envs.fire_and_ice import rules
 
 _N = rules.NUM_POSITIONS
@@ -164,8 +163,25 @@ def mask_games(board, to_move, winner, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def step_games(board, to_move, supply, moves, winner, control, actions, active, auto_reset, observer,  # type: ignore[no-untyped-def]
-               observation, mask, final_observation, rewards, terminated, winner_out, mover_out):
+def step_games(
+    board,
+    to_move,
+    supply,
+    moves,
+    winner,
+    control,
+    actions,
+    active,
+    auto_reset,
+    observer,  # type: ignore[no-untyped-def]
+    observation,
+    mask,
+    final_observation,
+    rewards,
+    terminated,
+    winner_out,
+    mover_out,
+):
     """One step of every game: play ``actions[g]`` where ``active[g]``, decide, record the
     finished games (rewards, winner, their final observation seen by ``observer[g]``, -1: the
     mover), reset them if ``auto_reset``, and write every game's next observation and mask."""
@@ -250,7 +266,7 @@ def _playout(board, supply, control, to_move, winner, seed, limit):  # type: ign
     return winner
 
 
-def playout_winner(state: "rules.State", rng: np.random.Generator, limit: int = 200) -> int:
+def playout_winner(state: rules.State, rng: np.random.Generator, limit: int = 200) -> int:
     """Uniformly random play from ``state`` (left unchanged) to the end or ``limit`` plies, in
     one compiled call; the winner or -1.  MCTS rollouts use it."""
     if state.winner >= 0:

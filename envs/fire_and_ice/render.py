@@ -54,9 +54,7 @@ COLOURS = {rules.FIRE: (220, 45, 40), rules.ICE: (40, 205, 215)}
 # The Fano pattern in the plane (y down): position 1 on top, 2/3 edge midpoints, 4 centre,
 # 5/7 bottom corners, 6 bottom midpoint; circumradius 1 around the centroid.
 _S3 = math.sqrt(3.0)
-_PATTERN = np.array(
-    [[0, -1], [-_S3 / 4, -0.25], [_S3 / 4, -0.25], [0, 0], [-_S3 / 2, 0.5], [0, 0.5], [_S3 / 2, 0.5]]
-)
+_PATTERN = np.array([[0, -1], [-_S3 / 4, -0.25], [_S3 / 4, -0.25], [0, 0], [-_S3 / 2, 0.5], [0, 0.5], [_S3 / 2, 0.5]])
 _CENTRE = np.array([WIDTH / 2, 300.0])
 _BIG_RADIUS = 220.0
 _ISLAND_RADIUS = 0.3 * _BIG_RADIUS  # islands must not overlap: below a third of the big radius
@@ -133,7 +131,7 @@ def render_rgb(
 
 # ------------------------------------------------------------------------------ svg drawing
 def _hex(colour: tuple[int, int, int]) -> str:
-    return "#%02x%02x%02x" % colour
+    return "#" + "".join(f"{channel:02x}" for channel in colour)
 
 
 def hole_name(hole: int) -> str:
@@ -153,26 +151,37 @@ def render_svg(board: NDArray[np.int8], last_action: int = -1, show_control: boo
     last_from = last_to = -1
     if 0 <= last_action < rules.PASS:
         last_from, last_to = divmod(int(last_action), rules.NUM_HOLES)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} 520" class="board fire-and-ice">',
-             f'<rect width="{WIDTH}" height="520" fill="{_hex(_WATER)}"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} 520" class="board fire-and-ice">',
+        f'<rect width="{WIDTH}" height="520" fill="{_hex(_WATER)}"/>',
+    ]
     for island, centre in enumerate(ISLAND_CENTRES):
         corners = " ".join(f"{x:.1f},{y:.1f}" for x, y in (centre + _ISLAND_RADIUS * _PATTERN[p] for p in (0, 4, 6)))
         owner = int(control[island])
         stroke = f' stroke="{_hex(COLOURS[owner])}" stroke-width="6" stroke-linejoin="round"' if owner >= 0 else ""
         name = rules.COLOUR_NAMES[owner] if owner >= 0 else "none"
-        parts.append(f'<polygon class="island" data-island="{rules.ISLAND_LETTERS[island]}" data-control="{name}" '
-                     f'points="{corners}" fill="{_hex(_ISLAND)}"{stroke}/>')
+        parts.append(
+            f'<polygon class="island" data-island="{rules.ISLAND_LETTERS[island]}" data-control="{name}" '
+            f'points="{corners}" fill="{_hex(_ISLAND)}"{stroke}/>'
+        )
         apex = centre + _ISLAND_RADIUS * _PATTERN[0]
-        parts.append(f'<text x="{apex[0] + 10:.1f}" y="{apex[1] + 14:.1f}" fill="#f0f0f0" font-size="20" '
-                     f'font-family="sans-serif">{rules.ISLAND_LETTERS[island]}</text>')
+        parts.append(
+            f'<text x="{apex[0] + 10:.1f}" y="{apex[1] + 14:.1f}" fill="#f0f0f0" font-size="20" '
+            f'font-family="sans-serif">{rules.ISLAND_LETTERS[island]}</text>'
+        )
     for hole, (x, y) in enumerate(HOLE_CENTRES):
         value = int(board[hole])
         extra = " last-from" if hole == last_from else (" last-to" if hole == last_to else "")
         piece = "" if value == rules.EMPTY else rules.COLOUR_NAMES[value - 1]
-        inner = (f'<circle r="5" fill="{_hex(_HOLE)}"/>' if not piece else
-                 f'<circle class="peg {piece}" r="9" fill="{_hex(COLOURS[value - 1])}" stroke="#141414" stroke-width="1"/>')
-        parts.append(f'<g class="cell{extra}" data-cell="{hole}" data-name="{hole_name(hole)}" data-piece="{piece}" '
-                     f'transform="translate({x:.1f},{y:.1f})"><circle class="hit" r="14" fill="transparent"/>{inner}'
-                     f'<circle class="ring" r="13" fill="none" stroke-width="3"/><title>{hole_name(hole)}</title></g>')
+        inner = (
+            f'<circle r="5" fill="{_hex(_HOLE)}"/>'
+            if not piece
+            else f'<circle class="peg {piece}" r="9" fill="{_hex(COLOURS[value - 1])}" stroke="#141414" stroke-width="1"/>'
+        )
+        parts.append(
+            f'<g class="cell{extra}" data-cell="{hole}" data-name="{hole_name(hole)}" data-piece="{piece}" '
+            f'transform="translate({x:.1f},{y:.1f})"><circle class="hit" r="14" fill="transparent"/>{inner}'
+            f'<circle class="ring" r="13" fill="none" stroke-width="3"/><title>{hole_name(hole)}</title></g>'
+        )
     parts.append("</svg>")
     return "".join(parts)

@@ -47,9 +47,7 @@ LINES: NDArray[np.intp] = (
 NUM_LINES = len(LINES)
 
 #: HOLE_LINES[island, line] = the three hole indices of that line on that island.
-HOLE_LINES: NDArray[np.intp] = (
-    np.arange(NUM_ISLANDS)[:, None, None] * NUM_POSITIONS + LINES[None, :, :]
-)
+HOLE_LINES: NDArray[np.intp] = np.arange(NUM_ISLANDS)[:, None, None] * NUM_POSITIONS + LINES[None, :, :]
 
 
 def _move_destinations() -> NDArray[np.intp]:
@@ -134,15 +132,13 @@ class State:
 
     board: NDArray[np.int8] = field(default_factory=lambda: np.zeros(NUM_HOLES, dtype=np.int8))
     to_move: int = FIRE
-    supply: NDArray[np.int16] = field(
-        default_factory=lambda: np.array([PEGS_PER_PLAYER, PEGS_PER_PLAYER], dtype=np.int16)
-    )
+    supply: NDArray[np.int16] = field(default_factory=lambda: np.array([PEGS_PER_PLAYER, PEGS_PER_PLAYER], dtype=np.int16))
     moves_made: int = 0
     plies: int = 0
     winner: int = -1
     last_action: int = -1
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         return State(
             self.board.copy(),
             self.to_move,

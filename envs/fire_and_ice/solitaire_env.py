@@ -188,8 +188,9 @@ class FireAndIceSolitaireEnv(gym.Env):
         if self.render_mode == "ansi":
             return render.render_ansi(self.state.board, self._status(), show_control=False)
         highlight = self._last_action % 49 if self._last_action >= 0 else -1
-        frame = render.render_rgb(self.state.board, self._status(), highlight, show_control=False,
-                                  hole_labels=self.render_hole_labels)
+        frame = render.render_rgb(
+            self.state.board, self._status(), highlight, show_control=False, hole_labels=self.render_hole_labels
+        )
         if self.render_mode == "rgb_array":
             return frame
         from polarzoo.envs._common.render import HumanWindow

@@ -38,7 +38,7 @@ class SolitaireState:
     to_move: int = FIRE
     captures: int = 0
 
-    def copy(self) -> "SolitaireState":
+    def copy(self) -> SolitaireState:
         return SolitaireState(self.board.copy(), self.to_move, self.captures)
 
     @property
@@ -108,6 +108,17 @@ def apply(state: SolitaireState, action: int) -> SolitaireState:
 
 
 __all__ = [
-    "FIRE", "ICE", "NUM_ACTIONS", "PEGS_PER_COLOUR", "TOTAL_CAPTURES", "SolitaireState", "deal",
-    "legal_action_mask", "is_won", "is_over", "explain_illegal", "apply", "apply_inplace",
+    "FIRE",
+    "ICE",
+    "NUM_ACTIONS",
+    "PEGS_PER_COLOUR",
+    "TOTAL_CAPTURES",
+    "SolitaireState",
+    "deal",
+    "legal_action_mask",
+    "is_won",
+    "is_over",
+    "explain_illegal",
+    "apply",
+    "apply_inplace",
 ]

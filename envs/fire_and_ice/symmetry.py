@@ -27,8 +27,11 @@ from polarzoo.envs.fire_and_ice import rules
 
 def _collineations() -> NDArray[np.intp]:
     lines = {frozenset(line.tolist()) for line in rules.LINES}
-    found = [perm for perm in itertools.permutations(range(rules.NUM_POSITIONS))
-             if all(frozenset(perm[p] for p in line) in lines for line in lines)]
+    found = [
+        perm
+        for perm in itertools.permutations(range(rules.NUM_POSITIONS))
+        if all(frozenset(perm[p] for p in line) in lines for line in lines)
+    ]
     return np.array(found, dtype=np.intp)
 
 

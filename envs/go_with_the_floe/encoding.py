@@ -42,8 +42,14 @@ def reference_observation_tensor(
     obs[:, 2] = state.rings
     obs[:, 3] = rules.ON_BOARD
     obs[:, 6] = rules.ON_BOARD & ~state.rings & (state.board == rules.EMPTY)
-    obs[:, _SCALAR_CHANNELS] = (colour == rules.WHITE, state.to_move == colour and state.winner < 0, state.passes > 0,
-                                second_game, scores[0], scores[1])
+    obs[:, _SCALAR_CHANNELS] = (
+        colour == rules.WHITE,
+        state.to_move == colour and state.winner < 0,
+        state.passes > 0,
+        second_game,
+        scores[0],
+        scores[1],
+    )
     return obs.reshape(rules.SIZE, rules.SIZE, NUM_CHANNELS)
 
 

@@ -79,10 +79,16 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from polarzoo.envs._common.aec import TurnBasedAECEnv, turn_based_parallel, default_wrappers
+from polarzoo.envs._common.aec import TurnBasedAECEnv, default_wrappers, turn_based_parallel
 from polarzoo.envs.go_with_the_floe import kernels, render, rules
-from polarzoo.envs.go_with_the_floe.encoding import (MAX_MATCH_SCORE, NUM_CHANNELS, observation_high,  # noqa: F401 (public here too)
-                                                     observation_tensor, reference_observation_tensor)
+from polarzoo.envs.go_with_the_floe.encoding import (  # noqa: F401 (public here too)
+    MAX_MATCH_SCORE,
+    NUM_CHANNELS,
+    observation_high,
+    observation_tensor,
+    reference_observation_tensor,
+)
+
 
 def observation_space() -> spaces.Box:
     return spaces.Box(low=0, high=observation_high(), dtype=np.int8)
@@ -170,8 +176,12 @@ class raw_env(TurnBasedAECEnv):
         self.game_results.append(result)
         for seat, agent in enumerate(self.possible_agents):
             if agent in self.infos:
-                self.infos[agent] = {"games_finished": len(self.game_results), "winner": winner_index,
-                                     "score": self.match_scores[seat], "opponent_score": self.match_scores[1 - seat]}
+                self.infos[agent] = {
+                    "games_finished": len(self.game_results),
+                    "winner": winner_index,
+                    "score": self.match_scores[seat],
+                    "opponent_score": self.match_scores[1 - seat],
+                }
         if self.match and self.game_index == 0:
             self.game_index = 1
             self.state = rules.initial_state()
@@ -182,8 +192,10 @@ class raw_env(TurnBasedAECEnv):
     def result(self) -> dict[str, Any]:
         """``{"game_results": [per finished game: game, winner, winner_colour, score, plies],
         "match_scores": {agent: empty squares won}}``."""
-        return {"game_results": [dict(r) for r in self.game_results],
-                "match_scores": dict(zip(self.possible_agents, self.match_scores))}
+        return {
+            "game_results": [dict(r) for r in self.game_results],
+            "match_scores": dict(zip(self.possible_agents, self.match_scores)),
+        }
 
     def _outcome(self) -> NDArray[np.float32] | None:
         if self.state.winner < 0:

@@ -93,8 +93,11 @@ class State(TwinState, pgx_core.State):
 
         boards = np.asarray(self._x.board).reshape(-1, _SQ)
         rings = np.asarray(self._x.rings).reshape(-1, _SQ)
-        return boards_svg([render_svg(rules.State(board=b.astype(np.int8), rings=r.astype(bool))) for b, r in zip(boards, rings)],
-                          "Go with the Floe", scale or 1.0)
+        return boards_svg(
+            [render_svg(rules.State(board=b.astype(np.int8), rings=r.astype(bool))) for b, r in zip(boards, rings)],
+            "Go with the Floe",
+            scale or 1.0,
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,8 +229,13 @@ def play(x: GameState, action: jax.Array) -> GameState:
     board = jnp.where(is_pass, x.board, board)
     rings = jnp.where(is_pass, x.rings, rings)
     passes = jnp.where(is_pass, x.passes + 1, 0)
-    return GameState(board=board, rings=rings, to_move=1 - x.to_move, passes=passes,  # type: ignore[call-arg]
-                     winner=decide(board, rings, passes))
+    return GameState(
+        board=board,
+        rings=rings,
+        to_move=1 - x.to_move,
+        passes=passes,  # type: ignore[call-arg]
+        winner=decide(board, rings, passes),
+    )
 
 
 def observation(x: GameState, colour: jax.Array) -> jax.Array:
@@ -238,24 +246,48 @@ def observation(x: GameState, colour: jax.Array) -> jax.Array:
     on = jnp.asarray(_ON_BOARD)
     ones = jnp.ones(_SQ, dtype=jnp.bool_)
     zeros = jnp.zeros(_SQ, dtype=jnp.bool_)
-    planes = jnp.stack([x.board == own, x.board == other, x.rings, on, ones & (colour == rules.WHITE),
-                        ones & ((x.to_move == colour) & (x.winner < 0)), on & ~x.rings & (x.board == rules.EMPTY),
-                        ones & (x.passes > 0), zeros, zeros, zeros], axis=-1)
+    planes = jnp.stack(
+        [
+            x.board == own,
+            x.board == other,
+            x.rings,
+            on,
+            ones & (colour == rules.WHITE),
+            ones & ((x.to_move == colour) & (x.winner < 0)),
+            on & ~x.rings & (x.board == rules.EMPTY),
+            ones & (x.passes > 0),
+            zeros,
+            zeros,
+            zeros,
+        ],
+        axis=-1,
+    )
     return planes.astype(jnp.int8).reshape(OBSERVATION_SHAPE)
 
 
 def from_rules(state: rules.State, first_player: int = 0) -> State:
     """The twin's state of a readable-rules position (``rules.State``), ``first_player`` the
     player id of Black: search from a PettingZoo game's position (single games)."""
-    return _from_arrays(np.asarray(state.board, dtype=np.int8), np.asarray(state.rings, dtype=bool), np.int32(state.to_move),
-                        np.int32(state.passes), np.int32(state.winner), np.int32(first_player))
+    return _from_arrays(
+        np.asarray(state.board, dtype=np.int8),
+        np.asarray(state.rings, dtype=bool),
+        np.int32(state.to_move),
+        np.int32(state.passes),
+        np.int32(state.winner),
+        np.int32(first_player),
+    )
 
 
 @jax.jit
 def _from_arrays(board, rings, to_move, passes, winner, first):  # type: ignore[no-untyped-def]
     x = GameState(board=board, rings=rings, to_move=to_move, passes=passes, winner=winner)
-    out = State(current_player=first ^ to_move, legal_action_mask=legal_action_mask(x) | (winner >= 0),  # type: ignore[call-arg]
-                terminated=winner >= 0, _first_player=first, _x=x)
+    out = State(
+        current_player=first ^ to_move,
+        legal_action_mask=legal_action_mask(x) | (winner >= 0),  # type: ignore[call-arg]
+        terminated=winner >= 0,
+        _first_player=first,
+        _x=x,
+    )
     return out.replace(observation=observation(x, to_move))  # type: ignore[attr-defined]
 
 
@@ -272,9 +304,12 @@ class GoWithTheFloe(TwinEnv):
     def _init(self, key: jax.Array) -> State:
         first_player = jnp.int32(jax.random.bernoulli(key))
         x = GameState()
-        return State(current_player=first_player, legal_action_mask=legal_action_mask(x),  # type: ignore[call-arg]
-                     _first_player=first_player, _x=x)
-
+        return State(
+            current_player=first_player,
+            legal_action_mask=legal_action_mask(x),  # type: ignore[call-arg]
+            _first_player=first_player,
+            _x=x,
+        )
 
     @property
     def id(self) -> str:

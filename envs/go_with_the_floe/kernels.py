@@ -15,7 +15,6 @@ import numpy as np
 from numba import njit
 
 from polarzoo.envs._common.kernels import clear_step, record_end
-
 from polarzoo.envs.go_with_the_floe import rules
 
 _SQUARES = rules.NUM_SQUARES
@@ -275,8 +274,24 @@ def mask_games(board, rings, to_move, winner, out):  # type: ignore[no-untyped-d
 
 
 @njit(cache=True, nogil=True)
-def step_games(board, rings, to_move, passes, winner, actions, active, auto_reset, observer,  # type: ignore[no-untyped-def]
-               observation, mask, final_observation, rewards, terminated, winner_out, mover_out):
+def step_games(
+    board,
+    rings,
+    to_move,
+    passes,
+    winner,
+    actions,
+    active,
+    auto_reset,
+    observer,  # type: ignore[no-untyped-def]
+    observation,
+    mask,
+    final_observation,
+    rewards,
+    terminated,
+    winner_out,
+    mover_out,
+):
     """One step of every game (see :func:`polarzoo.envs.fire_and_ice.kernels.step_games`)."""
     moves = np.empty(_MAX_MOVES, dtype=np.int64)
     for g in range(board.shape[0]):
@@ -321,10 +336,13 @@ def _playout(board, rings, to_move, passes, seed, limit):  # type: ignore[no-unt
     return winner
 
 
-def playout_winner(state: "rules.State", rng: np.random.Generator, limit: int = 200) -> int:
+def playout_winner(state: rules.State, rng: np.random.Generator, limit: int = 200) -> int:
     """Uniformly random play from ``state`` (left unchanged) to the end or ``limit`` plies, in
     one compiled call; the winner or -1.  MCTS rollouts use it."""
     if state.winner >= 0:
         return int(state.winner)
-    return int(_playout(state.board.copy(), state.rings.copy(), int(state.to_move), int(state.passes),
-                        int(rng.integers(2**31 - 1)), limit))
+    return int(
+        _playout(
+            state.board.copy(), state.rings.copy(), int(state.to_move), int(state.passes), int(rng.integers(2**31 - 1)), limit
+        )
+    )

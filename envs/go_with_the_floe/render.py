@@ -95,7 +95,9 @@ def render_rgb(state: rules.State, status: str) -> NDArray[np.uint8]:
                 pygame.draw.circle(surface, (90, 90, 90), (centre[0] + dx, centre[1] - 15), 6, width=2)
             pygame.draw.circle(surface, (20, 20, 20), centre[:1] + (centre[1] + 4,), 4)
     for i in range(rules.SIZE):
-        surface.blit(font.render(rules.COLUMNS[i], True, (230, 230, 230)), (MARGIN + i * CELL + CELL // 2 - 5, HEIGHT_BOARD - MARGIN + 6))
+        surface.blit(
+            font.render(rules.COLUMNS[i], True, (230, 230, 230)), (MARGIN + i * CELL + CELL // 2 - 5, HEIGHT_BOARD - MARGIN + 6)
+        )
         surface.blit(font.render(str(i + 1), True, (230, 230, 230)), (8, MARGIN + (rules.SIZE - 1 - i) * CELL + CELL // 2 - 8))
     surface.blit(font.render(status, True, (240, 240, 240)), (12, HEIGHT - 32))
     return surface_to_array(surface)
@@ -103,7 +105,7 @@ def render_rgb(state: rules.State, status: str) -> NDArray[np.uint8]:
 
 # ------------------------------------------------------------------------------ svg drawing
 def _hex(colour: tuple[int, int, int]) -> str:
-    return "#%02x%02x%02x" % colour
+    return "#" + "".join(f"{channel:02x}" for channel in colour)
 
 
 def square_name(sq: int) -> str:
@@ -122,8 +124,10 @@ def render_svg(state: rules.State) -> str:
     last_from = last_to = -1
     if 0 <= state.last_action < rules.PASS:
         last_from, last_to = rules.decode_action(state.last_action)[0], rules.action_destination(state.last_action)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT_BOARD}" class="board go-with-the-floe">',
-             f'<rect width="{WIDTH}" height="{HEIGHT_BOARD}" fill="{_hex(_WATER)}"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT_BOARD}" class="board go-with-the-floe">',
+        f'<rect width="{WIDTH}" height="{HEIGHT_BOARD}" fill="{_hex(_WATER)}"/>',
+    ]
     half = CELL // 2
     for sq in range(rules.NUM_SQUARES):
         if not rules.ON_BOARD[sq]:
@@ -136,17 +140,29 @@ def render_svg(state: rules.State) -> str:
         if ring:
             inner.append(f'<circle r="{CELL // 3}" fill="{_hex(_WATER)}" stroke="{_hex(_RING)}" stroke-width="4"/>')
         if piece == "seal":
-            inner.append('<g class="piece seal" fill="#2d2d37"><ellipse cx="-4" cy="3" rx="20" ry="15"/><circle cx="16" cy="-8" r="8"/></g>')
+            inner.append(
+                '<g class="piece seal" fill="#2d2d37"><ellipse cx="-4" cy="3" rx="20" ry="15"/><circle cx="16" cy="-8" r="8"/></g>'
+            )
         elif piece == "bear":
-            inner.append('<g class="piece bear" fill="#fafafa" stroke="#5a5a5a" stroke-width="2"><circle cx="-11" cy="-15" r="6"/>'
-                         f'<circle cx="11" cy="-15" r="6"/><circle r="{CELL // 3}"/><circle cy="4" r="4" fill="#141414" stroke="none"/></g>')
-        inner.append(f'<rect class="ring" x="{-half + 3}" y="{-half + 3}" width="{CELL - 6}" height="{CELL - 6}" fill="none" stroke-width="4"/>')
-        parts.append(f'<g class="cell{extra}" data-cell="{sq}" data-name="{square_name(sq)}" data-piece="{piece}" data-ring="{ring}" '
-                     f'transform="translate({x},{y})">{"".join(inner)}<title>{square_name(sq)}</title></g>')
+            inner.append(
+                '<g class="piece bear" fill="#fafafa" stroke="#5a5a5a" stroke-width="2"><circle cx="-11" cy="-15" r="6"/>'
+                f'<circle cx="11" cy="-15" r="6"/><circle r="{CELL // 3}"/><circle cy="4" r="4" fill="#141414" stroke="none"/></g>'
+            )
+        inner.append(
+            f'<rect class="ring" x="{-half + 3}" y="{-half + 3}" width="{CELL - 6}" height="{CELL - 6}" fill="none" stroke-width="4"/>'
+        )
+        parts.append(
+            f'<g class="cell{extra}" data-cell="{sq}" data-name="{square_name(sq)}" data-piece="{piece}" data-ring="{ring}" '
+            f'transform="translate({x},{y})">{"".join(inner)}<title>{square_name(sq)}</title></g>'
+        )
     for i in range(rules.SIZE):
-        parts.append(f'<text x="{MARGIN + i * CELL + half}" y="{HEIGHT_BOARD - 8}" fill="#e6e6e6" font-size="18" '
-                     f'font-family="sans-serif" text-anchor="middle">{rules.COLUMNS[i]}</text>')
-        parts.append(f'<text x="14" y="{MARGIN + (rules.SIZE - 1 - i) * CELL + half + 6}" fill="#e6e6e6" font-size="18" '
-                     f'font-family="sans-serif" text-anchor="middle">{i + 1}</text>')
+        parts.append(
+            f'<text x="{MARGIN + i * CELL + half}" y="{HEIGHT_BOARD - 8}" fill="#e6e6e6" font-size="18" '
+            f'font-family="sans-serif" text-anchor="middle">{rules.COLUMNS[i]}</text>'
+        )
+        parts.append(
+            f'<text x="14" y="{MARGIN + (rules.SIZE - 1 - i) * CELL + half + 6}" fill="#e6e6e6" font-size="18" '
+            f'font-family="sans-serif" text-anchor="middle">{i + 1}</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)

@@ -71,9 +71,7 @@ _FILE_A = sum(1 << (8 * r) for r in range(SIZE))
 NOT_FILE_A_BITS = _ALL_BITS & ~_FILE_A
 NOT_FILE_H_BITS = _ALL_BITS & ~(_FILE_A << 7)
 ON_BOARD_BITS = sum(1 << sq for sq in range(NUM_SQUARES) if ON_BOARD[sq])
-KING_NEIGHBOURS_BITS = [
-    sum(1 << int(t) for t in TARGET[sq, :, 0] if t >= 0) for sq in range(NUM_SQUARES)
-]
+KING_NEIGHBOURS_BITS = [sum(1 << int(t) for t in TARGET[sq, :, 0] if t >= 0) for sq in range(NUM_SQUARES)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -113,7 +111,7 @@ def action_destination(action: int) -> int:
     return int(TARGET[from_sq, direction, distance - 1])
 
 
-def action_to_notation(action: int, state: "State | None" = None) -> str:
+def action_to_notation(action: int, state: State | None = None) -> str:
     """``"B2-C3"``, ``"G2xF3"`` for a capture (needs ``state`` to tell), or ``"pass"``."""
     if action == PASS:
         return "pass"
@@ -122,8 +120,13 @@ def action_to_notation(action: int, state: "State | None" = None) -> str:
     col, row = from_sq % SIZE + dc * distance, from_sq // SIZE + dr * distance
     on_board = 0 <= col < SIZE and 0 <= row < SIZE
     destination = f"{COLUMNS[col]}{row + 1}" if on_board else "??"
-    capture = (state is not None and on_board and distance == 1 and state.board[row * SIZE + col] == SEAL
-               and state.board[from_sq] == BEAR)
+    capture = (
+        state is not None
+        and on_board
+        and distance == 1
+        and state.board[row * SIZE + col] == SEAL
+        and state.board[from_sq] == BEAR
+    )
     return f"{square_name(from_sq)}{'x' if capture else '-'}{destination}"
 
 
@@ -171,7 +174,7 @@ class State:
     winner: int = -1
     last_action: int = -1
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         return State(self.board.copy(), self.rings.copy(), self.to_move, self.passes, self.plies, self.winner, self.last_action)
 
     @property
@@ -392,7 +395,9 @@ def empty_squares(state: State) -> int:
 _SQUARE_COLS = np.arange(NUM_SQUARES) % SIZE
 _SQUARE_ROWS = np.arange(NUM_SQUARES) // SIZE
 #: KING_DISTANCE[a, b]: king-move (Chebyshev) distance between squares a and b.
-KING_DISTANCE: NDArray[np.int64] = np.maximum(np.abs(_SQUARE_COLS[:, None] - _SQUARE_COLS), np.abs(_SQUARE_ROWS[:, None] - _SQUARE_ROWS))
+KING_DISTANCE: NDArray[np.int64] = np.maximum(
+    np.abs(_SQUARE_COLS[:, None] - _SQUARE_COLS), np.abs(_SQUARE_ROWS[:, None] - _SQUARE_ROWS)
+)
 
 
 def shaping_potentials(boards: NDArray[np.int8], colours: NDArray[np.integer]) -> NDArray[np.float32]:
@@ -412,4 +417,3 @@ def shaping_potentials(boards: NDArray[np.int8], colours: NDArray[np.integer]) -
 def shaping_potential(state: State, colour: int) -> float:
     """:func:`shaping_potentials` of one state."""
     return float(shaping_potentials(state.board[None], np.array([colour]))[0])
-

@@ -30,8 +30,7 @@ def _tables() -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     square, rest = np.divmod(moves, rules.ACTIONS_PER_SQUARE)
     direction, step = np.divmod(rest, 2)
     mirror_actions = actions.copy()
-    mirror_actions[: rules.PASS] = (rules.ACTIONS_PER_SQUARE * mirror_squares[square] + 2 * DIRECTION_MIRROR[direction]
-                                    + step)
+    mirror_actions[: rules.PASS] = rules.ACTIONS_PER_SQUARE * mirror_squares[square] + 2 * DIRECTION_MIRROR[direction] + step
     squares_table = np.stack([squares, mirror_squares]).astype(np.intp)
     actions_table = np.stack([actions, mirror_actions])
     squares_table.setflags(write=False)

@@ -93,7 +93,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from polarzoo.envs._common.aec import check_number, TurnBasedAECEnv, turn_based_parallel, check_choice, default_wrappers
+from polarzoo.envs._common.aec import TurnBasedAECEnv, check_choice, check_number, default_wrappers, turn_based_parallel
 from polarzoo.envs.thin_ice import rules
 from polarzoo.envs.thin_ice.physics import IDLE_PIECES, NUM_ORIENTATIONS, NUM_PIECES, MuJoCoPiles, PhysicsConfig, PhysicsError
 
@@ -105,10 +105,16 @@ POSITION_SCALE = 0.25
 #: (T: four pieces on the table, A: three pieces touching nothing, N: tip in inner tip), -1 if none.
 OUT_RULE_CODES = "TAN"
 
+
 class raw_env(TurnBasedAECEnv):
     """Thin Ice AEC environment on MuJoCo physics (see the module docstring)."""
 
-    metadata = {"name": "thin_ice_v0", "render_modes": ["ansi", "rgb_array", "human"], "is_parallelizable": False, "render_fps": 2}
+    metadata = {
+        "name": "thin_ice_v0",
+        "render_modes": ["ansi", "rgb_array", "human"],
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
     max_plies = 5000
 
     def __init__(
@@ -134,7 +140,8 @@ class raw_env(TurnBasedAECEnv):
         tremor_mm = check_number("tremor_mm", tremor_mm, 0.0, 5.0, "mm")
         self.physics_config = PhysicsConfig(
             table_friction=check_number("table_friction", table_friction, 0.05, 3.0),
-            piece_friction=check_number("piece_friction", piece_friction, 0.05, 3.0), tremor_position=tremor_mm / 1000,
+            piece_friction=check_number("piece_friction", piece_friction, 0.05, 3.0),
+            tremor_position=tremor_mm / 1000,
             tremor_tilt_degrees=check_number("tremor_degrees", tremor_degrees, 0.0, 10.0, "degrees"),
             settle_cap_seconds=check_number("settle_cap_seconds", settle_cap_seconds, 0.1, 30.0, "seconds"),
             settle_steps=check_choice("settle_steps", settle_steps, range(1, 1001)),
@@ -211,8 +218,11 @@ class raw_env(TurnBasedAECEnv):
     def _end_infos(self) -> dict[str, dict[str, Any]]:
         s = self.game.state
         return {
-            agent: {"points": float(s.points[i]), "out_rule": OUT_RULE_CODES.find(s.out_rule[i]) if s.out_rule[i] else -1,
-                    "out_round": int(s.out_round[i])}
+            agent: {
+                "points": float(s.points[i]),
+                "out_rule": OUT_RULE_CODES.find(s.out_rule[i]) if s.out_rule[i] else -1,
+                "out_round": int(s.out_round[i]),
+            }
             for i, agent in enumerate(self.possible_agents)
         }
 
@@ -221,9 +231,11 @@ class raw_env(TurnBasedAECEnv):
         (points are 0.0 until the game ends, as in ``infos``)."""
         s = self.game.state
         points = s.points if s.points else [0.0] * self.num_players
-        return {"points": {a: float(points[i]) for i, a in enumerate(self.possible_agents)},
-                "out_rule": {a: (s.out_rule[i] or None) for i, a in enumerate(self.possible_agents)},
-                "out_round": {a: int(s.out_round[i]) for i, a in enumerate(self.possible_agents)}}
+        return {
+            "points": {a: float(points[i]) for i, a in enumerate(self.possible_agents)},
+            "out_rule": {a: (s.out_rule[i] or None) for i, a in enumerate(self.possible_agents)},
+            "out_round": {a: int(s.out_round[i]) for i, a in enumerate(self.possible_agents)},
+        }
 
     def _plies(self) -> int:
         return self._plies_taken
@@ -247,13 +259,24 @@ class raw_env(TurnBasedAECEnv):
         players = []
         for i, agent in enumerate(self.possible_agents):
             pieces = "".join(rules.SIZE_LETTERS[size] for size, inside in zip(s.slot_sizes[i], s.slot_in_pile[i]) if inside)
-            players.append({"agent": agent, "out": s.out_rule[i] if s.out_round[i] >= 0 else "", "pieces": pieces,
-                            "points": float(s.points[i]) if s.points else None})
-        return {"status": self.status(), "players": players, "phase": rules.PHASE_NAMES[s.phase],
-                "call": rules.CALLS[s.current_call] if s.current_call >= 0 else None,
-                "pending": "".join(rules.SIZE_LETTERS[x] for x in s.pending),
-                "in_hand": rules.SIZE_LETTERS[s.slot_sizes[s.adder][s.in_hand]] if s.in_hand >= 0 else None,
-                "supply": [int(x) for x in s.supply], "grid": int(self.grid)}
+            players.append(
+                {
+                    "agent": agent,
+                    "out": s.out_rule[i] if s.out_round[i] >= 0 else "",
+                    "pieces": pieces,
+                    "points": float(s.points[i]) if s.points else None,
+                }
+            )
+        return {
+            "status": self.status(),
+            "players": players,
+            "phase": rules.PHASE_NAMES[s.phase],
+            "call": rules.CALLS[s.current_call] if s.current_call >= 0 else None,
+            "pending": "".join(rules.SIZE_LETTERS[x] for x in s.pending),
+            "in_hand": rules.SIZE_LETTERS[s.slot_sizes[s.adder][s.in_hand]] if s.in_hand >= 0 else None,
+            "supply": [int(x) for x in s.supply],
+            "grid": int(self.grid),
+        }
 
     def move_parts(self, action: int) -> dict[str, Any]:
         """``action``, ``notation`` and :func:`rules.action_parts` (a pick-up adds the ``size`` of
@@ -331,7 +354,9 @@ class raw_env(TurnBasedAECEnv):
         """What an action can change: the piles (``only`` that player's, for one action), the
         slots, the game state and the generator."""
         return {
-            "piles": [pile.snapshot() if only is None or player == only else None for player, pile in enumerate(self.piles.piles)],
+            "piles": [
+                pile.snapshot() if only is None or player == only else None for player, pile in enumerate(self.piles.piles)
+            ],
             "slot_piece": [list(pieces) for pieces in self.piles.slot_piece],
             "game": self.game.state.copy(),
             "rng": self.np_random.bit_generator.state,  # a new dict of ints at every read
@@ -350,14 +375,33 @@ class raw_env(TurnBasedAECEnv):
         AEC bookkeeping)."""
         import copy
 
-        return {**self._move_snapshot(), "config": self._configuration(),
-                "env": copy.deepcopy((self.rewards, self._cumulative_rewards, self.terminations, self.truncations, self.infos,
-                                      self.agents, self.agent_selection, self._plies_taken, self.physics_error))}
+        return {
+            **self._move_snapshot(),
+            "config": self._configuration(),
+            "env": copy.deepcopy(
+                (
+                    self.rewards,
+                    self._cumulative_rewards,
+                    self.terminations,
+                    self.truncations,
+                    self.infos,
+                    self.agents,
+                    self.agent_selection,
+                    self._plies_taken,
+                    self.physics_error,
+                )
+            ),
+        }
 
     def _configuration(self) -> dict[str, Any]:
         """What a snapshot must match to be restored here (the piles' scenes and the game's sizes)."""
-        return {"num_players": self.num_players, "grid": self.grid, "pitch": self.pitch,
-                "max_rearrangements": self.max_rearrangements, "physics": self.physics_config}
+        return {
+            "num_players": self.num_players,
+            "grid": self.grid,
+            "pitch": self.pitch,
+            "max_rearrangements": self.max_rearrangements,
+            "physics": self.physics_config,
+        }
 
     def restore(self, snapshot: dict[str, Any]) -> None:
         """Put back a :meth:`snapshot` of this env (or of an env of the same configuration);
@@ -374,8 +418,17 @@ class raw_env(TurnBasedAECEnv):
             differ = [f"{key}={saved[key]!r} (this env: {mine[key]!r})" for key in mine if saved.get(key) != mine[key]]
             raise ValueError("the snapshot is of a Thin Ice env of another configuration: " + "; ".join(differ))
         self._restore_move(snapshot)
-        (self.rewards, self._cumulative_rewards, self.terminations, self.truncations, self.infos, self.agents,
-         self.agent_selection, self._plies_taken, self.physics_error) = copy.deepcopy(snapshot["env"])
+        (
+            self.rewards,
+            self._cumulative_rewards,
+            self.terminations,
+            self.truncations,
+            self.infos,
+            self.agents,
+            self.agent_selection,
+            self._plies_taken,
+            self.physics_error,
+        ) = copy.deepcopy(snapshot["env"])
         self._mask = self._legal_mask()
 
     def __getstate__(self) -> dict[str, Any]:

@@ -13,8 +13,8 @@ Wilson intervals overlap.  ``tests/test_thin_ice_physics.py`` runs it on every c
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -40,18 +40,38 @@ SCENARIOS: dict[str, list[Placement]] = {
     "mixed 2": [(M, (1, -1), LYING_PX), (M, (0, 1), LYING_MX), (M, (1, 0), LYING_MX), (M, (1, 0), UPRIGHT)],
     "mixed 3": [(M, (0, 0), LYING_MY), (M, (0, 1), LYING_MX), (M, (0, 0), LYING_MX), (L, (-1, 1), LYING_PY)],
     "mixed 4": [(S, (1, -1), LYING_PX), (M, (0, 0), LYING_PY), (S, (0, 0), LYING_PY), (L, (-1, 0), LYING_MX)],
-    "mixed 5": [(L, (1, 1), LYING_MX), (S, (1, -1), LYING_PY), (M, (0, -1), LYING_MY), (M, (0, 0), LYING_PY),
-                (L, (1, -1), LYING_MY)],
+    "mixed 5": [
+        (L, (1, 1), LYING_MX),
+        (S, (1, -1), LYING_PY),
+        (M, (0, -1), LYING_MY),
+        (M, (0, 0), LYING_PY),
+        (L, (1, -1), LYING_MY),
+    ],
     "mixed 6": [(S, (0, 0), LYING_MX), (M, (0, 0), LYING_PY), (S, (-1, -1), LYING_PX), (L, (1, 1), LYING_PX)],
-    "mixed 7": [(S, (-1, 0), LYING_MX), (L, (1, 0), LYING_MX), (L, (1, -1), LYING_MY), (L, (-1, -1), LYING_MY),
-                (L, (1, -1), UPRIGHT)],
+    "mixed 7": [
+        (S, (-1, 0), LYING_MX),
+        (L, (1, 0), LYING_MX),
+        (L, (1, -1), LYING_MY),
+        (L, (-1, -1), LYING_MY),
+        (L, (1, -1), UPRIGHT),
+    ],
     "mixed 8": [(L, (0, -1), LYING_MX), (M, (0, 1), LYING_MX), (M, (1, -1), LYING_MY), (M, (1, 1), LYING_MY)],
-    "mixed 9": [(L, (-1, 0), LYING_PY), (S, (0, 1), LYING_MX), (L, (1, 1), LYING_PY), (M, (1, -1), LYING_MX),
-                (L, (0, 0), LYING_PX)],
+    "mixed 9": [
+        (L, (-1, 0), LYING_PY),
+        (S, (0, 1), LYING_MX),
+        (L, (1, 1), LYING_PY),
+        (M, (1, -1), LYING_MX),
+        (L, (0, 0), LYING_PX),
+    ],
     "mixed 10": [(L, (-1, 1), LYING_PY), (M, (0, 0), LYING_MX), (M, (-1, -1), UPRIGHT), (L, (0, 1), UPRIGHT)],
     "mixed 11": [(L, (1, 0), LYING_MY), (M, (0, -1), LYING_MX), (S, (0, 1), LYING_PY), (M, (0, 0), LYING_PY)],
-    "mixed 12": [(L, (0, 0), LYING_MX), (S, (1, 0), UPRIGHT), (L, (1, 0), LYING_PY), (S, (1, -1), LYING_MX),
-                 (L, (0, 0), LYING_MX)],
+    "mixed 12": [
+        (L, (0, 0), LYING_MX),
+        (S, (1, 0), UPRIGHT),
+        (L, (1, 0), LYING_PY),
+        (S, (1, -1), LYING_MX),
+        (L, (0, 0), LYING_MX),
+    ],
 }
 
 
@@ -95,8 +115,9 @@ class Comparison:
         return "\n".join(lines)
 
 
-def compare(reference: PhysicsConfig, candidate: PhysicsConfig, seeds: int,
-            scenarios: dict[str, list[Placement]] | None = None) -> Comparison:
+def compare(
+    reference: PhysicsConfig, candidate: PhysicsConfig, seeds: int, scenarios: dict[str, list[Placement]] | None = None
+) -> Comparison:
     """Every scenario under both settings with seeds ``0..seeds-1`` (the same tremor draws)."""
     scenarios = scenarios or SCENARIOS
     counts: tuple[dict[str, Counter], dict[str, Counter]] = ({}, {})

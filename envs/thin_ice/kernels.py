@@ -31,8 +31,22 @@ RULE_LETTERS = (None, "T", "A", "N")
 
 
 @njit(cache=True, nogil=True)
-def contacts(contact_geom, geom_piece, xpos, xmat, piece_body, piece_size, apex_heights, inner_apex_heights,
-             nest_cos, nest_distance, on_table, touching, pair, nested):  # type: ignore[no-untyped-def]
+def contacts(
+    contact_geom,
+    geom_piece,
+    xpos,
+    xmat,
+    piece_body,
+    piece_size,
+    apex_heights,
+    inner_apex_heights,
+    nest_cos,
+    nest_distance,
+    on_table,
+    touching,
+    pair,
+    nested,
+):  # type: ignore[no-untyped-def]
     """Fill ``on_table`` / ``touching`` (15,) bools from MuJoCo's contact geom pairs (ncon, 2)
     (``geom_piece``: geom -> piece, -1 = table) and write the nested (inner, outer) pairs into
     ``nested`` (k, 2); returns k.
@@ -105,8 +119,27 @@ def rule(on_table, touching, in_play, nested_count):  # type: ignore[no-untyped-
 
 
 @njit(cache=True, nogil=True)
-def check_pile(contact_geom, geom_piece, in_play, xpos, xmat, qpos, qvel, piece_body, piece_size, apex_heights,
-               inner_apex_heights, nest_cos, nest_distance, world_limit, dofs, on_table, touching, pair, nested):  # type: ignore[no-untyped-def]
+def check_pile(
+    contact_geom,
+    geom_piece,
+    in_play,
+    xpos,
+    xmat,
+    qpos,
+    qvel,
+    piece_body,
+    piece_size,
+    apex_heights,
+    inner_apex_heights,
+    nest_cos,
+    nest_distance,
+    world_limit,
+    dofs,
+    on_table,
+    touching,
+    pair,
+    nested,
+):  # type: ignore[no-untyped-def]
     """After one ``mj_step``: (status, rule, linear speed, angular speed).
 
     ``status`` is :data:`SOUND`, :data:`NOT_FINITE` (NaN or infinity in ``qpos`` / ``qvel``) or
@@ -125,8 +158,22 @@ def check_pile(contact_geom, geom_piece, in_play, xpos, xmat, qpos, qvel, piece_
             for k in range(3):
                 if abs(xpos[piece_body[p], k]) > world_limit:
                     return LEFT_WORLD, 0, 0.0, 0.0
-    found = contacts(contact_geom, geom_piece, xpos, xmat, piece_body, piece_size, apex_heights,
-                     inner_apex_heights, nest_cos, nest_distance, on_table, touching, pair, nested)
+    found = contacts(
+        contact_geom,
+        geom_piece,
+        xpos,
+        xmat,
+        piece_body,
+        piece_size,
+        apex_heights,
+        inner_apex_heights,
+        nest_cos,
+        nest_distance,
+        on_table,
+        touching,
+        pair,
+        nested,
+    )
     code = rule(on_table, touching, in_play, found)
     linear = 0.0
     angular = 0.0
@@ -183,10 +230,40 @@ def _clock_ns(typingctx, function, timespec):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True)
-def settle_pile(step_function, model_address, data_address, header_int32, ncon_index, header_float64, time_index,
-                contact_geom, cap, settle_steps, settle_linear, settle_angular, geom_piece, in_play, xpos, xmat, qpos, qvel,
-                piece_body, piece_size, apex_heights, inner_apex_heights, nest_cos, nest_distance, world_limit, dofs,
-                on_table, touching, pair, nested, clock_function, clock):  # type: ignore[no-untyped-def]
+def settle_pile(
+    step_function,
+    model_address,
+    data_address,
+    header_int32,
+    ncon_index,
+    header_float64,
+    time_index,
+    contact_geom,
+    cap,
+    settle_steps,
+    settle_linear,
+    settle_angular,
+    geom_piece,
+    in_play,
+    xpos,
+    xmat,
+    qpos,
+    qvel,
+    piece_body,
+    piece_size,
+    apex_heights,
+    inner_apex_heights,
+    nest_cos,
+    nest_distance,
+    world_limit,
+    dofs,
+    on_table,
+    touching,
+    pair,
+    nested,
+    clock_function,
+    clock,
+):  # type: ignore[no-untyped-def]
     """Step a pile with MuJoCo's C ``mj_step`` (at address ``step_function``) and :func:`check_pile`
     after every step, until a rule holds, the pile is still for ``settle_steps`` steps in a row, or
     ``cap`` steps: (status, rule, steps, settled), ``status`` as :func:`check_pile`'s or
@@ -214,9 +291,27 @@ def settle_pile(step_function, model_address, data_address, header_int32, ncon_i
             return RESET, 0, step, False
         last_time = now
         ncon = header_int32[ncon_index]
-        status, rule, linear, angular = check_pile(contact_geom[:ncon], geom_piece, in_play, xpos, xmat, qpos, qvel,
-                                                   piece_body, piece_size, apex_heights, inner_apex_heights, nest_cos,
-                                                   nest_distance, world_limit, dofs, on_table, touching, pair, nested)
+        status, rule, linear, angular = check_pile(
+            contact_geom[:ncon],
+            geom_piece,
+            in_play,
+            xpos,
+            xmat,
+            qpos,
+            qvel,
+            piece_body,
+            piece_size,
+            apex_heights,
+            inner_apex_heights,
+            nest_cos,
+            nest_distance,
+            world_limit,
+            dofs,
+            on_table,
+            touching,
+            pair,
+            nested,
+        )
         if status:
             return status, 0, step, False
         if rule:
@@ -235,8 +330,9 @@ START_BLOCKED, FELL_THROUGH = -1.0, -2.0
 
 
 @njit(cache=True)
-def _penetrates(kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom, contact_dist,
-                geom_piece, piece):  # type: ignore[no-untyped-def]
+def _penetrates(
+    kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom, contact_dist, geom_piece, piece
+):  # type: ignore[no-untyped-def]
     _call_model_data(kinematics, model_address, data_address)
     _call_model_data(collision, model_address, data_address)
     for c in range(header_int32[ncon_index]):
@@ -283,9 +379,36 @@ def clearance(geom_xpos, geom_rbound, geom_piece, in_play, piece):  # type: igno
 
 
 @njit(cache=True)
-def lower_piece(kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom, contact_dist,
-                geom_piece, in_play, qpos, qvel, geom_xpos, geom_rbound, qpos_address, dof_address, piece, x, y, quaternion,
-                z_free, step, floor, geom_margin, body_margin, body, margin, bisections):  # type: ignore[no-untyped-def]
+def lower_piece(
+    kinematics,
+    collision,
+    model_address,
+    data_address,
+    header_int32,
+    ncon_index,
+    contact_geom,
+    contact_dist,
+    geom_piece,
+    in_play,
+    qpos,
+    qvel,
+    geom_xpos,
+    geom_rbound,
+    qpos_address,
+    dof_address,
+    piece,
+    x,
+    y,
+    quaternion,
+    z_free,
+    step,
+    floor,
+    geom_margin,
+    body_margin,
+    body,
+    margin,
+    bisections,
+):  # type: ignore[no-untyped-def]
     """The lowering of ``PilePhysics.place`` in one call.  The piece starts at ``z_free`` (it
     must be free there: :data:`START_BLOCKED` otherwise); the 1 mm steps (``step``) within its
     :func:`clearance` are passed over without a query; then it comes down a step at a time until
@@ -297,8 +420,18 @@ def lower_piece(kinematics, collision, model_address, data_address, header_int32
     functions at the addresses ``kinematics`` and ``collision``; contacts read in place as in
     :func:`settle_pile`)."""
     _set_height(qpos, qvel, qpos_address, dof_address, x, y, z_free, quaternion)
-    if _penetrates(kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom, contact_dist,
-                   geom_piece, piece):
+    if _penetrates(
+        kinematics,
+        collision,
+        model_address,
+        data_address,
+        header_int32,
+        ncon_index,
+        contact_geom,
+        contact_dist,
+        geom_piece,
+        piece,
+    ):
         return START_BLOCKED
     z = z_free
     for _ in range(max(int(clearance(geom_xpos, geom_rbound, geom_piece, in_play, piece) / step) - 1, 0)):
@@ -306,8 +439,18 @@ def lower_piece(kinematics, collision, model_address, data_address, header_int32
     while True:
         z_next = z - step
         _set_height(qpos, qvel, qpos_address, dof_address, x, y, z_next, quaternion)
-        if _penetrates(kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom,
-                       contact_dist, geom_piece, piece):
+        if _penetrates(
+            kinematics,
+            collision,
+            model_address,
+            data_address,
+            header_int32,
+            ncon_index,
+            contact_geom,
+            contact_dist,
+            geom_piece,
+            piece,
+        ):
             z_contact = z_next
             break
         z = z_next
@@ -332,8 +475,18 @@ def lower_piece(kinematics, collision, model_address, data_address, header_int32
     for _ in range(bisections):
         middle = (z + z_contact) / 2
         _set_height(qpos, qvel, qpos_address, dof_address, x, y, middle, quaternion)
-        if _penetrates(kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom,
-                       contact_dist, geom_piece, piece):
+        if _penetrates(
+            kinematics,
+            collision,
+            model_address,
+            data_address,
+            header_int32,
+            ncon_index,
+            contact_geom,
+            contact_dist,
+            geom_piece,
+            piece,
+        ):
             z_contact = middle
         else:
             z = middle

@@ -54,7 +54,6 @@ NUM_PIECES = 3 * PIECES_PER_SIZE
 PIECE_SIZE = np.repeat(np.arange(3), PIECES_PER_SIZE)
 
 
-
 def inner_apex_drop(size: int) -> float:
     """How far below the outer apex the inner apex lies (the walls are WALL thick)."""
     half = BASE[size] / 2
@@ -72,8 +71,12 @@ def _slab_vertices(size: int, face: int) -> list[tuple[float, float, float]]:
     corners = [(1, -1), (1, 1), (-1, 1), (-1, -1)]
     (ax, ay), (bx, by) = corners[face], corners[(face + 1) % 4]
     return [
-        (ax * half, ay * half, 0.0), (bx * half, by * half, 0.0), (0.0, 0.0, height),
-        (ax * inner_half, ay * inner_half, 0.0), (bx * inner_half, by * inner_half, 0.0), (0.0, 0.0, inner_height),
+        (ax * half, ay * half, 0.0),
+        (bx * half, by * half, 0.0),
+        (0.0, 0.0, height),
+        (ax * inner_half, ay * inner_half, 0.0),
+        (bx * inner_half, by * inner_half, 0.0),
+        (0.0, 0.0, inner_height),
     ]
 
 
@@ -107,9 +110,15 @@ class PhysicsConfig:
 
     def validate(self) -> None:
         checks = {
-            "table_friction": (0.05, 3.0), "piece_friction": (0.05, 3.0), "timestep": (0.0002, 0.005),
-            "tremor_position": (0.0, 0.005), "tremor_tilt_degrees": (0.0, 10.0), "settle_cap_seconds": (0.1, 30.0),
-            "settle_linear": (1e-5, 0.05), "settle_angular": (1e-4, 1.0), "settle_steps": (1, 1000),
+            "table_friction": (0.05, 3.0),
+            "piece_friction": (0.05, 3.0),
+            "timestep": (0.0002, 0.005),
+            "tremor_position": (0.0, 0.005),
+            "tremor_tilt_degrees": (0.0, 10.0),
+            "settle_cap_seconds": (0.1, 30.0),
+            "settle_linear": (1e-5, 0.05),
+            "settle_angular": (1e-4, 1.0),
+            "settle_steps": (1, 1000),
         }
         if self.idle_pieces not in IDLE_PIECES:
             raise ValueError(f"idle_pieces must be one of {', '.join(map(repr, IDLE_PIECES))}; got {self.idle_pieces!r}")
@@ -117,7 +126,11 @@ class PhysicsConfig:
             raise TypeError(f"settle_steps must be a whole number of physics steps; got {self.settle_steps!r}")
         for name, (low, high) in checks.items():
             value = getattr(self, name)
-            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) or not low <= value <= high:
+            if (
+                isinstance(value, (bool, np.bool_))
+                or not isinstance(value, (int, float, np.integer, np.floating))
+                or not low <= value <= high
+            ):
                 raise ValueError(f"{name} must be a number in [{low}, {high}]; got {value!r}")
 
 
@@ -153,11 +166,11 @@ def build_mjcf(config: PhysicsConfig, counts: tuple[int, int, int] | None = None
       <geom density="{DENSITY}" friction="{config.piece_friction} 0.005 0.0001"{collides} rgba="0.8 0.8 0.8 1"/>
     </default>
   </default>
-  <asset>{''.join(meshes)}</asset>
+  <asset>{"".join(meshes)}</asset>
   <worldbody>
     <light pos="0 0 1" dir="0 0 -1" directional="true"/>
     <geom name="table" type="plane" size="2 2 0.1" friction="{config.table_friction} 0.005 0.0001" rgba="0.55 0.6 0.65 1"/>
-    {''.join(bodies)}
+    {"".join(bodies)}
   </worldbody>
 </mujoco>"""
 
@@ -301,11 +314,18 @@ def _find_layout() -> _StructLayout | None:
     if not arena or header.view(np.float64)[time_index] != data.time:
         return None
     return _StructLayout(
-        step=_address(library.mj_step), kinematics=_address(library.mj_kinematics), collision=_address(library.mj_collision),
+        step=_address(library.mj_step),
+        kinematics=_address(library.mj_kinematics),
+        collision=_address(library.mj_collision),
         # CLOCK_MONOTONIC is 1 on Linux only: elsewhere mj_step is not timed (time_mj_step)
-        clock=_address(libc.clock_gettime) if sys.platform.startswith("linux") else 0, ncon=candidates.pop(), time=time_index, arena=arena[0],
-        geom=data.contact.geom.ctypes.data - contacts, dist=data.contact.dist.ctypes.data - contacts,
-        contact_size=data.contact.geom.strides[0], header_bytes=header_bytes,
+        clock=_address(libc.clock_gettime) if sys.platform.startswith("linux") else 0,
+        ncon=candidates.pop(),
+        time=time_index,
+        arena=arena[0],
+        geom=data.contact.geom.ctypes.data - contacts,
+        dist=data.contact.dist.ctypes.data - contacts,
+        contact_size=data.contact.geom.strides[0],
+        header_bytes=header_bytes,
     )
 
 
@@ -331,8 +351,12 @@ class _DataViews:
         size = rows * layout.contact_size
         geoms = np.ctypeslib.as_array((ctypes.c_int32 * (size // 4)).from_address(arena + layout.geom))
         distances = np.ctypeslib.as_array((ctypes.c_double * (size // 8)).from_address(arena + layout.dist))
-        self.contact_geom = np.lib.stride_tricks.as_strided(geoms, shape=(rows, 2), strides=(layout.contact_size, 4), writeable=False)
-        self.contact_dist = np.lib.stride_tricks.as_strided(distances, shape=(rows,), strides=(layout.contact_size,), writeable=False)
+        self.contact_geom = np.lib.stride_tricks.as_strided(
+            geoms, shape=(rows, 2), strides=(layout.contact_size, 4), writeable=False
+        )
+        self.contact_dist = np.lib.stride_tricks.as_strided(
+            distances, shape=(rows,), strides=(layout.contact_size,), writeable=False
+        )
 
 
 #: [nanoseconds inside mj_step, steps, scratch, scratch] of the compiled settle loops while
@@ -435,9 +459,14 @@ class PilePhysics:
         piece_of_slot = np.full(NUM_PIECES, -1, dtype=np.int64)
         piece_of_slot[slot_of[present]] = np.flatnonzero(present)
         geom_piece = np.where(scene.geom_slot >= 0, piece_of_slot[np.maximum(scene.geom_slot, 0)], -1)  # -1: the table
-        maps = (np.where(present, scene.slot_body[safe], 0), np.where(present, scene.slot_qpos[safe], -1),
-                np.where(present, scene.slot_dof[safe], -1), geom_piece,
-                [np.flatnonzero(geom_piece == p) for p in range(NUM_PIECES)], present)
+        maps = (
+            np.where(present, scene.slot_body[safe], 0),
+            np.where(present, scene.slot_qpos[safe], -1),
+            np.where(present, scene.slot_dof[safe], -1),
+            geom_piece,
+            [np.flatnonzero(geom_piece == p) for p in range(NUM_PIECES)],
+            present,
+        )
         for array in maps:  # shared by every use of this scene with these pieces in play
             if isinstance(array, np.ndarray):
                 array.flags.writeable = False
@@ -507,8 +536,17 @@ class PilePhysics:
         :meth:`axes`, touching the table (``contacts().on_table``), in one compiled call
         (:func:`kernels.pile_features`; what the env's observation reads)."""
         data = self.data
-        _kernels.pile_features(data.xpos, data.xmat, self.piece_body, self._present, PARKING, self._contact_geoms(),
-                               self.geom_piece, position_scale, out)
+        _kernels.pile_features(
+            data.xpos,
+            data.xmat,
+            self.piece_body,
+            self._present,
+            PARKING,
+            self._contact_geoms(),
+            self.geom_piece,
+            position_scale,
+            out,
+        )
         return out
 
     def axes(self) -> NDArray[np.float64]:
@@ -536,15 +574,30 @@ class PilePhysics:
         data = self.data
         on_table = np.zeros(NUM_PIECES, dtype=bool)
         touching = np.zeros(NUM_PIECES, dtype=bool)
-        found = _kernels.contacts(self._contact_geoms(), self.geom_piece, data.xpos, data.xmat, self.piece_body, PIECE_SIZE,
-                                  _HEIGHTS, _INNER_APEX_HEIGHTS, self._nest_cos, self.NEST_DISTANCE, on_table, touching,
-                                  self._pair_buffer, self._nested_buffer)
+        found = _kernels.contacts(
+            self._contact_geoms(),
+            self.geom_piece,
+            data.xpos,
+            data.xmat,
+            self.piece_body,
+            PIECE_SIZE,
+            _HEIGHTS,
+            _INNER_APEX_HEIGHTS,
+            self._nest_cos,
+            self.NEST_DISTANCE,
+            on_table,
+            touching,
+            self._pair_buffer,
+            self._nested_buffer,
+        )
         return Contacts(on_table, touching, [(int(i), int(o)) for i, o in self._nested_buffer[:found]])
 
     def rule_violated(self, contacts: Contacts | None = None) -> str | None:
         """``"T"``, ``"A"``, ``"N"`` or ``None`` for the pile as it is now."""
         contacts = contacts or self.contacts()
-        return _kernels.RULE_LETTERS[_kernels.rule(contacts.on_table, contacts.touching_piece, self.in_play, len(contacts.nested_pairs))]
+        return _kernels.RULE_LETTERS[
+            _kernels.rule(contacts.on_table, contacts.touching_piece, self.in_play, len(contacts.nested_pairs))
+        ]
 
     # ---- simulation -------------------------------------------------------------------------
     def _instability_warnings(self) -> int:
@@ -555,7 +608,9 @@ class PilePhysics:
         if self._instability_warnings() != self._warnings_seen:
             # MuJoCo resets the data on a bad state; never score a pile after that.
             self._warnings_seen = self._instability_warnings()
-            raise PhysicsError("the simulation went unstable (MuJoCo reported a bad state and reset it); the pile cannot be scored")
+            raise PhysicsError(
+                "the simulation went unstable (MuJoCo reported a bad state and reset it); the pile cannot be scored"
+            )
 
     @staticmethod
     def _raise_for(status: int) -> None:
@@ -584,14 +639,44 @@ class PilePhysics:
         dofs = self.dof_adr[self.in_play].astype(np.int64)
         data = self.data
         status, rule, steps, settled = _kernels.settle_pile(
-            layout.step, views.model_address, views.data_address, views.header_int32, layout.ncon, views.header_float64,
-            layout.time, views.contact_geom, cap, config.settle_steps, config.settle_linear, config.settle_angular,
-            self.geom_piece, self.in_play, data.xpos, data.xmat, data.qpos, data.qvel, self.piece_body, PIECE_SIZE, _HEIGHTS,
-            _INNER_APEX_HEIGHTS, self._nest_cos, self.NEST_DISTANCE, self.WORLD_LIMIT, dofs, self._on_table, self._touching,
-            self._pair_buffer, self._nested_buffer, layout.clock if _TIMING[0] else 0, STEP_CLOCK)
+            layout.step,
+            views.model_address,
+            views.data_address,
+            views.header_int32,
+            layout.ncon,
+            views.header_float64,
+            layout.time,
+            views.contact_geom,
+            cap,
+            config.settle_steps,
+            config.settle_linear,
+            config.settle_angular,
+            self.geom_piece,
+            self.in_play,
+            data.xpos,
+            data.xmat,
+            data.qpos,
+            data.qvel,
+            self.piece_body,
+            PIECE_SIZE,
+            _HEIGHTS,
+            _INNER_APEX_HEIGHTS,
+            self._nest_cos,
+            self.NEST_DISTANCE,
+            self.WORLD_LIMIT,
+            dofs,
+            self._on_table,
+            self._touching,
+            self._pair_buffer,
+            self._nested_buffer,
+            layout.clock if _TIMING[0] else 0,
+            STEP_CLOCK,
+        )
         if status == _kernels.RESET:
             self._check_warnings()
-            raise PhysicsError("the simulation went unstable (MuJoCo reported a bad state and reset it); the pile cannot be scored")
+            raise PhysicsError(
+                "the simulation went unstable (MuJoCo reported a bad state and reset it); the pile cannot be scored"
+            )
         if status:
             self._raise_for(status)
         return Outcome(_kernels.RULE_LETTERS[rule] if rule else None, int(steps), bool(settled))
@@ -605,7 +690,16 @@ class PilePhysics:
         on_table = np.zeros(NUM_PIECES, dtype=bool)
         touching = np.zeros(NUM_PIECES, dtype=bool)
         check, rule_letters = _kernels.check_pile, _kernels.RULE_LETTERS
-        constants = (self.piece_body, PIECE_SIZE, _HEIGHTS, _INNER_APEX_HEIGHTS, self._nest_cos, self.NEST_DISTANCE, self.WORLD_LIMIT, dofs)
+        constants = (
+            self.piece_body,
+            PIECE_SIZE,
+            _HEIGHTS,
+            _INNER_APEX_HEIGHTS,
+            self._nest_cos,
+            self.NEST_DISTANCE,
+            self.WORLD_LIMIT,
+            dofs,
+        )
         step_fn, last_time = mujoco.mj_step, data.time
         for step in range(1, cap + 1):
             step_fn(model, data)
@@ -613,12 +707,25 @@ class PilePhysics:
             # (reading its warning counters cost more than a tenth of a small pile's step).
             if data.time <= last_time:
                 self._check_warnings()
-                raise PhysicsError("the simulation went unstable (MuJoCo reported a bad state and reset it); the pile cannot be scored")
+                raise PhysicsError(
+                    "the simulation went unstable (MuJoCo reported a bad state and reset it); the pile cannot be scored"
+                )
             last_time = data.time
             # Soundness, the rules and the speeds in one compiled call on MuJoCo's arrays.
-            status, rule, linear, angular = check(self._contact_geoms(), self.geom_piece, self.in_play, data.xpos, data.xmat,
-                                                  data.qpos, data.qvel, *constants, on_table, touching, self._pair_buffer,
-                                                  self._nested_buffer)
+            status, rule, linear, angular = check(
+                self._contact_geoms(),
+                self.geom_piece,
+                self.in_play,
+                data.xpos,
+                data.xmat,
+                data.qpos,
+                data.qvel,
+                *constants,
+                on_table,
+                touching,
+                self._pair_buffer,
+                self._nested_buffer,
+            )
             if status:
                 self._raise_for(status)
             if rule:
@@ -665,7 +772,11 @@ class PilePhysics:
             return self.SEPARATION_MARGIN
         pairs = data.contact.geom[: data.ncon]
         mine = (self.geom_piece[pairs[:, 0]] == piece) | (self.geom_piece[pairs[:, 1]] == piece)
-        return float(min(data.contact.dist[: data.ncon][mine].min(), self.SEPARATION_MARGIN)) if mine.any() else self.SEPARATION_MARGIN
+        return (
+            float(min(data.contact.dist[: data.ncon][mine].min(), self.SEPARATION_MARGIN))
+            if mine.any()
+            else self.SEPARATION_MARGIN
+        )
 
     def _penetrates(self, piece: int) -> bool:
         mujoco = self._mujoco
@@ -698,7 +809,9 @@ class PilePhysics:
         xy = np.array(point, dtype=float) + offset[:2] - centre_offset[:2]
         quaternion = matrix_to_quaternion(rotation)
         self._activate(piece, True)
-        top = max([0.0] + [float(self.data.xpos[self.piece_body[p]][2]) + HEIGHT[2] for p in np.flatnonzero(self.in_play) if p != piece])
+        top = max(
+            [0.0] + [float(self.data.xpos[self.piece_body[p]][2]) + HEIGHT[2] for p in np.flatnonzero(self.in_play) if p != piece]
+        )
         z_free = top + 2 * HEIGHT[2]
         step = 0.001
         scene = self._live_scene
@@ -711,24 +824,50 @@ class PilePhysics:
 
     BISECTIONS = 6  # between the last free and the first penetrating height: to ~0.03 mm
 
-    def _lower_compiled(self, scene: _Scene, piece: int, xy: NDArray[np.float64], quaternion: NDArray[np.float64],
-                        z_free: float, step: float) -> float:
+    def _lower_compiled(
+        self, scene: _Scene, piece: int, xy: NDArray[np.float64], quaternion: NDArray[np.float64], z_free: float, step: float
+    ) -> float:
         layout, views, data, model = _compiled_step(), scene.views, self.data, self.model
         assert layout is not None and views is not None
         z = _kernels.lower_piece(
-            layout.kinematics, layout.collision, views.model_address, views.data_address, views.header_int32, layout.ncon,
-            views.contact_geom, views.contact_dist, self.geom_piece, self.in_play, data.qpos, data.qvel, data.geom_xpos,
-            model.geom_rbound, int(self.qpos_adr[piece]), int(self.dof_adr[piece]), piece, float(xy[0]), float(xy[1]),
-            quaternion, z_free, step, -HEIGHT[2], model.geom_margin, model.body_margin, int(self.piece_body[piece]),
-            self.SEPARATION_MARGIN, self.BISECTIONS)
+            layout.kinematics,
+            layout.collision,
+            views.model_address,
+            views.data_address,
+            views.header_int32,
+            layout.ncon,
+            views.contact_geom,
+            views.contact_dist,
+            self.geom_piece,
+            self.in_play,
+            data.qpos,
+            data.qvel,
+            data.geom_xpos,
+            model.geom_rbound,
+            int(self.qpos_adr[piece]),
+            int(self.dof_adr[piece]),
+            piece,
+            float(xy[0]),
+            float(xy[1]),
+            quaternion,
+            z_free,
+            step,
+            -HEIGHT[2],
+            model.geom_margin,
+            model.body_margin,
+            int(self.piece_body[piece]),
+            self.SEPARATION_MARGIN,
+            self.BISECTIONS,
+        )
         if z == _kernels.START_BLOCKED:  # pragma: no cover - start is above everything
             raise PhysicsError("could not find a free height to lower the piece from")
         if z == _kernels.FELL_THROUGH:  # pragma: no cover - the table always stops it
             raise PhysicsError("the piece fell through the table")
         return float(z)
 
-    def _lower_in_python(self, piece: int, xy: NDArray[np.float64], quaternion: NDArray[np.float64], z_free: float,
-                         step: float) -> float:
+    def _lower_in_python(
+        self, piece: int, xy: NDArray[np.float64], quaternion: NDArray[np.float64], z_free: float, step: float
+    ) -> float:
         self._set_pose(piece, np.array([xy[0], xy[1], z_free]), quaternion)
         if self._penetrates(piece):  # pragma: no cover - start is above everything
             raise PhysicsError("could not find a free height to lower the piece from")
@@ -812,9 +951,13 @@ def axis_angle_matrix(axis: NDArray[np.float64], angle: float) -> NDArray[np.flo
     x, y, z = axis
     c, s = math.cos(angle), math.sin(angle)
     C = 1 - c
-    return np.array([[c + x * x * C, x * y * C - z * s, x * z * C + y * s],
-                     [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
-                     [z * x * C - y * s, z * y * C + x * s, c + z * z * C]])
+    return np.array(
+        [
+            [c + x * x * C, x * y * C - z * s, x * z * C + y * s],
+            [y * x * C + z * s, c + y * y * C, y * z * C - x * s],
+            [z * x * C - y * s, z * y * C + x * s, c + z * z * C],
+        ]
+    )
 
 
 def orientation_matrix(size: int, orientation: int) -> NDArray[np.float64]:

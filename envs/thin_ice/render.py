@@ -71,9 +71,13 @@ def display_mjcf(config: Any, grid: int, pitch: float) -> str:
     dots = "".join(
         f'<geom type="cylinder" size="0.0007 0.00005" pos="{(col - (grid - 1) / 2) * pitch:.5f} '
         f'{(row - (grid - 1) / 2) * pitch:.5f} 0.00005" rgba="0.25 0.22 0.2 1" contype="0" conaffinity="0"/>'
-        for row in range(grid) for col in range(grid))
-    table = (f'<geom name="table_top" type="box" size="{half:.5f} {half:.5f} 0.001" pos="0 0 -0.001" '
-             f'rgba="0.80 0.72 0.58 1" contype="0" conaffinity="0"/>{dots}')
+        for row in range(grid)
+        for col in range(grid)
+    )
+    table = (
+        f'<geom name="table_top" type="box" size="{half:.5f} {half:.5f} 0.001" pos="0 0 -0.001" '
+        f'rgba="0.80 0.72 0.58 1" contype="0" conaffinity="0"/>{dots}'
+    )
     plane = '<geom name="table" type="plane" size="2 2 0.1"'
     if xml.count(plane) != 1 or 'rgba="0.55 0.6 0.65 1"/>' not in xml:  # pragma: no cover - build_mjcf changed
         raise AssertionError("display_mjcf no longer finds the table plane of build_mjcf's scene")
@@ -83,16 +87,26 @@ def display_mjcf(config: Any, grid: int, pitch: float) -> str:
 
 # A 5x7 pixel font for the panel labels (no font library needed): one string of 7 rows per glyph.
 _GLYPHS = {
-    "A": "01110100011000111111100011000110001", "E": "11111100001000011110100001000011111",
-    "L": "10000100001000010000100001000011111", "N": "10001110011010110011100011000110001",
-    "O": "01110100011000110001100011000101110", "P": "11110100011000111110100001000010000",
-    "R": "11110100011000111110101001001010001", "T": "11111001000010000100001000010000100",
-    "U": "10001100011000110001100011000101110", "Y": "10001100010101000100001000010000100",
-    "_": "00000000000000000000000000000011111", "(": "00010001000100001000010000010000010",
-    ")": "01000001000001000010000100010001000", " ": "00000000000000000000000000000000000",
-    "0": "01110100011001110101110011000101110", "1": "00100011000010000100001000010001110",
-    "2": "01110100010000100010001000100011111", "3": "11110000010000101110000010000111110",
-    "4": "00010001100101010010111110001000010", "5": "11111100001111000001000011000101110",
+    "A": "01110100011000111111100011000110001",
+    "E": "11111100001000011110100001000011111",
+    "L": "10000100001000010000100001000011111",
+    "N": "10001110011010110011100011000110001",
+    "O": "01110100011000110001100011000101110",
+    "P": "11110100011000111110100001000010000",
+    "R": "11110100011000111110101001001010001",
+    "T": "11111001000010000100001000010000100",
+    "U": "10001100011000110001100011000101110",
+    "Y": "10001100010101000100001000010000100",
+    "_": "00000000000000000000000000000011111",
+    "(": "00010001000100001000010000010000010",
+    ")": "01000001000001000010000100010001000",
+    " ": "00000000000000000000000000000000000",
+    "0": "01110100011001110101110011000101110",
+    "1": "00100011000010000100001000010001110",
+    "2": "01110100010000100010001000100011111",
+    "3": "11110000010000101110000010000111110",
+    "4": "00010001100101010010111110001000010",
+    "5": "11111100001111000001000011000101110",
 }
 
 
@@ -132,7 +146,8 @@ class PileRenderer:
             model = mujoco.MjModel.from_xml_string(display_mjcf(pile.config, grid, pitch))
             for piece in range(NUM_PIECES):
                 model.geom_rgba[model.body_geomadr[piece + 1] : model.body_geomadr[piece + 1] + model.body_geomnum[piece + 1]] = (
-                    SIZE_COLOURS[int(PIECE_SIZE[piece])])
+                    SIZE_COLOURS[int(PIECE_SIZE[piece])]
+                )
             try:
                 renderer = mujoco.Renderer(model, self.height, self.width)
             except Exception as error:  # noqa: BLE001 - any GL failure gets the same advice
@@ -160,7 +175,8 @@ class PileRenderer:
             for piece in range(NUM_PIECES):
                 body = piece + 1
                 model.geom_group[model.body_geomadr[body] : model.body_geomadr[body] + model.body_geomnum[body]] = (
-                    0 if pile.in_play[piece] else _HIDDEN_GROUP)
+                    0 if pile.in_play[piece] else _HIDDEN_GROUP
+                )
             camera = mujoco.MjvCamera()
             in_play = pile.in_play
             centre = pile.positions()[in_play].mean(axis=0) if in_play.any() else np.zeros(3)
@@ -193,7 +209,7 @@ class PileRenderer:
 _drawing = threading.local()
 
 
-def thread_renderer(grid: int, pitch: float, config: Any) -> "PileRenderer":
+def thread_renderer(grid: int, pitch: float, config: Any) -> PileRenderer:
     """The calling thread's :class:`PileRenderer` for piles of this configuration (made once per
     thread and configuration, kept with the thread: an OpenGL context is bound to its thread, so
     a renderer an env kept would be freed by whichever thread drops the env)."""

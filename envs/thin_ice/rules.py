@@ -92,8 +92,13 @@ def present_indices(players: int, present: int) -> NDArray[np.int64]:
     """Where the numbers of a ``present``-player observation sit in one padded to ``players``
     (:func:`pad_observation`): indexing a padded observation with them drops its absent seats."""
     k = players * PLAYER_FEATURES
-    return np.concatenate([np.arange(present * PLAYER_FEATURES), np.arange(k, k + TURN_OFFSET + present),
-                           np.arange(k + TURN_OFFSET + players, observation_size(players))])
+    return np.concatenate(
+        [
+            np.arange(present * PLAYER_FEATURES),
+            np.arange(k, k + TURN_OFFSET + present),
+            np.arange(k + TURN_OFFSET + players, observation_size(players)),
+        ]
+    )
 
 
 def unpad_observation(observation: NDArray[np.float32]) -> NDArray[np.float32]:
@@ -141,13 +146,20 @@ class ThinIceState:
             self.out_rule = [""] * n
             self.last_call = [-1] * n
 
-    def copy(self) -> "ThinIceState":
+    def copy(self) -> ThinIceState:
         """An independent copy (what ``copy.deepcopy`` gives, without its per-object walk: the
         env takes one before every physical action to roll it back on a physics error)."""
         return replace(
-            self, supply=self.supply.copy(), pending=list(self.pending), round_order=list(self.round_order),
-            slot_sizes=[list(sizes) for sizes in self.slot_sizes], slot_in_pile=[list(flags) for flags in self.slot_in_pile],
-            out_round=list(self.out_round), out_rule=list(self.out_rule), last_call=list(self.last_call), points=list(self.points),
+            self,
+            supply=self.supply.copy(),
+            pending=list(self.pending),
+            round_order=list(self.round_order),
+            slot_sizes=[list(sizes) for sizes in self.slot_sizes],
+            slot_in_pile=[list(flags) for flags in self.slot_in_pile],
+            out_round=list(self.out_round),
+            out_rule=list(self.out_rule),
+            last_call=list(self.last_call),
+            points=list(self.points),
         )
 
     @property
@@ -230,8 +242,14 @@ def action_parts(action: int, layout: ActionLayout) -> dict[str, object]:
         size, target = divmod(action - layout.place_base, layout.num_targets)
         cell, orientation = divmod(target, NUM_ORIENTATIONS)
         row, col = divmod(cell, layout.grid)
-        return {"kind": "place", "size": SIZE_LETTERS[size], "cell": f"{chr(ord('a') + col)}{row + 1}", "row": row,
-                "col": col, "orientation": ORIENTATIONS[orientation]}
+        return {
+            "kind": "place",
+            "size": SIZE_LETTERS[size],
+            "cell": f"{chr(ord('a') + col)}{row + 1}",
+            "row": row,
+            "col": col,
+            "orientation": ORIENTATIONS[orientation],
+        }
     if action < layout.done_action:
         return {"kind": "pickup", "slot": int(action - layout.pick_base)}
     return {"kind": "done"}
@@ -241,7 +259,9 @@ def action_to_notation(action: int, layout: ActionLayout) -> str:
     """``"call SM"``, ``"place M c2 upright"`` (size, cell: column letter a.. and row 1..,
     orientation), ``"pickup 3"`` (slot) or ``"done"``; ``ValueError`` for an id outside the layout."""
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or not 0 <= action <= layout.done_action:
-        raise ValueError(f"action must be a whole number in 0..{layout.done_action}; got {action if isinstance(action, (int, np.integer)) else repr(action)}")
+        raise ValueError(
+            f"action must be a whole number in 0..{layout.done_action}; got {action if isinstance(action, (int, np.integer)) else repr(action)}"
+        )
     if action < NUM_CALLS:
         return f"call {CALLS[action]}"
     if action < layout.pick_base:
@@ -281,8 +301,10 @@ def notation_to_action(text: str, layout: ActionLayout) -> int:
         if words[3] not in ORIENTATIONS:
             raise ValueError(f"{words[3]!r} is not an orientation: {', '.join(ORIENTATIONS)}")
         raise ValueError(f"{words[2]!r} is not a cell of the {grid}x{grid} lattice: a1..{last_cell} (column letter, row number)")
-    raise ValueError(f"{text!r} is not a Thin Ice move: expected 'call SM', 'place M c2 upright' "
-                     f"(cells a1..{last_cell}; {', '.join(ORIENTATIONS)}), 'pickup 3' or 'done'")
+    raise ValueError(
+        f"{text!r} is not a Thin Ice move: expected 'call SM', 'place M c2 upright' "
+        f"(cells a1..{last_cell}; {', '.join(ORIENTATIONS)}), 'pickup 3' or 'done'"
+    )
 
 
 def explain_illegal(state: ThinIceState, action: int, layout: ActionLayout) -> str:
@@ -316,8 +338,9 @@ def explain_illegal(state: ThinIceState, action: int, layout: ActionLayout) -> s
     return f"illegal action {action} ({what!r}) for {who}: {why}"
 
 
-def apply_inplace(state: ThinIceState, action: int, layout: ActionLayout, physics: PhysicsBackend,
-                  rng: np.random.Generator | None) -> ThinIceState:
+def apply_inplace(
+    state: ThinIceState, action: int, layout: ActionLayout, physics: PhysicsBackend, rng: np.random.Generator | None
+) -> ThinIceState:
     """Play a legal ``action`` (the caller checks the mask): the game layer decides turn order,
     supply, pending and in-hand pieces and points; ``physics`` moves the piece and reports the
     elimination rule (T, A, N) that fired, if any.  An exception from ``physics`` leaves

@@ -18,7 +18,7 @@ and the tremor's draws).  Each map acts on
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -27,10 +27,19 @@ from polarzoo.envs._common.symmetry import permute_actions
 from polarzoo.envs.thin_ice import rules
 
 #: (8, 2, 2) integer matrices acting on (x, y) column vectors.
-MATRICES = np.array([
-    [[1, 0], [0, 1]], [[0, -1], [1, 0]], [[-1, 0], [0, -1]], [[0, 1], [-1, 0]],
-    [[-1, 0], [0, 1]], [[1, 0], [0, -1]], [[0, 1], [1, 0]], [[0, -1], [-1, 0]],
-], dtype=np.int64)
+MATRICES = np.array(
+    [
+        [[1, 0], [0, 1]],
+        [[0, -1], [1, 0]],
+        [[-1, 0], [0, -1]],
+        [[0, 1], [-1, 0]],
+        [[-1, 0], [0, 1]],
+        [[1, 0], [0, -1]],
+        [[0, 1], [1, 0]],
+        [[0, -1], [-1, 0]],
+    ],
+    dtype=np.int64,
+)
 NUM_SYMMETRIES = len(MATRICES)
 #: apex direction (x, y) of the lying orientations 2..5 (lying+x, lying-x, lying+y, lying-y)
 LYING_DIRECTIONS = {2: (1, 0), 3: (-1, 0), 4: (0, 1), 5: (0, -1)}
@@ -57,7 +66,7 @@ def compose(j: int, k: int) -> int:
     return next(i for i in range(NUM_SYMMETRIES) if (MATRICES[i] == product).all())
 
 
-@lru_cache(maxsize=None)
+@cache
 def orientation_map(k: int) -> tuple[int, ...]:
     """Orientation ``o`` -> its image under map ``k``."""
     matrix = MATRICES[_check(k)]
@@ -68,7 +77,7 @@ def orientation_map(k: int) -> tuple[int, ...]:
     return tuple(images)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cell_map(k: int, grid: int) -> tuple[int, ...]:
     matrix = MATRICES[_check(k)]
     centre = grid - 1  # doubled coordinates keep even grids exact: 2x = 2 col - (grid - 1)
@@ -93,7 +102,7 @@ def target_map(k: int, grid: int) -> NDArray[np.intp]:
     return cells[cell] * rules.NUM_ORIENTATIONS + orientations[orientation]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _action_map(k: int, grid: int) -> NDArray[np.intp]:
     layout = rules.ActionLayout(grid)
     images = np.arange(layout.num_actions, dtype=np.intp)
@@ -119,7 +128,7 @@ def transform_mask(mask: NDArray, k: int, grid: int) -> NDArray:
     return permute_actions(np.asarray(mask), action_map(k, grid))
 
 
-@lru_cache(maxsize=None)
+@cache
 def observation_permutation(k: int, num_players: int) -> tuple[NDArray[np.intp], NDArray[np.float32]]:
     """``(index, sign)`` with ``transform_observation(x, k) == sign * x[index]``: every map is a
     signed permutation of the slots' ``x, y`` and ``axis_x, axis_y`` (all else stays)."""

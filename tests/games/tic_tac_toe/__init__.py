@@ -5,6 +5,10 @@ facts (``GAME``).  Nothing outside this folder names it; a test registers it wit
 from polarzoo.envs.game_info import GameInfo
 
 GAME = GameInfo(
-    id="tic_tac_toe_v0", title="Tic-tac-toe", module="tests.games.tic_tac_toe.env", notation_example="b2",
-    view="board", rules_core=True,
+    id="tic_tac_toe_v0",
+    title="Tic-tac-toe",
+    module="tests.games.tic_tac_toe.env",
+    notation_example="b2",
+    view="board",
+    rules_core=True,
 )

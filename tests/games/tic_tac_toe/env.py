@@ -26,8 +26,12 @@ CELL, MARGIN = 100, 10
 
 
 class raw_env(TurnBasedAECEnv):
-    metadata = {"name": "tic_tac_toe_v0", "render_modes": ["ansi", "rgb_array", "human"], "is_parallelizable": False,
-                "render_fps": 2}
+    metadata = {
+        "name": "tic_tac_toe_v0",
+        "render_modes": ["ansi", "rgb_array", "human"],
+        "is_parallelizable": False,
+        "render_fps": 2,
+    }
     num_actions = rules.NUM_CELLS
     rules = rules
 
@@ -86,20 +90,25 @@ class raw_env(TurnBasedAECEnv):
         for cell in range(rules.NUM_CELLS):
             row, col = divmod(cell, 3)
             mark = {0: "x", 1: "o"}.get(int(self.state.board[cell]), "")
-            cells.append(f'<g class="cell" data-cell="{cell}" data-name="{rules.cell_name(cell)}" '
-                         f'transform="translate({MARGIN + col * CELL},{MARGIN + row * CELL})">'
-                         f'<rect width="{CELL - 4}" height="{CELL - 4}" fill="#dde6f0"/>'
-                         f'<text x="48" y="66" font-size="56" text-anchor="middle">{mark}</text></g>')
+            cells.append(
+                f'<g class="cell" data-cell="{cell}" data-name="{rules.cell_name(cell)}" '
+                f'transform="translate({MARGIN + col * CELL},{MARGIN + row * CELL})">'
+                f'<rect width="{CELL - 4}" height="{CELL - 4}" fill="#dde6f0"/>'
+                f'<text x="48" y="66" font-size="56" text-anchor="middle">{mark}</text></g>'
+            )
         size = 2 * MARGIN + 3 * CELL
-        return {"status": self.status(), "svg": f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size} {size}" '
-                                                f'class="board tic-tac-toe">{"".join(cells)}</svg>'}
+        return {
+            "status": self.status(),
+            "svg": f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size} {size}" '
+            f'class="board tic-tac-toe">{"".join(cells)}</svg>',
+        }
 
     def move_parts(self, action: int) -> dict[str, Any]:
         return {**super().move_parts(action), "to": int(action)}  # a placement: a target, no source
 
     def _render_ansi(self) -> str:
         marks = {-1: ".", 0: "x", 1: "o"}
-        rows = [" ".join(marks[int(v)] for v in self.state.board[r * 3:(r + 1) * 3]) for r in range(3)]
+        rows = [" ".join(marks[int(v)] for v in self.state.board[r * 3 : (r + 1) * 3]) for r in range(3)]
         return "\n".join([self.status(), *rows])
 
     def _render_rgb(self) -> NDArray[np.uint8]:
@@ -108,7 +117,7 @@ class raw_env(TurnBasedAECEnv):
             row, col = divmod(cell, 3)
             value = int(self.state.board[cell])
             if value >= 0:
-                frame[row * 30 + 5:row * 30 + 25, col * 30 + 5:col * 30 + 25] = (200, 40, 40) if value == 0 else (40, 40, 200)
+                frame[row * 30 + 5 : row * 30 + 25, col * 30 + 5 : col * 30 + 25] = (200, 40, 40) if value == 0 else (40, 40, 200)
         return frame
 
 

@@ -26,7 +26,7 @@ class State:
     plies: int = 0
     last_action: int = -1
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         return State(self.board.copy(), self.to_move, self.winner, self.plies, self.last_action)
 
 

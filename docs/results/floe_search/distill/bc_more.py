@@ -1,7 +1,13 @@
 """Experiment: the distill2 demonstrations cloned for more epochs (from the shipped model)."""
-import sys, numpy as np, torch
+
+import sys
+
+import numpy as np
+import torch
 from sb3_contrib import MaskablePPO
+
 from polarzoo.baselines.training.imitation import clone
+
 torch.set_num_threads(1)
 epochs = int(sys.argv[1])
 model = MaskablePPO.load("baselines/pretrained/go_with_the_floe_v0.zip", device="cpu")
