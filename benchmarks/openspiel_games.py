@@ -29,7 +29,7 @@ import numpy as np
 def pyspiel_states_per_second(name: str, seconds: float, seed: int) -> float:
     import pyspiel
 
-    import polarzoo.openspiel  # noqa: F401
+    import polarzoo.wrappers.openspiel  # noqa: F401
 
     game = pyspiel.load_game(name)
     rng = np.random.default_rng(seed)
@@ -61,7 +61,7 @@ def mcts_game(task: tuple[int, int, int]) -> tuple[int, float, float, int]:
     import pyspiel
     from open_spiel.python.algorithms import mcts
 
-    import polarzoo.openspiel  # noqa: F401
+    import polarzoo.wrappers.openspiel  # noqa: F401
 
     seat, game_index, simulations = task
     game = pyspiel.load_game("polarzoo_fire_and_ice")

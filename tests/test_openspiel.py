@@ -1,4 +1,4 @@
-"""polarzoo.openspiel: the games inside OpenSpiel, held to OpenSpiel's own checks and in lockstep
+"""polarzoo.wrappers.openspiel: the games inside OpenSpiel, held to OpenSpiel's own checks and in lockstep
 with the PettingZoo / Gymnasium envs."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from tests.helpers import scaled
 
 pyspiel = pytest.importorskip("pyspiel")
 
-import polarzoo.openspiel  # noqa: E402,F401  (registers the games)
+import polarzoo.wrappers.openspiel  # noqa: E402,F401  (registers the games)
 from polarzoo.envs import fire_and_ice_v0, go_with_the_floe_v0  # noqa: E402
 
 PLAYTHROUGHS = Path(__file__).with_name("playthroughs") / "openspiel"

@@ -662,3 +662,18 @@ def test_tabs_play_their_own_games(browser: Any, served: str) -> None:
     finally:
         first.close()
         second.close()
+
+
+def test_an_exported_replay_plays_as_a_static_page(page: Any, tmp_path: Path) -> None:
+    """``replay export`` writes a page that plays the game from the disk (no server): the recipe
+    in replay.js's header and docs/getting_started.md."""
+    record = replays.record_game("go_with_the_floe_v0", ["random", "heuristic"], seed=3)
+    (tmp_path / "games.jsonl").write_text(json.dumps(record) + "\n")
+    subprocess.run([sys.executable, "-m", "polarzoo.baselines.play.replay", "export", str(tmp_path / "games.jsonl"),
+                    "--name", "game", "--out", str(tmp_path / "site")], check=True, capture_output=True, timeout=120)
+    page.goto((tmp_path / "site" / "game.html").as_uri())
+    page.wait_for_selector(".polarzoo-replay[data-mounted] svg")
+    assert page.get_attribute(".polarzoo-replay", "data-ply") == "0"
+    page.click(".replay-last")
+    assert page.get_attribute(".polarzoo-replay", "data-ply") == str(len(record["actions"]))
+    assert page.inner_text(".polarzoo-replay .result").strip().endswith("wins")

@@ -20,6 +20,7 @@ documentation site).
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import sys
 from collections.abc import Callable
@@ -174,9 +175,21 @@ def _frame(
     return frame
 
 
+#: the viewer's files (shared with the web app's /replay page)
+VIEWER = Path(__file__).parent / "web_static"
+
+
+def replay_script(name: str, data_json: str) -> str:
+    """``<name>.js``: the replay as a script that hands it to ``replay.js`` (a page opened from
+    the disk may not fetch a JSON file; it may load a script)."""
+    return f"PolarzooReplay.register({json.dumps(name)}, {data_json}, document.currentScript.src);\n"
+
+
 def export(record: dict[str, Any], out: Path, name: str, env_id: str | None = None) -> Path:
-    """``out/name.json`` (and, for Thin Ice, ``out/name/NNN.jpg`` pictures): a replay a web page
-    shows with ``replay.js`` and no server."""
+    """A replay a web page shows with ``replay.js`` and no server: ``out/name.json`` (the data),
+    ``out/name.js`` (the data as a script), ``out/name.html`` (a page that plays it: open it in a
+    browser, or copy its two lines into your own page), ``out/replay.js`` and ``out/style.css``;
+    for a game drawn as pictures (Thin Ice), ``out/name/NNN.jpg``.  Returns the JSON's path."""
     out.mkdir(parents=True, exist_ok=True)
     pictures = out / name
 
@@ -186,9 +199,28 @@ def export(record: dict[str, Any], out: Path, name: str, env_id: str | None = No
         return f"{name}/{ply:03d}.jpg"
 
     data = replay(record, env_id, picture)
+    text = json.dumps(data, separators=(",", ":"))
     path = out / f"{name}.json"
-    atomic_write(path, json.dumps(data, separators=(",", ":")))
+    atomic_write(path, text)
+    atomic_write(out / f"{name}.js", replay_script(name, text))
+    for viewer in ("replay.js", "style.css"):
+        atomic_write(out / viewer, (VIEWER / viewer).read_text())
+    title = html.escape(f"{GAMES[data['env']].title}: {data['title']}")
+    atomic_write(out / f"{name}.html", STATIC_PAGE.format(title=title, name=html.escape(name), script=html.escape(f"{name}.js")))
     return path
+
+
+#: The page ``export`` writes beside a replay: these two script lines play it in any page.
+STATIC_PAGE = """<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>{title}</title><link rel="stylesheet" href="style.css"></head>
+<body>
+<div class="polarzoo-replay" data-replay="{name}"></div>
+<script src="replay.js"></script>
+<script src="{script}"></script>
+</body>
+</html>
+"""
 
 
 def record_game(
@@ -230,7 +262,11 @@ def main(argv: list[str] | None = None) -> None:
         prog=prog_name("polarzoo.baselines.play.replay"), description=__doc__, formatter_class=HelpFormatter
     )
     commands = parser.add_subparsers(dest="command", required=True, help="export a recorded game, or record a new one")
-    exporting = commands.add_parser("export", help="a recorded game as a static replay", formatter_class=HelpFormatter)
+    exporting = commands.add_parser(
+        "export",
+        help="a recorded game as a static replay (NAME.json, NAME.js, NAME.html: open the page)",
+        formatter_class=HelpFormatter,
+    )
     exporting.add_argument("games", type=Path, help="a games.jsonl")
     exporting.add_argument("--game", type=int, default=0, help="which record (0 = the file's first)")
     exporting.add_argument("--env", choices=web_games(), default=None, help="the env, for records that do not name it")

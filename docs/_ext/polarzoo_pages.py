@@ -22,6 +22,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from polarzoo.baselines.play.replay import replay_script
+
 #: page name -> (module whose docstring is the page, picture in docs/, its caption)
 ENV_PAGES: dict[str, tuple[str, str, str]] = {
     "fire_and_ice_v0": ("polarzoo.envs.fire_and_ice.env", "fire_and_ice.png", "A Fire & Ice game after 20 plies (rgb_array)."),
@@ -162,7 +164,7 @@ def copy_replays(source_dir: Path) -> None:
         _write(target / name, (web / name).read_text())
     for env_id in REPLAYS:
         data = (source_dir / "replays" / f"{env_id}.json").read_text()
-        _write(target / "replays" / f"{env_id}.js", f"PolarzooReplay.register({env_id!r}, {data}, document.currentScript.src);\n")
+        _write(target / "replays" / f"{env_id}.js", replay_script(env_id, data))
         pictures = source_dir / "replays" / env_id
         if pictures.is_dir():
             shutil.copytree(pictures, target / "replays" / env_id, dirs_exist_ok=True)

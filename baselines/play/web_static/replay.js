@@ -2,9 +2,13 @@
  *
  * PolarzooReplay.mount(element, data, base) shows `data` (what polarzoo.baselines.play.replay
  * writes: {env, title, seats, lineup, result, frames: [{ply, player, notation, status, svg | picture}]});
- * picture URLs are resolved against `base`.  Static pages (the documentation site) load
- * `replays/<name>.js`, which calls PolarzooReplay.register(name, data, document.currentScript.src),
- * and mark the place with <div class="polarzoo-replay" data-replay="<name>"></div>: no server.
+ * picture URLs are resolved against `base`.  Static pages need no server:
+ * `python -m polarzoo.baselines.play.replay export games.jsonl --name game` writes game.json,
+ * game.js (the data as a script that calls PolarzooReplay.register(name, data, document.currentScript.src)),
+ * game.html, replay.js and style.css; a page plays it with
+ *   <div class="polarzoo-replay" data-replay="game"></div>
+ *   <script src="replay.js"></script><script src="game.js"></script>
+ * (game.html is that page; the documentation site's env pages do the same).
  */
 (function () {
   "use strict";
