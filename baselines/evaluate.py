@@ -3,7 +3,7 @@
 The code is :mod:`polarzoo.baselines.evaluation.evaluate`; this module keeps the documented command.
 """
 
-from polarzoo.baselines.evaluation.evaluate import main
+from polarzoo.baselines.evaluation.evaluate_cli import main
 
 if __name__ == "__main__":
     main()

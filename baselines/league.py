@@ -3,7 +3,7 @@
 The code is :mod:`polarzoo.baselines.evaluation.league`; this module keeps the documented command.
 """
 
-from polarzoo.baselines.evaluation.league import main
+from polarzoo.baselines.evaluation.league_cli import main
 
 if __name__ == "__main__":
     main()

@@ -3,7 +3,7 @@
 The code is :mod:`polarzoo.baselines.training.ppo`; this module keeps the documented command.
 """
 
-from polarzoo.baselines.training.ppo import main
+from polarzoo.baselines.training.ppo_cli import main
 
 if __name__ == "__main__":
     main()

@@ -15,7 +15,7 @@ Importing ``polarzoo`` (or ``polarzoo.envs``) registers the single-agent Gymnasi
 
 from __future__ import annotations
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 from polarzoo.envs import ENVIRONMENTS, GYMNASIUM_ENVIRONMENTS  # noqa: E402  (registers the ids)
 

@@ -377,35 +377,6 @@ def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(tmp_path: Pa
 
 
 @pytest.mark.parametrize(
-    "args,words",
-    [
-        (["--model", "/nonexistent.zip"], "no model file /nonexistent.zip"),
-        (["--model", "baselines/pretrained/fire_and_ice_v0.safetensors"], "this needs a Go with the Floe model"),
-        (["--games", "0"], "--games must be at least 1"),
-        (["--replays", "0"], "--replays must be at least 1"),
-        (["--depth", "0"], "every --depth >= 1"),
-        (["--bound-depth", "-1"], "--bound-depth and --search-games must be >= 0"),
-        (["--search-games", "-1"], "--search-games must be >= 0"),
-        (["--first-phase", "heuristic"], "--first-phase only changes the --search-games games"),
-        (["--first-phase", "greedy"], "invalid choice: 'greedy'"),
-        (["--curve", "/nonexistent"], "--curve /nonexistent: no snapshots/snapshot_N.zip or model.zip"),
-    ],
-)
-def test_floe_white_benchmark_errors(args: list[str], words: str) -> None:
-    assert_one_line_error(cli("benchmarks.floe_white", *args), words)
-
-
-def test_floe_white_curve_rejects_a_run_of_another_game(tmp_path: Path) -> None:
-    import shutil
-
-    from polarzoo.baselines.agents import pretrained_path
-
-    shutil.copy(pretrained_path("fire_and_ice_v0"), tmp_path / "model.zip")
-    assert_one_line_error(cli("benchmarks.floe_white", "--curve", str(tmp_path)), "this needs a Go with the Floe model")
-    assert not (tmp_path / "white_curve.csv").exists()
-
-
-@pytest.mark.parametrize(
     "module,extra",
     [
         ("polarzoo.baselines.evaluate", ["--env", "fire_and_ice_v0"]),

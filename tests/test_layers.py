@@ -180,7 +180,9 @@ def test_every_baselines_module_is_in_a_room_or_is_a_command() -> None:
         if path.name == "__init__.py":
             continue
         source = path.read_text()
-        assert len(source.splitlines()) <= 12 and "import main" in source, f"{path.name}: code belongs in a room"
+        command = "import main" in source
+        shim = "moved_names(" in source  # a deprecation shim for names that moved into a room (one version)
+        assert len(source.splitlines()) <= 12 and (command or shim), f"{path.name}: code belongs in a room"
 
 
 @pytest.mark.parametrize(

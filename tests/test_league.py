@@ -358,3 +358,21 @@ def test_a_damaged_league_field_is_one_line(small_league: Path, tmp_path: Path, 
 def test_bad_league_values_are_refused(tmp_path: Path, args: list[str], words: str) -> None:
     result = _cli(*[str(tmp_path / "out") if a == "OUT" else a for a in args])
     assert result.returncode == 2 and words in result.stderr and "Traceback" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("env_id", ["fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0"])
+def test_the_published_ratings_refit_from_the_published_games(env_id: str) -> None:
+    """``docs/results/league/<env>/games.jsonl.gz`` holds the games the shipped ratings were fitted
+    to: fitting them again gives the shipped ratings."""
+    from polarzoo.baselines.evaluation import ratings
+    from polarzoo.baselines.evaluation.league import read_games, to_game
+
+    path = Path(__file__).resolve().parents[1] / "docs" / "results" / "league" / env_id / "games.jsonl.gz"
+    if not path.exists():
+        pytest.skip("the published games are in the repository, not in an installed package")
+    shipped = load_league(env_id, check=False)
+    names = [member["name"] for member in shipped.members]
+    games = [to_game(line) for line in read_games(path).values() if set(line["seats"]) <= set(names)]
+    assert len(games) == shipped.protocol.get("games", len(games))
+    refit = ratings.fit_ratings(games, names)
+    assert all(abs(refit[name] - shipped.ratings[name]) < 1.0 for name in names), (refit, shipped.ratings)

@@ -280,10 +280,10 @@ def test_damaged_replay_records_are_400(client: TestClient, record: dict[str, An
 
 
 def test_replays_kept_have_a_memory_budget(monkeypatch: pytest.MonkeyPatch) -> None:
-    from polarzoo.baselines.play import web
+    from polarzoo.baselines.play import web_game
 
-    monkeypatch.setattr(web, "REPLAY_BUDGET", 3000)
-    store = web.Store()
+    monkeypatch.setattr(web_game, "REPLAY_BUDGET", 3000)
+    store = web_game.Store()
     line = json.dumps({"env": "fire_and_ice_v0", "env_seed": 0, "actions": [], "pad": "x" * 1000}) + "\n"
     ids = [store.add_replays(line, "g.jsonl")[0] for _ in range(5)]
     assert store.replay_bytes() <= 3000 and ids[-1] in store.replays and ids[0] not in store.replays
@@ -669,8 +669,22 @@ def test_an_exported_replay_plays_as_a_static_page(page: Any, tmp_path: Path) ->
     in replay.js's header and docs/getting_started.md."""
     record = replays.record_game("go_with_the_floe_v0", ["random", "heuristic"], seed=3)
     (tmp_path / "games.jsonl").write_text(json.dumps(record) + "\n")
-    subprocess.run([sys.executable, "-m", "polarzoo.baselines.play.replay", "export", str(tmp_path / "games.jsonl"),
-                    "--name", "game", "--out", str(tmp_path / "site")], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "polarzoo.baselines.play.replay",
+            "export",
+            str(tmp_path / "games.jsonl"),
+            "--name",
+            "game",
+            "--out",
+            str(tmp_path / "site"),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     page.goto((tmp_path / "site" / "game.html").as_uri())
     page.wait_for_selector(".polarzoo-replay[data-mounted] svg")
     assert page.get_attribute(".polarzoo-replay", "data-ply") == "0"

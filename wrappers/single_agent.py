@@ -81,10 +81,8 @@ def player_counts(env_id: str, num_players: Any) -> list[int] | None:
         return None
     info = GAMES.get(env_id)
     if info is None or not info.variable_players:
-        raise ValueError(
-            f"num_players as a list (a count drawn per episode) is for {', '.join(games_with_player_range())}; "
-            f"{env_id} takes one number"
-        )
+        titles = " and ".join(f"{GAMES[game].title}'s" for game in games_with_player_range())
+        raise ValueError(f"num_players as a list (a count drawn per episode) is {titles}; {env_id} takes one number")
     low, high = info.players
     if not num_players or not all(
         isinstance(n, (int, np.integer)) and not isinstance(n, bool) and low <= n <= high for n in num_players

@@ -6,7 +6,7 @@ The endgame (one bear against one seal) is searched as an expectimax against a s
 uniformly at random: ``D`` White moves deep, a bear next to the seal with White to move counts as
 won, an isolated seal (or two passes) as lost, any other leaf as :data:`UNDECIDED_LEAF`.  With the
 leaves counted 0 or 1 instead, :func:`endgame_bound` brackets the exact value of White's best play
-(``benchmarks.floe_white`` uses both).  Compiled with numba on bitboards and memoised per move,
+(the White study of 0.2.0, ``git show 5b8b7a0:benchmarks/floe_white.py``, used both).  Compiled with numba on bitboards and memoised per move,
 a move takes milliseconds.  Black is played by the policy alone: the search is White's.
 """
 

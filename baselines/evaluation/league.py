@@ -27,7 +27,7 @@ rating with the league's held fixed after each round, and stops when the 95% int
 
 from __future__ import annotations
 
-import argparse
+import gzip
 import hashlib
 import itertools
 import json
@@ -43,21 +43,12 @@ from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.registry import KINDS, model_files
 from polarzoo.baselines.cli.progress import progress
 from polarzoo.baselines.cli.runs import (
-    HelpFormatter,
-    add_trust_pickles,
-    apply_trust_pickles,
     atomic_write,
-    new_run_dir,
-    prog_name,
-    saved_command,
-    writable_folder_or_exit,
 )
-from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.evaluation import ratings
-from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord, seat_names, wilson_interval
+from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord
 from polarzoo.baselines.policies.weights import ModelFileError, policy_digest
 from polarzoo.envs import ENVIRONMENTS, GAMES
-from polarzoo.envs.utils import MissingExtra
 
 LEAGUE_FORMAT = "polarzoo league v1"
 #: Random opening moves per game before the agents play (paired: the same opening in every seat
@@ -66,6 +57,25 @@ LEAGUE_FORMAT = "polarzoo league v1"
 OPENING_PLIES = {"fire_and_ice_v0": 2, "go_with_the_floe_v0": 2}
 LEAGUES_DIR = Path(__file__).resolve().parents[1] / "leagues"
 MODULE = "polarzoo.baselines.league"
+
+#: rating one agent (:mod:`.league_rate`) and the command line (:mod:`.league_cli`) live beside
+#: this module; their names are still reached from here.
+_ELSEWHERE = {
+    "Rating": "league_rate",
+    "rate": "league_rate",
+    "informative": "league_rate",
+    "per_opponent": "league_rate",
+    "rating_markdown": "league_rate",
+    "main": "league_cli",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ELSEWHERE:
+        import importlib
+
+        return getattr(importlib.import_module(f"polarzoo.baselines.evaluation.{_ELSEWHERE[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class LeagueError(ValueError):
@@ -261,12 +271,14 @@ def to_game(line: dict[str, Any]) -> ratings.Game:
 
 
 def read_games(path: Path) -> dict[tuple, dict[str, Any]]:
-    """The finished games of ``path`` (``games.jsonl``) by (lineup, game); a damaged line is
-    skipped with a warning (it is played again)."""
+    """The finished games of ``path`` (``games.jsonl``, or ``games.jsonl.gz`` as the published
+    leagues keep them) by (lineup, game); a damaged line is skipped with a warning (it is played
+    again)."""
     found: dict[tuple, dict[str, Any]] = {}
     if not path.exists():
         return found
-    for number, text in enumerate(path.read_text().splitlines(), 1):
+    text_of_file = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+    for number, text in enumerate(text_of_file.splitlines(), 1):
         try:
             line = json.loads(text)
             key = (tuple(line["seats"]), int(line["game"]))
@@ -519,368 +531,3 @@ def plot_ladder(league: League, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
-
-
-# ------------------------------------------------------------------------------ rate one agent
-@dataclass
-class Rating:
-    agent: str
-    rating: float
-    ci95: tuple[float, float]
-    games: int
-    rounds: int
-    stopped: str  # "width" or "budget"
-    per_opponent: list[dict[str, Any]]
-
-
-def rate(
-    env_id: str,
-    agent: Any,
-    league: League,
-    out: Path,
-    width: float = 100.0,
-    max_games: int = 2000,
-    min_rounds: int = 5,
-    players: int = 2,
-    seed: int = 0,
-    workers: int = 1,
-    bootstrap: int = 400,
-    log: Callable[[str], None] = print,
-) -> Rating:
-    """``agent`` against ``league`` (ratings held fixed) until its 95% interval is at most
-    ``width`` points wide or ``max_games`` are played; games in ``out/games.jsonl`` (kept there
-    from an interrupted run)."""
-    if agent.name in league.ratings:
-        agent.name = f"{agent.name} (rated)"  # its games must not be mistaken for the member's
-    members = [make_agent(spec, env_id) for spec in league.specs]
-    versions = member_versions(env_id, members, league.specs)
-    fixed = dict(league.ratings)
-    kwargs = GAMES[env_id].env_kwargs(players)
-    if len(seat_names(env_id, kwargs)) != players:
-        raise ValueError(f"{env_id} has {len(seat_names(env_id, kwargs))} seats, not {players}")
-    groups = [list(g) for g in itertools.combinations(members, players - 1)]
-    game_log = GameLog(out / "games.jsonl", read_games(out / "games.jsonl"))
-    estimate, interval, rounds, stopped = None, (float("-inf"), float("inf")), 0, "budget"
-    # The games this rating's schedule asked for: a log kept from a rating against an older
-    # league may hold others, which must not count (the result is a fresh rating's).
-    scheduled: set[tuple] = set()
-    try:
-        with GamePool(workers) as pool:
-            while True:
-                active = groups
-                if rounds >= min_rounds and estimate is not None:
-                    active = informative(groups, estimate, fixed)
-                lineups = [(lineup, rounds) for group in active for lineup in rotations([agent, *group])]
-                if len(scheduled) + len(lineups) > max_games and rounds > 0:
-                    break
-                play_lineups(
-                    env_id,
-                    lineups,
-                    seed,
-                    kwargs,
-                    game_log,
-                    pool,
-                    opening_plies=int(league.protocol.get("opening_plies", 0)),
-                    versions=versions,
-                )
-                scheduled.update((tuple(a.name for a in lineup), game) for lineup, game in lineups)
-                rounds += 1
-                games = [to_game(line) for line in _games_of(game_log, scheduled)]
-                estimate = ratings.fit_one(games, agent.name, fixed)
-                interval = ratings.bootstrap_one(games, agent.name, fixed, bootstrap, seed)
-                log(
-                    f"round {rounds}: {len(games)} games, rating {estimate:.0f} [{interval[0]:.0f}, {interval[1]:.0f}] "
-                    f"(width {interval[1] - interval[0]:.0f}; stop at {width:.0f})"
-                )
-                if rounds >= min_rounds and interval[1] - interval[0] <= width:
-                    stopped = "width"
-                    break
-    finally:
-        game_log.close()
-    lines = _games_of(game_log, scheduled)
-    return Rating(agent.name, float(estimate), interval, len(lines), rounds, stopped, per_opponent(agent.name, lines))
-
-
-def informative(groups: list[list[Any]], estimate: float, fixed: dict[str, float]) -> list[list[Any]]:
-    """The lineups whose opponents the agent neither nearly always beats nor nearly always loses to
-    (expected score 5%-95% against each of them), and at least the two nearest."""
-
-    def gap(group: list[Any]) -> float:
-        return max(abs(fixed[m.name] - estimate) for m in group)
-
-    keep = [g for g in groups if all(0.05 <= ratings.expected_score(estimate, fixed[m.name]) <= 0.95 for m in g)]
-    nearest = sorted(groups, key=gap)[:2]
-    return [g for g in groups if g in keep or g in nearest]
-
-
-def _games_of(log: GameLog, keys: set[tuple]) -> list[dict[str, Any]]:
-    """The logged games of ``keys`` (lineup, round), in a fixed order (a game's index is its round)."""
-    return [line for key, line in sorted(log.games.items(), key=lambda kv: (kv[0][1], kv[0][0])) if key in keys]
-
-
-def per_opponent(name: str, lines: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per league member met: games, wins / draws / losses of ``name`` in the pairs of seats
-    (a seat with more points wins), the win rate with its Wilson interval, by seat."""
-    table: dict[str, dict[str, Any]] = {}
-    for line in lines:
-        seats, points = line["seats"], line["points"]
-        mine = seats.index(name)
-        for other, opponent in enumerate(seats):
-            if opponent == name:
-                continue
-            entry = table.setdefault(
-                opponent, {"opponent": opponent, "games": 0, "wins": 0, "draws": 0, "losses": 0, "by_seat": {}}
-            )
-            outcome = "wins" if points[mine] > points[other] else ("draws" if points[mine] == points[other] else "losses")
-            entry["games"] += 1
-            entry[outcome] += 1
-            seat = entry["by_seat"].setdefault(str(mine), {"wins": 0, "draws": 0, "losses": 0})
-            seat[outcome] += 1
-    for entry in table.values():
-        entry["win_rate"] = entry["wins"] / entry["games"]
-        entry["win_rate_ci95"] = list(wilson_interval(entry["wins"], entry["games"]))
-    return sorted(table.values(), key=lambda e: e["opponent"])
-
-
-def rating_markdown(result: Rating, league: League, env_id: str) -> str:
-    low, high = result.ci95
-    order = sorted(league.ratings, key=lambda n: -league.ratings[n])
-    above = sum(league.ratings[n] > result.rating for n in order)
-    lines = [
-        f"**{result.agent}** on league `{env_id}` v{league.version}: **{result.rating:.0f} [{low:.0f}, {high:.0f}]** "
-        f"(95% interval; {result.games} games in {result.rounds} rounds, stopped by {result.stopped}); "
-        f"place {above + 1} of {len(order) + 1}.",
-        "",
-        "| opponent | its rating | games | W | D | L | win rate [95% Wilson] | by seat (W-D-L) |",
-        "|---|---:|---:|---:|---:|---:|---|---|",
-    ]
-    for entry in sorted(result.per_opponent, key=lambda e: -league.ratings.get(e["opponent"], 0)):
-        seats = ", ".join(f"seat {s}: {t['wins']}-{t['draws']}-{t['losses']}" for s, t in sorted(entry["by_seat"].items()))
-        lo, hi = entry["win_rate_ci95"]
-        lines.append(
-            f"| {entry['opponent']} | {league.ratings.get(entry['opponent'], float('nan')):.0f} | {entry['games']} | "
-            f"{entry['wins']} | {entry['draws']} | {entry['losses']} | {entry['win_rate']:.0%} [{lo:.0%}, {hi:.0%}] | {seats} |"
-        )
-    return "\n".join(lines)
-
-
-# ------------------------------------------------------------------------------ CLI
-def _parser() -> argparse.ArgumentParser:
-    from polarzoo.envs import ENVIRONMENTS
-
-    parser = argparse.ArgumentParser(prog=prog_name(MODULE), description=__doc__, formatter_class=HelpFormatter)
-    commands = parser.add_subparsers(dest="command", metavar="{show,rate,build}", help="what to do (each has its own --help)")
-    commands.required = True
-    envs = sorted(e for e in ENVIRONMENTS)
-    show = commands.add_parser("show", help="print a league's ladder", formatter_class=HelpFormatter)
-    show.add_argument("--env", choices=envs, required=True, help="the game")
-    show.add_argument("--league", default=None, help="a league.json to read instead of the shipped one")
-    for sub in (show,):
-        sub.add_argument(
-            "--trust-member",
-            action="append",
-            default=[],
-            metavar="MODULE:CALLABLE",
-            help="a module:callable member of --league that may be imported (a league file alone never imports code)",
-        )
-    rate_parser = commands.add_parser("rate", help="rate an agent against the frozen league", formatter_class=HelpFormatter)
-    rate_parser.add_argument("--env", choices=envs, help="the game (required unless --resume)")
-    rate_parser.add_argument("--agent", help="the agent: any make_agent spec, model:PATH, or your own module:callable")
-    rate_parser.add_argument("--league", default=None, help="a league.json to rate against instead of the shipped one")
-    rate_parser.add_argument(
-        "--trust-member",
-        action="append",
-        default=[],
-        metavar="MODULE:CALLABLE",
-        help="a module:callable member of --league that may be imported (a league file alone never imports code)",
-    )
-    add_trust_pickles(rate_parser)
-    rate_parser.add_argument(
-        "--width", type=float, default=100.0, help="stop when the 95%% interval is at most this many points wide"
-    )
-    rate_parser.add_argument("--max-games", type=int, default=2000, help="stop after this many games whatever the width")
-    rate_parser.add_argument("--min-rounds", type=int, default=5, help="rounds against every member before the schedule adapts")
-    rate_parser.add_argument("--players", type=int, default=2, help="players per game (Thin Ice: 2-6)")
-    rate_parser.add_argument("--seed", type=seed_type, default=0, help="first seed (games and bootstrap)")
-    rate_parser.add_argument("--workers", type=int, default=1, help="processes that play the games (results are the same)")
-    rate_parser.add_argument("--out", type=Path, default=None, help="output folder (default: a new runs/rate-<env>-<time>)")
-    rate_parser.add_argument(
-        "--resume",
-        type=Path,
-        default=None,
-        metavar="OUT",
-        help="continue an interrupted rating in its folder OUT: the same command, its finished games kept",
-    )
-    build_parser = commands.add_parser(
-        "build", help="play a league's round robin and fit its ratings", formatter_class=HelpFormatter
-    )
-    build_parser.add_argument("--env", choices=envs, required=True, help="the game")
-    build_parser.add_argument("--members", nargs="+", required=True, help="the members' agent specs, weakest to strongest")
-    build_parser.add_argument("--games", type=int, default=100, help="seeded games per lineup (a pair in one seat order)")
-    build_parser.add_argument("--players", type=int, nargs="+", default=[2], help="player counts to play (Thin Ice: 2-6)")
-    build_parser.add_argument(
-        "--multi-games", type=int, default=None, help="seeded games per lineup of 3+ players (default: --games)"
-    )
-    build_parser.add_argument("--seed", type=seed_type, default=0, help="first seed")
-    build_parser.add_argument("--version", type=int, default=1, help="the league's version (raise it when its members change)")
-    build_parser.add_argument("--bootstrap", type=int, default=500, help="bootstrap resamples for the intervals")
-    build_parser.add_argument("--workers", type=int, default=1, help="processes that play the games (results are the same)")
-    build_parser.add_argument(
-        "--out", type=Path, required=True, help="the league's folder (games already in its games.jsonl are kept)"
-    )
-    build_parser.add_argument(
-        "--publish", action="store_true", help="also write the league into the package (baselines/leagues/)"
-    )
-    build_parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    return parser
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = _parser()
-    raw = sys.argv[1:] if argv is None else list(argv)
-    args = parser.parse_args(raw)
-    _one_torch_thread()
-    try:
-        if args.command == "show":
-            league = load_league(args.league or args.env, trusted=args.trust_member)
-            print(ladder_markdown(league))
-        elif args.command == "build":
-            _build(parser, args, raw)
-        else:
-            _rate(parser, args, raw)
-    except (LeagueError, MissingExtra) as error:
-        parser.error(str(error))
-    except KeyboardInterrupt:
-        out = getattr(args, "out", None) or getattr(args, "resume", None)
-        again = f"--resume {out}" if args.command == "rate" else "the same command"
-        print(f"\ninterrupted: the finished games are in {out}/games.jsonl; continue with {again}", file=sys.stderr)
-        sys.exit(130)
-
-
-def _one_torch_thread() -> None:
-    """League games run on one torch thread, as the shipped leagues were built.  A greedy
-    policy's exactly tied moves (the board networks are equivariant) no longer depend on the
-    thread count (:data:`polarzoo.baselines.agents.policy.TIE_TOLERANCE`); one thread keeps
-    the networks' remaining rounding, and the time per game, the same on every machine."""
-    try:
-        import torch
-    except ImportError:
-        return
-    torch.set_num_threads(1)
-
-
-def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[str]) -> None:
-    if args.games < 1 or args.workers < 1 or args.bootstrap < 10:
-        parser.error("--games and --workers must be at least 1, --bootstrap at least 10")
-    if len(args.members) < 2:
-        parser.error("--members: a league needs at least two members")
-    repeated = sorted({spec for spec in args.members if args.members.count(spec) > 1})
-    if repeated:
-        parser.error(f"--members: {', '.join(repeated)} named twice (a member plays the others once per lineup)")
-    if args.version < 1:
-        parser.error(f"--version must be at least 1, got {args.version}")
-    info = GAMES[args.env]
-    if any(n not in info.player_counts() for n in args.players):
-        parser.error(
-            f"--players: {args.env} is a 2-player game"
-            if not info.variable_players
-            else f"--players: {info.players[0]} to {info.players[1]}"
-        )
-    for spec in args.members:
-        try:
-            make_agent(spec, args.env)
-        except (ValueError, FileNotFoundError, ImportError) as error:
-            parser.error(f"--members {spec}: {error}")
-    writable_folder_or_exit(parser, "--out", args.out)
-    print(f"league folder: {args.out}", flush=True)
-    command = " ".join([prog_name(MODULE), *raw])
-    if args.multi_games is not None and args.multi_games < 1:
-        parser.error("--multi-games must be at least 1")
-    league = build(
-        args.env,
-        args.members,
-        args.games,
-        args.out,
-        args.seed,
-        args.players,
-        args.version,
-        args.workers,
-        args.bootstrap,
-        not args.no_progress,
-        command,
-        args.multi_games,
-    )
-    print(ladder_markdown(league))
-    if args.publish:
-        LEAGUES_DIR.mkdir(exist_ok=True)
-        atomic_write(league_path(args.env), json.dumps(league.as_dict(), indent=2) + "\n")
-        print(f"published: {league_path(args.env)}")
-
-
-def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[str]) -> None:
-    resumed = False
-    if args.resume is not None:
-        saved = saved_command(parser, args.resume, raw[1:], "a rating folder")  # raw[0] is "rate"
-        folder, args = args.resume, parser.parse_args([*saved, "--out", str(args.resume)])
-        resumed = True
-        print(f"resuming {folder}", flush=True)
-    if args.env is None or args.agent is None:
-        parser.error("rate needs --env and --agent (or --resume OUT to continue a rating)")
-    if not math.isfinite(args.width) or args.width <= 0 or args.max_games < 1 or args.workers < 1 or args.min_rounds < 1:
-        parser.error("--width must be positive; --max-games, --workers and --min-rounds at least 1")
-    apply_trust_pickles(args)
-    league = load_league(args.league or args.env, trusted=args.trust_member)
-    if league.env != args.env:
-        parser.error(f"--league {args.league} is a league of {league.env}, not {args.env}")
-    info = GAMES[args.env]
-    if args.players not in info.player_counts() and not info.variable_players:
-        parser.error(f"--players: {args.env} is a {info.players[0]}-player game")
-    if not info.players[0] <= args.players <= min(info.players[1], len(league.members) + 1):
-        parser.error(f"--players must be {info.players[0]} to {min(info.players[1], len(league.members) + 1)}")
-    try:
-        agent = make_agent(args.agent, args.env)
-    except (ValueError, FileNotFoundError, ImportError) as error:
-        parser.error(f"--agent {args.agent}: {error}")
-    except Exception as error:  # a corrupt model file: name it, not the library's internals
-        parser.error(f"--agent {args.agent}: cannot load it ({type(error).__name__}: {error})")
-    out = args.out
-    if out is None:
-        out = new_run_dir(Path("runs"), None, f"rate-{args.env}")
-    writable_folder_or_exit(parser, "--out", out)
-    out.mkdir(parents=True, exist_ok=True)
-    if not resumed:
-        if (out / "games.jsonl").exists():
-            parser.error(f"--out {out} already holds games; continue it with --resume {out} or choose another folder")
-        atomic_write(
-            out / "command.json", json.dumps({"argv": [a for a in raw if a != "--resume"], "league_version": league.version})
-        )
-    else:
-        saved_version = json.loads((out / "command.json").read_text()).get("league_version")
-        if saved_version != league.version:
-            parser.error(f"--resume {out}: it was rated against league v{saved_version}, this league is v{league.version}")
-    print(f"writing to {out}", flush=True)
-    result = rate(
-        args.env, agent, league, out, args.width, args.max_games, args.min_rounds, args.players, args.seed, args.workers
-    )
-    summary = {
-        "env": args.env,
-        "agent": result.agent,
-        "spec": args.agent,
-        "league_version": league.version,
-        "rating": result.rating,
-        "ci95": list(result.ci95),
-        "games": result.games,
-        "rounds": result.rounds,
-        "stopped": result.stopped,
-        "players": args.players,
-        "seed": args.seed,
-        "per_opponent": result.per_opponent,
-    }
-    table = rating_markdown(result, league, args.env)
-    atomic_write(out / "rating.json", json.dumps(summary, indent=2) + "\n")
-    atomic_write(out / "rating.md", table + "\n")
-    print("\n" + table + f"\n\nwritten: {out / 'rating.json'}, {out / 'rating.md'}")
-
-
-if __name__ == "__main__":
-    main()

@@ -90,7 +90,7 @@ def league_page(source_dir: Path) -> str:
         parts += [
             ladder_markdown(league),
             "",
-            f"Built with `{league.protocol.get('command', '?')}`; its games are in `docs/results/league/{env_id}/games.jsonl`.",
+            f"Built with `{league.protocol.get('command', '?')}`; its games are in `docs/results/league/{env_id}/games.jsonl.gz`.",
             "",
         ]
         if (source_dir / "results" / "league" / env_id / "ladder.png").exists():

@@ -1,0 +1,254 @@
+"""The trainer's command line: ``polarzoo-train`` (``python -m polarzoo.baselines.train``); the
+trainer is :mod:`.ppo`, its config :mod:`.config`."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, run_dir_or_exit, writable_folder_or_exit
+from polarzoo.baselines.cli.runs import seed as seed_type
+from polarzoo.baselines.training import ppo
+from polarzoo.baselines.training.checkpoints import checkpoint_objects, read_checkpoint_state, read_exact
+from polarzoo.baselines.training.config import (
+    CONFIG_PATH,
+    POSITIVE_KEYS,
+    QUICK,
+    QUICK_BC,
+    InitModelError,
+    check_config,
+    config_defaults,
+    load_config,
+    saved_run_config,
+    yaml,
+)
+from polarzoo.envs import ENVIRONMENTS
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog=prog_name("polarzoo.baselines.train"), description=ppo.__doc__, formatter_class=HelpFormatter
+    )
+    config_default = config_defaults()
+    parser.add_argument("--env", choices=sorted(ENVIRONMENTS), help="environment id (not needed with --resume)")
+    parser.add_argument("--resume", type=Path, default=None, help="continue an interrupted run from its folder")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="a hyperparameter YAML keyed by env id, layered over the packaged baselines/training/hyperparams.yaml "
+        "(it needs only the keys it changes)",
+    )
+    parser.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of run folders")
+    parser.add_argument("--run-name", default=None, help="run folder name (default <env>-<time>)")
+    parser.add_argument("--seed", type=seed_type, default=0, help="training seed")
+    parser.add_argument(
+        "--total-timesteps",
+        type=int,
+        default=None,
+        help="override the config's budget (with --resume: a new total)" + config_default("total_timesteps"),
+    )
+    parser.add_argument(
+        "--n-envs", type=int, default=None, help="override the number of parallel envs" + config_default("n_envs")
+    )
+    parser.add_argument(
+        "--eval-every", type=int, default=None, help="override the evaluation interval (0 = never)" + config_default("eval_every")
+    )
+    parser.add_argument(
+        "--eval-games",
+        type=int,
+        default=None,
+        help="override games per seat in periodic evaluations" + config_default("eval_games"),
+    )
+    parser.add_argument(
+        "--final-eval-games",
+        type=int,
+        default=None,
+        help="override games per seat in the final evaluation" + config_default("final_eval_games"),
+    )
+    parser.add_argument(
+        "--checkpoint-every", type=int, default=None, help="override the checkpoint interval" + config_default("checkpoint_every")
+    )
+    parser.add_argument(
+        "--snapshot-every",
+        type=int,
+        default=None,
+        help="override the self-play snapshot interval (0 = never)" + config_default("snapshot_every"),
+    )
+    parser.add_argument(
+        "--vec-env", choices=["dummy", "subproc"], default=None, help="vectorised env class" + config_default("vec_env")
+    )
+    parser.add_argument(
+        "--rollouts",
+        choices=["lockstep", "async"],
+        default=None,
+        help="how rollouts step the envs: lockstep (SB3's) or async (each env as soon as it is back; "
+        "needs --vec-env subproc)" + config_default("rollouts"),
+    )
+    parser.add_argument(
+        "--bc-games", type=int, default=None, help="override the behaviour-cloning games (0 = off)" + config_default("bc_games")
+    )
+    parser.add_argument(
+        "--bc-epochs", type=int, default=None, help="override the behaviour-cloning epochs" + config_default("bc_epochs")
+    )
+    parser.add_argument(
+        "--torch-threads",
+        type=int,
+        default=None,
+        help="override torch threads (0 = auto: the cores free at the start)" + config_default("torch_threads"),
+    )
+    parser.add_argument(
+        "--update-threads",
+        type=int,
+        default=None,
+        help="override torch threads in the learner's update (0 = as --torch-threads)" + config_default("update_threads"),
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument(
+        "--log-every",
+        type=float,
+        default=60.0,
+        help="seconds between progress lines when there is no progress bar (output not a terminal, or --no-progress); 0 = none",
+    )
+    parser.add_argument("--no-final-eval", action="store_true", help="skip the evaluation after training")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run of about a minute that writes every output (tiny settings: "
+        + ", ".join(f"{key} {value}" for key, value in QUICK.items())
+        + "; where the config clones a teacher first, "
+        + ", ".join(f"{key} {value}" for key, value in QUICK_BC.items())
+        + "; flags given beside it win)",
+    )
+    args = parser.parse_args(argv)
+    if args.log_every < 0:
+        parser.error(f"--log-every must be at least 0 seconds, got {args.log_every}")
+    if yaml is None:
+        parser.error('training needs the train extra (PyYAML, torch, SB3): pip install "polarzoo[train]"')
+    from polarzoo.envs.utils import MissingExtra, require
+
+    try:
+        require("sb3_contrib", "training")
+    except MissingExtra as error:
+        parser.error(str(error))
+    overrides = {
+        "total_timesteps": args.total_timesteps,
+        "n_envs": args.n_envs,
+        "eval_every": args.eval_every,
+        "eval_games": args.eval_games,
+        "final_eval_games": args.final_eval_games,
+        "checkpoint_every": args.checkpoint_every,
+        "snapshot_every": args.snapshot_every,
+        "vec_env": args.vec_env,
+        "rollouts": args.rollouts,
+        "bc_games": args.bc_games,
+        "bc_epochs": args.bc_epochs,
+        "torch_threads": args.torch_threads,
+        "update_threads": args.update_threads,
+    }
+    if args.quick:
+        if args.resume:
+            parser.error("--quick starts a new smoke run; it cannot be combined with --resume")
+        overrides = {**QUICK, **{key: value for key, value in overrides.items() if value is not None}}
+    for key, value in overrides.items():
+        least = 1 if key in POSITIVE_KEYS else 0
+        if isinstance(value, int) and value < least:
+            parser.error(f"--{key.replace('_', '-')} must be at least {least}, got {value}")
+    if args.resume:
+        run_dir = args.resume
+        if not run_dir.is_dir():
+            parser.error(f"--resume {run_dir}: no such folder")
+        if not (run_dir / "config.yaml").exists():
+            parser.error(f"--resume {run_dir}: not a training run folder (no config.yaml); start a new run with --env")
+        writable_folder_or_exit(parser, "--resume", run_dir)  # checkpoints are written into it
+        try:
+            saved = yaml.safe_load((run_dir / "config.yaml").read_text())
+            config = saved_run_config(saved)
+            check_config(config)
+            state, model_name = read_checkpoint_state(run_dir)
+            # a run folder from someone else: its pickles are read by the restricted unpickler
+            # now, so that one naming other code is refused in one line before any work
+            checkpoint_objects(run_dir / "checkpoints" / model_name)
+            read_exact(run_dir, model_name, state["timesteps"])
+        except (yaml.YAMLError, ValueError, TypeError, KeyError) as error:
+            parser.error(f"--resume {run_dir}: {str(error).splitlines()[0]}")
+        ignored = [
+            f"--{name.replace('_', '-')}"
+            for name in (
+                "env",
+                "config",
+                "runs",
+                "run_name",
+                "seed",
+                "n_envs",
+                "eval_every",
+                "eval_games",
+                "final_eval_games",
+                "checkpoint_every",
+                "snapshot_every",
+                "vec_env",
+                "rollouts",
+                "bc_games",
+                "bc_epochs",
+                "torch_threads",
+                "update_threads",
+            )
+            if getattr(args, name) != parser.get_default(name)
+        ]
+        if ignored:
+            print(f"resuming: ignoring {', '.join(ignored)} (the run's saved config and seed are used)")
+        if args.total_timesteps:
+            config["total_timesteps"] = args.total_timesteps
+    else:
+        if not args.env:
+            parser.error("--env is required unless --resume is given")
+        try:
+            config = load_config(args.env, overrides, args.config or CONFIG_PATH)
+            if args.quick and config.get("bc_games", 0) > 0:  # the same job, its cloning a smoke too
+                config.update({key: value for key, value in QUICK_BC.items() if overrides.get(key) is None})
+            check_config(config)
+        except FileNotFoundError:
+            parser.error(f"--config {args.config}: no such file")
+        except yaml.YAMLError as error:
+            parser.error(f"--config {args.config}: not valid YAML ({str(error).splitlines()[0]})")
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            parser.error(f"--config {args.config}: {error}")
+        run_dir = run_dir_or_exit(parser, args.runs, args.run_name, args.env)
+        # In the config's own order: the opponents' order is the pool's, which the seeded draws of
+        # an opponent index follow (a sorted copy made --resume pick other opponents after a snapshot).
+        atomic_write(run_dir / "config.yaml", yaml.safe_dump(config, sort_keys=False))
+    print(f"run folder: {run_dir}", flush=True)
+    with (run_dir / "command.txt").open("a") as handle:
+        handle.write(
+            "python -m polarzoo.baselines.train "
+            + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+            + "\n"
+        )
+    try:
+        bar = not args.no_progress and sys.stdout.isatty()
+        ppo.train(
+            config,
+            run_dir,
+            resume=args.resume is not None,
+            seed=args.seed,
+            progress_bar=bar,
+            final_eval=not args.no_final_eval,
+            log_every=0.0 if bar else args.log_every,
+        )
+    except InitModelError as error:
+        parser.error(str(error))
+    except OSError as error:
+        # A full disk (or a folder that went away) while writing a checkpoint, a snapshot or the
+        # model: files are written under temporary names, so the last complete checkpoint stands.
+        print(
+            f"error: could not write into {run_dir} ({error.strerror or error}); the last complete checkpoint is kept: "
+            f"make room, then continue with --resume {run_dir}",
+            file=sys.stderr,
+        )
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
