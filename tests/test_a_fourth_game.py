@@ -66,7 +66,7 @@ def test_pettingzoo_api() -> None:
 
 
 def test_evaluate_plays_it(tmp_path: Path) -> None:
-    from polarzoo.baselines.evaluation.evaluate import main
+    from polarzoo.baselines.evaluation.evaluate_cli import main
 
     main(["--env", ENV_ID, "--agents", "random", "mcts:60", "--games", "6", "--out", str(tmp_path), "--no-progress"])
     result = json.loads((tmp_path / "eval.json").read_text())
@@ -76,7 +76,7 @@ def test_evaluate_plays_it(tmp_path: Path) -> None:
 
 
 def test_a_small_league_rates_it(tmp_path: Path) -> None:
-    from polarzoo.baselines.evaluation.league import main
+    from polarzoo.baselines.evaluation.league_cli import main
 
     main(
         [

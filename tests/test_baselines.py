@@ -249,6 +249,7 @@ def test_init_model_starts_from_the_given_weights(tmp_path: Path) -> None:
 def test_init_model_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from polarzoo.baselines.agents import pretrained_path
     from polarzoo.baselines.training import ppo as train
+    from polarzoo.baselines.training import ppo_cli
 
     with pytest.raises(ValueError, match="no model file"):
         train.check_config(train.load_config("fire_and_ice_v0", {"init_model": str(tmp_path / "missing.zip")}))
@@ -256,7 +257,7 @@ def test_init_model_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(ValueError, match="no pretrained model for chess_v0"):
         pretrained_path("chess_v0")
     with pytest.raises(SystemExit):
-        train.main(
+        ppo_cli.main(
             [
                 "--env",
                 "fire_and_ice_v0",

@@ -239,3 +239,25 @@ def test_ctrl_c_in_a_runs_training_is_the_benchmarks_own_line(
         )
     err = capsys.readouterr().err
     assert stop.value.code == 130 and "the same command continues" in err and "--resume" not in err
+
+
+def test_the_aggregate_depends_on_the_runs_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rliable's bootstrap draws from NumPy's global generator whatever its random_state: the
+    aggregate seeds it (and puts the caller's state back), so the same runs give the same
+    intervals in every process."""
+    import numpy as np
+
+    from polarzoo.baselines.benchmark import aggregate
+    from polarzoo.baselines.benchmark.aggregate import load_results, summarize
+
+    monkeypatch.setattr(aggregate, "REPS", 250)  # the published tables use 5,000
+    published = Path(__file__).resolve().parents[1] / "docs" / "results" / "benchmark"
+    results = load_results(published, "short")
+    if not results:
+        pytest.skip("no published runs")
+    answers = []
+    for state in (1, 2):
+        np.random.seed(state)
+        answers.append(summarize(results))
+        assert np.random.randint(1 << 30) == np.random.RandomState(state).randint(1 << 30)  # the caller's stream, untouched
+    assert answers[0] == answers[1]

@@ -176,7 +176,7 @@ def test_evaluate_prints_the_table_and_exits_1_when_saving_fails(
 ) -> None:
     """A disk that fills during the games: the table is still printed, the exit status says
     nothing was saved, and no half-written summary is left."""
-    from polarzoo.baselines.evaluation import evaluate
+    from polarzoo.baselines.evaluation import evaluate, evaluate_cli
 
     def full(self, *args):  # type: ignore[no-untyped-def]
         self._fail(OSError(28, "No space left on device"))
@@ -184,7 +184,7 @@ def test_evaluate_prints_the_table_and_exits_1_when_saving_fails(
     for method in ("game", "write", "call"):
         monkeypatch.setattr(evaluate._Writer, method, full)
     with pytest.raises(SystemExit) as exit_info:
-        evaluate.main(
+        evaluate_cli.main(
             [
                 "--env",
                 "fire_and_ice_v0",
@@ -302,7 +302,7 @@ def test_ctrl_c_during_behaviour_cloning_then_resume(tmp_path: Path) -> None:
 def test_ctrl_c_while_collecting_demonstrations_leaves_a_checkpoint_that_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from polarzoo.baselines.training import ppo
+    from polarzoo.baselines.training import ppo, ppo_cli
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
@@ -333,7 +333,7 @@ def test_ctrl_c_while_collecting_demonstrations_leaves_a_checkpoint_that_resumes
     with monkeypatch.context() as patch:
         patch.setattr(ppo, "collect_demonstrations", interrupted)
         with pytest.raises(SystemExit) as stopped:
-            ppo.main(args)
+            ppo_cli.main(args)
     assert stopped.value.code == 130 and f"--resume {run}" in capsys.readouterr().err
     state, _ = ppo.read_checkpoint_state(run)  # the resume the message promises has a checkpoint
     assert state.get("bc_epochs_done", 0) == 0 and state["timesteps"] == 0
@@ -424,7 +424,7 @@ PRETRAINED_FIRE = ROOT / "baselines" / "pretrained" / "fire_and_ice_v0.safetenso
 
 
 def test_typed_config_values_and_run_names(tmp_path: Path, runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from polarzoo.baselines.training import ppo as train
+    from polarzoo.baselines.training import ppo_cli as train
 
     fast = tmp_path / "fast.yaml"
     fast.write_text('fire_and_ice_v0: {learning_rate: "fast"}\n')
@@ -439,24 +439,24 @@ def test_typed_config_values_and_run_names(tmp_path: Path, runs: Path, capsys: p
 
 
 def test_evaluate_checks_where_it_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from polarzoo.baselines.evaluation import evaluate
+    from polarzoo.baselines.evaluation import evaluate_cli
 
     a_file = tmp_path / "a_file"
     a_file.write_text("")
     base = ["--env", "fire_and_ice_v0", "--agents", "random", "heuristic", "--games", "1", "--no-progress"]
-    assert "is a file, not a folder" in _main_error(evaluate.main, [*base, "--out", str(a_file)], capsys)
+    assert "is a file, not a folder" in _main_error(evaluate_cli.main, [*base, "--out", str(a_file)], capsys)
     assert "no such run folder" in _main_error(
-        evaluate.main, [*base, "--out", str(tmp_path / "e"), "--run-dir", str(tmp_path / "missing")], capsys
+        evaluate_cli.main, [*base, "--out", str(tmp_path / "e"), "--run-dir", str(tmp_path / "missing")], capsys
     )
     assert a_file.read_text() == ""
 
 
 def test_a_model_of_another_game_is_refused_at_load(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from polarzoo.baselines.evaluation import evaluate, solitaire_eval
+    from polarzoo.baselines.evaluation import evaluate_cli, solitaire_eval
     from polarzoo.baselines.play import terminal as play
 
     line = _main_error(
-        evaluate.main,
+        evaluate_cli.main,
         ["--env", "go_with_the_floe_v0", "--agents", f"model:{PRETRAINED_FIRE}", "random", "--out", str(tmp_path / "e")],
         capsys,
     )
@@ -479,7 +479,7 @@ def test_a_model_of_another_game_is_refused_at_load(tmp_path: Path, capsys: pyte
 def test_damaged_model_files_are_one_line(
     content: bytes | None, name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from polarzoo.baselines.evaluation import evaluate, solitaire_eval
+    from polarzoo.baselines.evaluation import evaluate_cli, solitaire_eval
     from polarzoo.baselines.play import terminal as play
     from polarzoo.baselines.training import export
 
@@ -501,7 +501,7 @@ def test_damaged_model_files_are_one_line(
         assert any(
             w
             in _main_error(
-                evaluate.main, ["--env", "fire_and_ice_v0", "--agents", spec, "random", "--out", str(tmp_path / "e")], capsys
+                evaluate_cli.main, ["--env", "fire_and_ice_v0", "--agents", spec, "random", "--out", str(tmp_path / "e")], capsys
             )
             for w in words
         )

@@ -39,7 +39,7 @@ def test_without_the_extra(blocked: str, code: str, words: str) -> None:
 def test_train_help_without_pyyaml() -> None:
     script = (
         "import sys; sys.modules['yaml'] = None; sys.argv = ['train', '--help']\n"
-        "from polarzoo.baselines.training import ppo as train; train.main()"
+        "from polarzoo.baselines.training import ppo_cli as train; train.main()"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=scaled(120))
     assert result.returncode == 0 and "--total-timesteps" in result.stdout, result.stderr[-2000:]

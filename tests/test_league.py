@@ -16,7 +16,8 @@ pytest.importorskip("choix")
 
 from polarzoo.baselines.agents import make_agent  # noqa: E402
 from polarzoo.baselines.evaluation import league as league_module  # noqa: E402
-from polarzoo.baselines.evaluation.league import LeagueError, build, load_league, rate  # noqa: E402
+from polarzoo.baselines.evaluation.league import LeagueError, build, load_league  # noqa: E402
+from polarzoo.baselines.evaluation.league_rate import rate  # noqa: E402
 from tests.helpers import scaled  # noqa: E402
 
 ENV = "fire_and_ice_v0"

@@ -30,20 +30,21 @@ def test_quick_fills_in_what_the_command_line_does_not_give() -> None:
 
 def test_train_quick_is_a_tiny_config_that_explicit_flags_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from polarzoo.baselines.training import ppo as train_module
+    from polarzoo.baselines.training import ppo_cli
 
     seen: dict[str, Any] = {}
     monkeypatch.setattr(train_module, "train", lambda config, run_dir, **kwargs: seen.update(config=config, run_dir=run_dir))
-    train_module.main(["--env", "thin_ice_v0", "--quick", "--eval-games", "3", "--runs", str(tmp_path)])
+    ppo_cli.main(["--env", "thin_ice_v0", "--quick", "--eval-games", "3", "--runs", str(tmp_path)])
     config = seen["config"]
     assert config["total_timesteps"] == train_module.QUICK["total_timesteps"] and config["n_envs"] == 2
     assert config["vec_env"] == "dummy" and config["eval_games"] == 3  # the flag beside --quick wins
     assert config["learning_rate"] == 0.001  # the env's own settings stay
     assert config["bc_games"] == 0  # Thin Ice's job clones no teacher, nor does its smoke run
     # Fire & Ice's job clones the heuristic first: its smoke run clones a little (a --bc flag wins)
-    train_module.main(["--env", "fire_and_ice_v0", "--quick", "--bc-epochs", "2", "--runs", str(tmp_path)])
+    ppo_cli.main(["--env", "fire_and_ice_v0", "--quick", "--bc-epochs", "2", "--runs", str(tmp_path)])
     assert seen["config"]["bc_games"] == train_module.QUICK_BC["bc_games"] and seen["config"]["bc_epochs"] == 2
     with pytest.raises(SystemExit):
-        train_module.main(["--quick", "--resume", str(tmp_path)])
+        ppo_cli.main(["--quick", "--resume", str(tmp_path)])
 
 
 CLIS = [

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.cli.runs import atomic_write
-from polarzoo.envs.utils import require
+from polarzoo.envs.utils import global_random_state_kept, require
 
 REPS = 5000
 
@@ -44,12 +44,16 @@ def _table(results: list[dict[str, Any]], key: str) -> dict[tuple[str, str], np.
 def _iqm(scores: np.ndarray, rng_seed: int = 0) -> tuple[float, float, float]:
     rly = require("rliable.library", "the benchmark's aggregate")
     metrics = require("rliable.metrics", "the benchmark's aggregate")
-    point, interval = rly.get_interval_estimates(
-        {"x": scores.reshape(-1, 1)},
-        lambda x: np.array([metrics.aggregate_iqm(x)]),
-        reps=REPS,
-        random_state=np.random.RandomState(rng_seed),
-    )
+    # rliable's StratifiedBootstrap draws its indices from NumPy's global generator
+    # (np.random.choice), whatever random_state says: seeded here, and put back after.
+    with global_random_state_kept():
+        np.random.seed(rng_seed)
+        point, interval = rly.get_interval_estimates(
+            {"x": scores.reshape(-1, 1)},
+            lambda x: np.array([metrics.aggregate_iqm(x)]),
+            reps=REPS,
+            random_state=np.random.RandomState(rng_seed),
+        )
     return float(point["x"][0]), float(interval["x"][0, 0]), float(interval["x"][1, 0])
 
 
@@ -79,12 +83,14 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
             x, y = ratings[(game, a)], ratings[(game, b)]
             if len(x) < 2 or len(y) < 2:
                 continue
-            point, interval = rly.get_interval_estimates(
-                {"p": (x.reshape(-1, 1), y.reshape(-1, 1))},
-                metrics.probability_of_improvement,
-                reps=REPS // 5,
-                random_state=np.random.RandomState(0),
-            )
+            with global_random_state_kept():  # (the global generator: see _iqm)
+                np.random.seed(0)
+                point, interval = rly.get_interval_estimates(
+                    {"p": (x.reshape(-1, 1), y.reshape(-1, 1))},
+                    metrics.probability_of_improvement,
+                    reps=REPS // 5,
+                    random_state=np.random.RandomState(0),
+                )
             low, high = np.ravel(interval["p"])
             summary["probability_of_improvement"].setdefault(game, {})[f"{a} > {b}"] = [
                 float(point["p"]),

@@ -41,7 +41,8 @@ from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.baselines.benchmark.aggregate import aggregate
 from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, writable_folder_or_exit
 from polarzoo.baselines.evaluation.evaluate import finished_games
-from polarzoo.baselines.evaluation.league import load_league, rate
+from polarzoo.baselines.evaluation.league import load_league
+from polarzoo.baselines.evaluation.league_rate import rate
 from polarzoo.baselines.evaluation.tournament import head_to_head, wilson_interval
 from polarzoo.baselines.training import alphazero_jax, ppo
 

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents import make_agent
+from polarzoo.baselines.cli.moved import moved_names
 from polarzoo.baselines.cli.progress import progress
 from polarzoo.baselines.cli.runs import (
     atomic_write,
@@ -393,9 +394,5 @@ def _count_lines(path: Path) -> int:
         return 0
 
 
-def __getattr__(name: str) -> Any:
-    if name == "main":  # the command line is in .evaluate_cli (the console script and tests reach it here too)
-        from polarzoo.baselines.evaluation.evaluate_cli import main
-
-        return main
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: the command line moved to .evaluate_cli (``evaluate.main`` resolves, with a DeprecationWarning, until 0.4)
+__getattr__ = moved_names(__name__, "polarzoo.baselines.evaluation.evaluate_cli", ["main"])

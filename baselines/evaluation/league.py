@@ -41,6 +41,7 @@ from typing import Any
 
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.registry import KINDS, model_files
+from polarzoo.baselines.cli.moved import moved_names
 from polarzoo.baselines.cli.progress import progress
 from polarzoo.baselines.cli.runs import (
     atomic_write,
@@ -58,24 +59,17 @@ OPENING_PLIES = {"fire_and_ice_v0": 2, "go_with_the_floe_v0": 2}
 LEAGUES_DIR = Path(__file__).resolve().parents[1] / "leagues"
 MODULE = "polarzoo.baselines.league"
 
-#: rating one agent (:mod:`.league_rate`) and the command line (:mod:`.league_cli`) live beside
-#: this module; their names are still reached from here.
-_ELSEWHERE = {
-    "Rating": "league_rate",
-    "rate": "league_rate",
-    "informative": "league_rate",
-    "per_opponent": "league_rate",
-    "rating_markdown": "league_rate",
-    "main": "league_cli",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _ELSEWHERE:
-        import importlib
-
-        return getattr(importlib.import_module(f"polarzoo.baselines.evaluation.{_ELSEWHERE[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: rating one agent moved to :mod:`.league_rate`, the command line to :mod:`.league_cli`; the old
+#: names resolve, with a DeprecationWarning, until 0.4
+__getattr__ = moved_names(
+    __name__,
+    {
+        **dict.fromkeys(
+            ["Rating", "rate", "informative", "per_opponent", "rating_markdown"], "polarzoo.baselines.evaluation.league_rate"
+        ),
+        "main": "polarzoo.baselines.evaluation.league_cli",
+    },
+)
 
 
 class LeagueError(ValueError):

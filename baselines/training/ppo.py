@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents import PolicyAgent, make_agent
+from polarzoo.baselines.cli.moved import moved_names
 from polarzoo.baselines.cli.runs import (
     atomic_write,
     save_model,
@@ -367,9 +368,5 @@ def train(
     return run_dir
 
 
-def __getattr__(name: str) -> Any:
-    if name == "main":  # the command line is in .ppo_cli (the console script and tests reach it here too)
-        from polarzoo.baselines.training.ppo_cli import main
-
-        return main
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+#: the command line moved to .ppo_cli (``ppo.main`` resolves, with a DeprecationWarning, until 0.4)
+__getattr__ = moved_names(__name__, "polarzoo.baselines.training.ppo_cli", ["main"])
