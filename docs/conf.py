@@ -25,21 +25,7 @@ copyright = "2026, the polarzoo developers"
 extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.napoleon", "polarzoo_pages"]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = [
-    "_build",
-    "_ext",
-    "results/default_runs",
-    "results/pretrained",
-    "results/thin_ice_pretrained",
-    "results/league",
-    "results/benchmark",
-    "results/main_job",
-    "results/thin_ice_distill",
-    "results/thin_ice_nplayer",
-    "results/floe_search",
-    "results/thin_ice_training_ab",
-    "replays",
-]
+exclude_patterns = ["_build", "_ext", "results", "examples", "replays"]  # results/ and examples/: included or linked, not pages
 myst_enable_extensions = ["colon_fence", "html_image"]
 myst_heading_anchors = 3
 

@@ -121,6 +121,17 @@ def execute(spec: RunSpec, out: str, leagues: str | None = None) -> dict[str, An
     return result
 
 
+def _has_checkpoint(run_dir: Path) -> bool:
+    """Whether the training in ``run_dir`` left a checkpoint to resume from.  A kill during the
+    very first checkpoint can leave its model without its state (nothing to fall back on): the
+    run then starts afresh, as nothing of it was kept."""
+    try:
+        ppo.read_checkpoint_state(run_dir)
+    except ValueError:
+        return False
+    return True
+
+
 def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
     algorithm = protocol.ALGORITHMS[spec.algorithm]
     settings = protocol.BUDGETS[spec.budget][spec.game][algorithm.trainer]
@@ -129,7 +140,7 @@ def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
         ppo.check_config(config)
         model = run_dir / "model.zip"
         if not model.exists():
-            resume = (run_dir / "checkpoints").is_dir() and any((run_dir / "checkpoints").iterdir())
+            resume = _has_checkpoint(run_dir)
             if not resume:
                 _start_afresh(run_dir)
             run_dir.mkdir(parents=True, exist_ok=True)
