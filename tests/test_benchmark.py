@@ -261,3 +261,14 @@ def test_the_aggregate_depends_on_the_runs_only(monkeypatch: pytest.MonkeyPatch)
         answers.append(summarize(results))
         assert np.random.randint(1 << 30) == np.random.RandomState(state).randint(1 << 30)  # the caller's stream, untouched
     assert answers[0] == answers[1]
+
+
+def test_a_run_killed_during_its_first_checkpoint_starts_afresh(tmp_path: Path) -> None:
+    """A kill between the model's rename and its state's write leaves ``latest.zip`` alone: there is
+    nothing to resume, so the run trains from the start (it tried to resume and failed)."""
+    from polarzoo.baselines.benchmark.runner import _has_checkpoint
+
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "latest.zip").write_bytes(b"PK\x05\x06" + bytes(18))
+    assert not _has_checkpoint(tmp_path)
+    assert not _has_checkpoint(tmp_path / "missing")
