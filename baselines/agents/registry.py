@@ -18,6 +18,7 @@ from polarzoo.baselines.agents.go_with_the_floe import FloeHeuristic
 from polarzoo.baselines.agents.mcts import MCTSAgent
 from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.baselines.agents.pretrained import PRETRAINED_AZ_JAX, PRETRAINED_DIR, pretrained_path
+from polarzoo.baselines.agents.process import ProcessAgent
 from polarzoo.baselines.agents.thin_ice import ThinIceHeuristic, ThinIceSearch
 from polarzoo.envs import GAMES
 
@@ -55,6 +56,8 @@ def make_agent(spec: str, env_id: str) -> Any:
     kind, _, argument = spec.partition(":")
     if kind == "random":
         return RandomAgent()
+    if kind == "proc":  # any executable, in its own process, over JSON lines (docs/arena.md)
+        return ProcessAgent(argument)
     if kind == "heuristic":
         if env_id not in HEURISTICS:
             raise ValueError(f"no heuristic agent for {env_id}; known: {sorted(HEURISTICS)}")
@@ -128,7 +131,7 @@ def make_agent(spec: str, env_id: str) -> Any:
 
 
 #: The spec kinds :func:`make_agent` knows; any other ``a.b:c`` is a user's ``module:callable``.
-KINDS = ("random", "heuristic", "mcts", "model", "pretrained", "search", "vsearch", "az-jax", "az")
+KINDS = ("random", "heuristic", "mcts", "model", "pretrained", "search", "vsearch", "az-jax", "az", "proc")
 
 
 def user_agent(module_name: str, attribute: str, env_id: str) -> Any:

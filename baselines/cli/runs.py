@@ -173,6 +173,39 @@ def apply_trust_pickles(args: argparse.Namespace) -> None:
         os.environ[TRUST_PICKLES_VARIABLE] = "1"
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not (value > 0 and value < float("inf")):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def add_time_control(parser: argparse.ArgumentParser) -> None:
+    """``--move-time`` / ``--game-time``: the clock of ``proc:COMMAND`` agents (docs/arena.md)."""
+    parser.add_argument(
+        "--move-time",
+        type=_seconds,
+        default=None,
+        help="seconds a proc:COMMAND agent may take a move, then a bank of twice that for the whole game (default 5)",
+    )
+    parser.add_argument("--game-time", type=_seconds, default=None, help="seconds a proc:COMMAND agent may take for a whole game")
+
+
+def apply_time_control(args: argparse.Namespace, out: Path | None = None) -> None:
+    """The time control and the folder for the agents' stderr, for ``proc:`` agents made from
+    here on (and in the worker processes, which inherit the environment)."""
+    if getattr(args, "move_time", None):
+        os.environ["POLARZOO_MOVE_TIME"] = repr(float(args.move_time))
+        os.environ["POLARZOO_MOVE_BANK"] = repr(2.0 * float(args.move_time))
+    if getattr(args, "game_time", None):
+        os.environ["POLARZOO_GAME_TIME"] = repr(float(args.game_time))
+    if out is not None:
+        os.environ["POLARZOO_AGENT_LOG_DIR"] = str(out / "agent-logs")
+
+
 def save_model(model: Any, path: Path) -> None:
     """``model.save(path)`` (an SB3 model) whole or not at all: saved under a temporary name,
     then renamed (a kill or a full disk never leaves a half-written model that looks complete)."""

@@ -210,6 +210,7 @@ class _Writer:
 
     def __init__(self, out: Path) -> None:
         self.out, self.failed = out, None
+        self.forfeits: dict[str, dict[str, int]] = {}  # agent -> reason -> games
         try:
             out.mkdir(parents=True, exist_ok=True)
             self.games = (out / "games.jsonl").open("w")
@@ -223,6 +224,9 @@ class _Writer:
             print(f"warning: {self.failed}; results are printed only", flush=True)
 
     def game(self, record: dict[str, Any]) -> None:
+        for name, why in (record.get("forfeits") or {}).items():  # a process agent's lost games, with the reason
+            self.forfeits.setdefault(str(name), {}).setdefault(str(why), 0)
+            self.forfeits[str(name)][str(why)] += 1
         if self.games is not None:
             try:
                 self.games.write(json.dumps(record) + "\n")
@@ -320,6 +324,13 @@ def _write_summary(
 ) -> dict[str, Any]:
     """``eval.json``, ``eval.md``, the figure and (with ``run_dir``) the learning curve; the
     summary gets ``"table"`` and ``"written"`` (the files written)."""
+    if writer.forfeits:  # the games an agent lost without a move: a timeout, a crash, a bad reply
+        summary["forfeits"] = writer.forfeits
+        table += "\n\n**Forfeits** (games lost without a move)\n\n| agent | games | reason |\n|---|---:|---|\n" + "\n".join(
+            f"| {name} | {count} | {why} |"
+            for name, reasons in sorted(writer.forfeits.items())
+            for why, count in sorted(reasons.items())
+        )
     writer.write("eval.json", json.dumps(summary, indent=2))
     writer.write("eval.md", table + "\n")
     writer.call(plot, out / figure)

@@ -10,7 +10,9 @@ from pathlib import Path
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
+    add_time_control,
     add_trust_pickles,
+    apply_time_control,
     apply_trust_pickles,
     atomic_write,
     new_run_dir,
@@ -54,6 +56,7 @@ def main(argv: list[str] | None = None) -> None:
         help="processes that play the games (Thin Ice's physics: one per core; results are the same)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_time_control(parser)
     add_trust_pickles(parser)
     parser.add_argument(
         "--resume",
@@ -64,6 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     apply_trust_pickles(args)
+    apply_time_control(args)
     finished = None
     if args.resume is not None:
         folder = args.resume
@@ -130,6 +134,7 @@ def main(argv: list[str] | None = None) -> None:
             out = Path("runs") / "eval-unwritable"
             print(f"warning: cannot create a run folder under runs/ ({error.strerror or error})")
     print(f"writing to {out}", flush=True)
+    apply_time_control(args, out)  # a proc: agent's stderr goes to OUT/agent-logs
     if finished is None:
         # what --resume needs to play the rest of the same evaluation
         command = sys.argv[1:] if argv is None else list(argv)

@@ -162,8 +162,10 @@ def member_problem(spec: Any, trusted: Sequence[str] = ()) -> str | None:
     if not isinstance(spec, str) or not spec or len(spec) > 1000:
         return f"member spec {str(spec)[:60]!r} is not a spec"
     kind, _, argument = spec.partition(":")
-    if kind in KINDS or not argument or spec in trusted:
+    if (kind in KINDS and kind != "proc") or not argument or spec in trusted:
         return None
+    if kind == "proc":
+        return f"member {spec!r} runs a command: it is run only when the command line names it (--trust-member {spec})"
     return (
         f"member {spec!r} is your own module:callable agent, which would import and run code: it is loaded only when the "
         f"command line names it (--trust-member {spec})"
@@ -254,6 +256,8 @@ def game_record(lineup: Sequence[str], game: int, record: GameRecord, replay: di
     named = (record.result or {}).get("points") or {}
     points = [float(v) for v in named.values()] if named else [float(r) for r in record.rewards]
     line = {"seats": list(lineup), "game": game, "points": points, "length": record.length, "illegal": list(record.illegal)}
+    if record.forfeits:
+        line["forfeits"] = {str(seat): reason for seat, reason in record.forfeits.items()}
     if replay is not None:
         line.update(replay, actions=list(record.actions))
     return line

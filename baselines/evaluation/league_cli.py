@@ -19,7 +19,9 @@ from pathlib import Path
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
+    add_time_control,
     add_trust_pickles,
+    apply_time_control,
     apply_trust_pickles,
     atomic_write,
     new_run_dir,
@@ -71,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
         help="a module:callable member of --league that may be imported (a league file alone never imports code)",
     )
     add_trust_pickles(rate_parser)
+    add_time_control(rate_parser)
     rate_parser.add_argument(
         "--width", type=float, default=100.0, help="stop when the 95%% interval is at most this many points wide"
     )
@@ -205,6 +208,7 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
     if not math.isfinite(args.width) or args.width <= 0 or args.max_games < 1 or args.workers < 1 or args.min_rounds < 1:
         parser.error("--width must be positive; --max-games, --workers and --min-rounds at least 1")
     apply_trust_pickles(args)
+    apply_time_control(args)
     league = load_league(args.league or args.env, trusted=args.trust_member)
     if league.env != args.env:
         parser.error(f"--league {args.league} is a league of {league.env}, not {args.env}")
@@ -235,6 +239,7 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
         if saved_version != league.version:
             parser.error(f"--resume {out}: it was rated against league v{saved_version}, this league is v{league.version}")
     print(f"writing to {out}", flush=True)
+    apply_time_control(args, out)
     result = rate(
         args.env, agent, league, out, args.width, args.max_games, args.min_rounds, args.players, args.seed, args.workers
     )

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from polarzoo.baselines.agents.process import AgentForfeit
 from polarzoo.baselines.cli.progress import progress
 from polarzoo.envs.utils import wilson_interval  # noqa: F401 (re-exported: baselines use it from here)
 
@@ -23,6 +24,7 @@ class GameRecord:
     illegal: list[int]  # illegal actions attempted per seat
     result: dict[str, Any] = field(default_factory=dict)  # the env's own ``result()`` (points, rules, ...)
     actions: list[int] = field(default_factory=list)  # every action played, the opening's included (a replay)
+    forfeits: dict[int, str] = field(default_factory=dict)  # seat -> why it lost without a move (a process agent)
 
 
 def play_game(
@@ -50,6 +52,7 @@ def play_game(
     illegal = [0] * len(agents)
     length = 0
     actions: list[int] = []
+    forfeits: dict[int, str] = {}
     for agent in env.agent_iter(max_iter=100_000):
         _, reward, termination, truncation, _ = env.last()
         seat = seat_of[agent]
@@ -62,8 +65,12 @@ def play_game(
             env.step(actions[-1])
             length += 1
             continue
-        action = agents[seat].act(env, agent, rng)
-        if not env.observe(agent)["action_mask"][action]:
+        try:
+            action = agents[seat].act(env, agent, rng)
+        except AgentForfeit as forfeit:  # no answer in time, a crash, a malformed or illegal reply
+            forfeits[seat] = forfeit.reason
+            action = -1
+        if action < 0 or not env.observe(agent)["action_mask"][action]:
             illegal[seat] += 1
             totals = [1.0] * len(agents)
             totals[seat] = -1.0
@@ -71,12 +78,15 @@ def play_game(
         actions.append(int(action))
         env.step(int(action))
         length += 1
+    for player in agents:  # a process agent's process ends with its game
+        if callable(getattr(player, "game_over", None)):
+            player.game_over()
     best = max(totals)
     winners = [i for i, t in enumerate(totals) if t == best]
     scores = [(1.0 / len(winners) if i in winners else 0.0) for i in range(len(agents))]
     result = env.result() if hasattr(env, "result") else {}
     env.close()
-    return GameRecord([a.name for a in agents], scores, totals, length, illegal, result, actions)
+    return GameRecord([a.name for a in agents], scores, totals, length, illegal, result, actions, forfeits)
 
 
 def seat_names(env_id: str, env_kwargs: dict[str, Any] | None = None) -> list[str]:
@@ -243,7 +253,7 @@ def head_to_head(
             replay: dict[str, Any] = {"env_seed": seed + 7919 * game + seat}
             if old is not None:
                 outcome, length, illegal = ("win", "draw", "loss").index(old["result"]), int(old["length"]), int(old["illegal"])
-                replay.update({k: old[k] for k in ("env_kwargs", "actions") if k in old})
+                replay.update({k: old[k] for k in ("env_kwargs", "actions", "forfeits") if k in old})
             else:
                 record = next(records)
                 mine = record.scores[seat]
@@ -251,6 +261,8 @@ def head_to_head(
                 outcome = 0 if mine > others else (1 if mine == others else 2)
                 length, illegal = record.length, sum(record.illegal)
                 replay.update(env_kwargs=env_kwargs or {}, actions=record.actions)
+                if record.forfeits:  # who lost without a move, and why (a process agent)
+                    replay["forfeits"] = {record.seats[s]: why for s, why in record.forfeits.items()}
             tally[outcome] += 1
             result.lengths.append(length)
             result.illegal += illegal
@@ -441,7 +453,7 @@ def multiplayer_table(
                     list(old["went_out"]),
                 )
                 length, illegal = int(old["length"]), [int(x) for x in old["illegal"]]
-                replay.update({k: old[k] for k in ("env_kwargs", "actions") if k in old})
+                replay.update({k: old[k] for k in ("env_kwargs", "actions", "forfeits") if k in old})
             else:
                 record = next(records)
                 agent_names = list((record.result.get("points") or {}).keys())
@@ -453,6 +465,8 @@ def multiplayer_table(
                     went.append(rule if rule in ("T", "A", "N") else ("in" if rule is None else "other"))
                 rewards, length, illegal = list(record.rewards), record.length, list(record.illegal)
                 replay.update(env_kwargs=env_kwargs or {}, actions=record.actions)
+                if record.forfeits:
+                    replay["forfeits"] = {record.seats[s]: why for s, why in record.forfeits.items()}
             ranks = ranks_of(points)
             for seat, agent in enumerate(lineup):
                 entry = stats[agent.name]

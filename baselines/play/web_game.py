@@ -46,7 +46,7 @@ def page_agent_problem(spec: str, env_id: str = "") -> str | None:
     depends on the file system (it does not say whether a path exists)."""
     kind, _, argument = spec.partition(":")
     parts = argument.split(":") if argument else []
-    if kind not in KINDS or kind == "model":  # the registry's kinds; model:PATH always names a file
+    if kind not in KINDS or kind in ("model", "proc"):  # the registry's kinds; model:PATH names a file, proc: a command
         return (
             "the page names built-in agents (" + ", ".join(OPPONENTS) + ") or the server's own; your "
             "module:callable agents and model files are given on the command line (polarzoo-web --opponent SPEC)"
