@@ -206,3 +206,27 @@ def test_only_the_command_line_runs_a_command() -> None:
     assert member_problem("proc:python agent.py", trusted=["proc:python agent.py"]) is None
     assert page_agent_problem("proc:python agent.py") is not None
     assert isinstance(AgentForfeit("x"), Exception) and os.name == "posix"
+
+
+def test_league_rate_records_the_forfeits(tmp_path: Path) -> None:
+    from polarzoo.baselines.evaluation.league import build
+    from polarzoo.baselines.evaluation.league_rate import rate, rating_markdown
+
+    league = build(
+        "fire_and_ice_v0", ["random", "heuristic"], games=2, out=tmp_path / "league", bootstrap=20, show_progress=False
+    )
+    script = agent_script(tmp_path, "illegal", HOSTILE["answers_an_illegal_id"][0])
+    result = rate(
+        "fire_and_ice_v0",
+        ProcessAgent([PYTHON, str(script)]),
+        league,
+        tmp_path / "rate",
+        max_games=4,
+        min_rounds=1,
+        bootstrap=20,
+        log=lambda line: None,
+    )
+    assert result.forfeits and all("illegal action 999999" in why for why in result.forfeits)
+    assert "**Forfeits**" in rating_markdown(result, league, "fire_and_ice_v0")
+    lines = [json.loads(line) for line in (tmp_path / "rate" / "games.jsonl").read_text().splitlines()]
+    assert all(line.get("forfeits") for line in lines)

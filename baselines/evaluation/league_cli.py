@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import platform
 import sys
 from pathlib import Path
 
@@ -256,6 +258,10 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
         "players": args.players,
         "seed": args.seed,
         "per_opponent": result.per_opponent,
+        "forfeits": result.forfeits,
+        # a proc: agent's clock depends on the machine: the time control and the machine ride along
+        "time_control": {"move_time": args.move_time, "game_time": args.game_time},
+        "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
     }
     table = rating_markdown(result, league, args.env)
     atomic_write(out / "rating.json", json.dumps(summary, indent=2) + "\n")

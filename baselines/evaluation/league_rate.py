@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,8 @@ class Rating:
     rounds: int
     stopped: str  # "width" or "budget"
     per_opponent: list[dict[str, Any]]
+    #: games the agent lost without a move, by reason (a ``proc:`` agent: a timeout, a crash, a bad reply)
+    forfeits: dict[str, int] = field(default_factory=dict)
 
 
 def rate(
@@ -94,7 +96,12 @@ def rate(
     finally:
         game_log.close()
     lines = _games_of(game_log, scheduled)
-    return Rating(agent.name, float(estimate), interval, len(lines), rounds, stopped, per_opponent(agent.name, lines))
+    forfeits: dict[str, int] = {}
+    for line in lines:
+        for seat, why in (line.get("forfeits") or {}).items():
+            if line["seats"][int(seat)] == agent.name:
+                forfeits[why] = forfeits.get(why, 0) + 1
+    return Rating(agent.name, float(estimate), interval, len(lines), rounds, stopped, per_opponent(agent.name, lines), forfeits)
 
 
 def informative(groups: list[list[Any]], estimate: float, fixed: dict[str, float]) -> list[list[Any]]:
@@ -157,4 +164,7 @@ def rating_markdown(result: Rating, league: League, env_id: str) -> str:
             f"| {entry['opponent']} | {league.ratings.get(entry['opponent'], float('nan')):.0f} | {entry['games']} | "
             f"{entry['wins']} | {entry['draws']} | {entry['losses']} | {entry['win_rate']:.0%} [{lo:.0%}, {hi:.0%}] | {seats} |"
         )
+    if result.forfeits:
+        lines += ["", "**Forfeits** (games lost without a move)", "", "| games | reason |", "|---:|---|"]
+        lines += [f"| {count} | {why} |" for why, count in sorted(result.forfeits.items())]
     return "\n".join(lines)
