@@ -129,3 +129,23 @@ def test_a_full_disk_never_leaves_a_file_that_looks_complete(tmp_path: Path) -> 
             atomic_write(tmp_path / "config.yaml", "new: 2\nmore: 3\n")
     assert (tmp_path / "config.yaml").read_text() == "old: 1\n"  # the old file, whole
     assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml"]
+
+
+def test_a_ctrl_c_waits_for_a_write_that_must_finish_whole() -> None:
+    """``interrupts_deferred``: the Ctrl-C that came during a checkpoint's write is raised after it
+    (inside torch's zip writer it surfaced as a RuntimeError from the writer's cleanup)."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from polarzoo.baselines.cli.runs import interrupts_deferred
+
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals reach the main thread only")
+    finished = []
+    with pytest.raises(KeyboardInterrupt), interrupts_deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)
+        finished.append(True)
+    assert finished == [True] and signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -204,6 +207,25 @@ def apply_time_control(args: argparse.Namespace, out: Path | None = None) -> Non
         os.environ["POLARZOO_GAME_TIME"] = repr(float(args.game_time))
     if out is not None:
         os.environ["POLARZOO_AGENT_LOG_DIR"] = str(out / "agent-logs")
+
+
+@contextlib.contextmanager
+def interrupts_deferred() -> Iterator[None]:
+    """A Ctrl-C during the block waits for its end (then raises ``KeyboardInterrupt`` as usual):
+    for writes that must finish whole, such as a checkpoint (a Ctrl-C inside torch's zip writer
+    surfaced as a RuntimeError from its cleanup instead).  Outside the main thread, nothing
+    changes (signals reach the main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[Any] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(frame))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def save_model(model: Any, path: Path) -> None:

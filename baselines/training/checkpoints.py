@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from polarzoo.baselines.cli.runs import atomic_write
+from polarzoo.baselines.cli.runs import atomic_write, interrupts_deferred
 from polarzoo.envs.utils import UnsafePickle, restricted_loads
 
 
@@ -76,6 +76,11 @@ def save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any], boundary: 
     makes ``--resume`` an exact continuation); the one before is kept as ``previous.zip`` +
     ``previous_state.json`` (+ ``previous_exact.pkl``), for a latest file that a crash or a full
     disk left unreadable.  With ``boundary`` the model is saved as it was at that boundary."""
+    with interrupts_deferred():  # a Ctrl-C waits for the checkpoint to be whole
+        _save_checkpoint(run_dir, model, state, boundary)
+
+
+def _save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any], boundary: dict[str, Any] | None) -> None:
     import copy
 
     folder = run_dir / "checkpoints"
