@@ -230,3 +230,14 @@ def test_league_rate_records_the_forfeits(tmp_path: Path) -> None:
     assert "**Forfeits**" in rating_markdown(result, league, "fire_and_ice_v0")
     lines = [json.loads(line) for line in (tmp_path / "rate" / "games.jsonl").read_text().splitlines()]
     assert all(line.get("forfeits") for line in lines)
+
+
+@pytest.mark.parametrize("env_id, cells", [("fire_and_ice_v0", 49), ("go_with_the_floe_v0", 64)])
+def test_the_state_a_program_reads_has_the_board_and_no_picture(env_id: str, cells: int) -> None:
+    from polarzoo.envs import ENVIRONMENTS
+
+    env = ENVIRONMENTS[env_id].raw_env()
+    env.reset(seed=0)
+    state = env.describe(pictures=False)
+    assert "svg" not in state and len(state["board"]) == cells and "svg" in env.describe()
+    json.dumps(state)  # JSON as it is

@@ -191,7 +191,7 @@ class ProcessAgent:
             "seats": list(env.possible_agents),
             "legal_actions": legal,
             "legal_moves": [{"action": a, "notation": env.action_to_notation(a)} for a in legal],
-            "state": _to_json(env.describe()),
+            "state": _to_json(env.describe(pictures=False)),
             "observation": _to_json(env.observe(agent)["observation"]),
             "time": {"move": self.move_time, "bank": round(self.bank, 3), "game": self.game_left},
         }

@@ -301,9 +301,10 @@ class TurnBasedAECEnv(AECEnv):
         """One line: whose move it is and the last move, or the result once over."""
         return self._render_ansi().splitlines()[0]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self, pictures: bool = True) -> dict[str, Any]:
         """The position as JSON-ready data for boards and pages: ``status`` always; a board game
-        (``GameInfo.view == "board"``) adds ``svg``, whose cells carry ``data-cell`` numbers."""
+        (``GameInfo.view == "board"``) adds ``svg``, whose cells carry ``data-cell`` numbers
+        (``pictures=False``: without it, for a program that reads the position)."""
         return {"status": self.status()}
 
     def move_parts(self, action: int) -> dict[str, Any]:

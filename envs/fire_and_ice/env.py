@@ -201,9 +201,20 @@ class raw_env(TurnBasedAECEnv):
         return observation_tensor(self.state, seat, self._control)
 
     # ---- what the env says about itself --------------------------------------------------------
-    def describe(self) -> dict[str, Any]:
-        """``status`` and ``svg``: the board, its holes numbered ``data-cell`` 0..48."""
-        return {"status": self.status(), "svg": render.render_svg(self.state.board, int(self.state.last_action))}
+    def describe(self, pictures: bool = True) -> dict[str, Any]:
+        """``status``, ``board`` (per hole 0..48: -1 empty, else the colour of its peg), ``supply``
+        and, with ``pictures``, ``svg``: the board, its holes numbered ``data-cell`` 0..48."""
+        state = self.state
+        board = [int(v) - 1 for v in state.board]  # EMPTY is 0, a peg its colour + 1
+        view: dict[str, Any] = {
+            "status": self.status(),
+            "board": board,
+            "supply": [int(x) for x in state.supply],
+            "to_move": rules.COLOUR_NAMES[state.to_move],
+        }
+        if pictures:
+            view["svg"] = render.render_svg(state.board, int(state.last_action))
+        return view
 
     def move_parts(self, action: int) -> dict[str, Any]:
         """``action``, ``notation`` and the ``from`` / ``to`` holes (none for a pass)."""

@@ -214,9 +214,17 @@ class raw_env(TurnBasedAECEnv):
         return observation_tensor(self.state, colour, self.game_index == 1, scores)
 
     # ---- what the env says about itself --------------------------------------------------------
-    def describe(self) -> dict[str, Any]:
-        """``status`` and ``svg``: the board, its squares numbered ``data-cell`` 0..63."""
-        return {"status": self.status(), "svg": render.render_svg(self.state)}
+    def describe(self, pictures: bool = True) -> dict[str, Any]:
+        """``status``, ``board`` (per square 0..63: 0 empty, 1 a seal, 2 a bear), ``rings`` (1 where
+        a ring lies) and, with ``pictures``, ``svg``: the board, its squares numbered ``data-cell``."""
+        view: dict[str, Any] = {
+            "status": self.status(),
+            "board": [int(v) for v in self.state.board],
+            "rings": [int(v) for v in self.state.rings],
+        }
+        if pictures:
+            view["svg"] = render.render_svg(self.state)
+        return view
 
     def move_parts(self, action: int) -> dict[str, Any]:
         """``action``, ``notation`` and the ``from`` / ``to`` squares (none for a pass)."""

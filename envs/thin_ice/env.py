@@ -251,7 +251,7 @@ class raw_env(TurnBasedAECEnv):
         return rules.notation_to_action(text, self.game.layout)
 
     # ---- what the env says about itself --------------------------------------------------------
-    def describe(self) -> dict[str, Any]:
+    def describe(self, pictures: bool = True) -> dict[str, Any]:
         """``status``; ``players`` (per pile: ``agent``, ``out``: the rule that put it out (T / A
         / N) or "", ``pieces`` in it as size letters, ``points`` once over); ``phase``, ``call``,
         ``pending`` sizes, the piece ``in_hand``, the ``supply`` by size and the ``grid``."""

@@ -85,7 +85,7 @@ class raw_env(TurnBasedAECEnv):
         last = f", last {rules.cell_name(s.last_action)}" if s.last_action >= 0 else ""
         return f"{rules.COLOUR_NAMES[s.to_move]} to move (move {s.plies + 1}{last})"
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self, pictures: bool = True) -> dict[str, Any]:
         cells = []
         for cell in range(rules.NUM_CELLS):
             row, col = divmod(cell, 3)
