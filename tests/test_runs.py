@@ -143,9 +143,13 @@ def test_a_ctrl_c_waits_for_a_write_that_must_finish_whole() -> None:
 
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("signals reach the main thread only")
-    finished = []
-    with pytest.raises(KeyboardInterrupt), interrupts_deferred():
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.05)
-        finished.append(True)
-    assert finished == [True] and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own Ctrl-C (a pytest worker ignores it)
+    try:
+        finished = []
+        with pytest.raises(KeyboardInterrupt), interrupts_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            finished.append(True)
+        assert finished == [True] and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -215,8 +215,11 @@ def interrupts_deferred() -> Iterator[None]:
     for writes that must finish whole, such as a checkpoint (a Ctrl-C inside torch's zip writer
     surfaced as a RuntimeError from its cleanup instead).  Outside the main thread, nothing
     changes (signals reach the main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield  # (a handler of the program's own, or Ctrl-C ignored: left as it is)
         return
     caught: list[Any] = []
     previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(frame))
