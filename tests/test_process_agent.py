@@ -241,3 +241,16 @@ def test_the_state_a_program_reads_has_the_board_and_no_picture(env_id: str, cel
     state = env.describe(pictures=False)
     assert "svg" not in state and len(state["board"]) == cells and "svg" in env.describe()
     json.dumps(state)  # JSON as it is
+
+
+@pytest.mark.parametrize("flag, value", [("--move-time", "-1"), ("--move-time", "nan"), ("--game-time", "0")])
+def test_a_bad_time_control_is_one_line(flag: str, value: str) -> None:
+    result = subprocess.run(
+        [PYTHON, "-m", "polarzoo.baselines.evaluate", "--env", "fire_and_ice_v0", "--agents", "random", "random", flag, value],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert f"argument {flag}: must be a positive number of seconds" in result.stderr

@@ -65,7 +65,7 @@ def _to_json(value: Any) -> Any:
     if isinstance(value, (np.integer, np.floating)):
         return value.item()
     if isinstance(value, dict):
-        return {str(k): _to_json(v) for k, v in value.items() if k != "svg"}
+        return {str(k): _to_json(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_to_json(v) for v in value]
     return value
