@@ -603,3 +603,27 @@ def test_a_random_opening_makes_deterministic_agents_play_different_games() -> N
     names = (first.name, second.name)
     assert opening_seed(0, names, 3) == opening_seed(0, names[::-1], 3) != opening_seed(0, names, 4)  # paired
     assert lineup_seed(0, names, 3) != lineup_seed(0, names[::-1], 3)
+
+
+def test_teacher_games_go_round_the_player_counts_padded_to_the_largest() -> None:
+    """Behaviour cloning on a list of Thin Ice player counts: the games go round the counts,
+    every observation has the largest game's size (absent seats padded), the opponents come from
+    ``opponents``; a game of two players keeps the stream the one-count collection had."""
+    from polarzoo.baselines.training.imitation import collect_demonstrations
+    from polarzoo.envs.thin_ice import rules
+
+    teacher = make_agent("heuristic", "thin_ice_v0")
+    counts = [2, 4]
+    observations, masks, actions = collect_demonstrations(
+        "thin_ice_v0", teacher, 2, seed=3, env_kwargs={"num_players": counts}, opponents={"random": 1, "heuristic": 1}
+    )
+    assert observations.shape[1] == rules.observation_size(4) and len(masks) == len(actions) > 0
+    present = rules.present_players(observations)
+    assert set(present.tolist()) == {2, 4}  # both counts played, the two-player rows padded with absent seats
+    assert all(masks[i, a] for i, a in enumerate(actions))
+    # The default opponents (random or the teacher, one draw a game) are those of before.
+    one = collect_demonstrations("thin_ice_v0", teacher, 1, seed=5, env_kwargs={"num_players": 2})
+    again = collect_demonstrations(
+        "thin_ice_v0", teacher, 1, seed=5, env_kwargs={"num_players": 2}, opponents={"random": 0.5, "teacher": 0.5}
+    )
+    assert all((a == b).all() for a, b in zip(one, again))

@@ -272,3 +272,49 @@ def test_a_run_killed_during_its_first_checkpoint_starts_afresh(tmp_path: Path) 
     (tmp_path / "checkpoints" / "latest.zip").write_bytes(b"PK\x05\x06" + bytes(18))
     assert not _has_checkpoint(tmp_path)
     assert not _has_checkpoint(tmp_path / "missing")
+
+
+def test_a_second_benchmark_run_on_one_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two `benchmark run` processes on one folder would write the same records twice: the
+    second is one line naming the first (an OS file lock, freed when the first ends, even by kill -9)."""
+    import fcntl
+
+    from tests.test_cli_errors import run_main
+
+    out = tmp_path / "bench"
+    out.mkdir()
+    with open(out / ".lock", "a+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.write("pid 4242\n")
+        held.flush()
+        args = [
+            "run",
+            "--games",
+            "fire_and_ice_v0",
+            "--algorithms",
+            "ppo-mlp",
+            "--seeds",
+            "0",
+            "--budget",
+            "tiny",
+            "--out",
+            str(out),
+        ]
+        result = run_main(capsys, "polarzoo.baselines.benchmark", *args)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "another `benchmark run` is already writing there (pid 4242)" in errors[0]
+    assert not (out / "tiny").exists()
+
+
+def test_an_unreachable_ray_address_is_one_line_at_once() -> None:
+    import time
+
+    from polarzoo.baselines.benchmark.runner import ray_address_problem
+
+    started = time.perf_counter()
+    assert "nothing answers there" in (ray_address_problem("127.0.0.1:1", timeout=2) or "")
+    assert "nothing answers there" in (ray_address_problem("ray://127.0.0.1:1", timeout=2) or "")
+    assert time.perf_counter() - started < 30
+    assert "not a Ray address" in (ray_address_problem("my-cluster") or "")
+    assert ray_address_problem("auto") is None and ray_address_problem("local") is None

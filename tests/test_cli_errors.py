@@ -32,6 +32,8 @@ def run_main(capsys: pytest.CaptureFixture[str], module: str, *args: str) -> Sim
         code = 0
     except SystemExit as exit_info:
         code = exit_info.code if isinstance(exit_info.code, int) else 1
+        if isinstance(exit_info.code, str):  # sys.exit("message"): the interpreter prints it on stderr
+            print(exit_info.code, file=sys.stderr)
     captured = capsys.readouterr()
     return SimpleNamespace(returncode=code, stdout=captured.out, stderr=captured.err)
 
@@ -93,10 +95,11 @@ def test_train_rejects_a_bad_config(tmp_path: Path, runs: Path, capsys: pytest.C
         assert_one_line_error(
             run_main(capsys, TRAIN, "--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(wrong)), words
         )
-    # Thin Ice's list of player counts: a count out of range, with cloning (one count), with seat weights
+    # Thin Ice's list of player counts: a count out of range, with seat weights; the teacher's opponents
     for text, words in (
         ("thin_ice_v0: {env_kwargs: {num_players: [3, 9]}}\n", "list of whole numbers 2..6"),
-        ("thin_ice_v0: {env_kwargs: {num_players: [3, 4]}, bc_games: 10}\n", "set bc_games: 0"),
+        ("thin_ice_v0: {bc_opponents: {random: -1}}\n", "bc_opponents must be a mapping"),
+        ("thin_ice_v0: {bc_opponents: {}}\n", "bc_opponents must be a mapping"),
         ("thin_ice_v0: {env_kwargs: {num_players: [3, 4]}, learner_seat: {player_0: 1}}\n", "needs one player count"),
     ):
         wrong.write_text(text)
@@ -518,12 +521,40 @@ def test_a_damaged_latest_checkpoint_falls_back_to_the_previous(tmp_path: Path) 
     folder.mkdir()
     for name, state, steps in (("latest.zip", "state.json", 200), ("previous.zip", "previous_state.json", 100)):
         with zipfile.ZipFile(folder / name, "w", compression=zipfile.ZIP_STORED) as archive:
+            archive.writestr("data", json.dumps({"n_envs": 1}))
             archive.writestr("policy.pth", b"weights " * 200)
         (folder / state).write_text(json.dumps({"timesteps": steps}))
     assert read_checkpoint_state(tmp_path) == ({"timesteps": 200}, "latest.zip")
-    data = bytearray((folder / "latest.zip").read_bytes())
+    good = (folder / "latest.zip").read_bytes()
+    data = bytearray(good)
     data[100:110] = b"XXXXXXXXXX"  # inside the stored member
     (folder / "latest.zip").write_bytes(bytes(data))
+    assert read_checkpoint_state(tmp_path) == ({"timesteps": 100}, "previous.zip")
+
+
+def test_a_latest_checkpoint_cut_inside_its_saved_data_falls_back_to_the_previous(tmp_path: Path) -> None:
+    """Cut just after the end record of the zip inside it (torch's ``policy.pth``), the file
+    opens as that inner zip, with no ``data``: SB3 asserted "No data found"; previous.zip is taken."""
+    import io
+    import zipfile
+
+    from polarzoo.baselines.training.ppo import read_checkpoint_state
+
+    folder = tmp_path / "checkpoints"
+    folder.mkdir()
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as archive:
+        archive.writestr("policy/data.pkl", b"tensors " * 100)
+    for name, state, steps in (("latest.zip", "state.json", 200), ("previous.zip", "previous_state.json", 100)):
+        with zipfile.ZipFile(folder / name, "w", compression=zipfile.ZIP_STORED) as archive:
+            archive.writestr("data", json.dumps({"n_envs": 1}))
+            archive.writestr("policy.pth", inner.getvalue())
+        (folder / state).write_text(json.dumps({"timesteps": steps}))
+    whole = (folder / "latest.zip").read_bytes()
+    cut = whole.index(inner.getvalue()) + len(inner.getvalue())  # right after the inner zip's end record
+    (folder / "latest.zip").write_bytes(whole[:cut])
+    with zipfile.ZipFile(folder / "latest.zip") as opened:  # the cut file opens, as the inner zip
+        assert opened.namelist() == ["policy/data.pkl"]
     assert read_checkpoint_state(tmp_path) == ({"timesteps": 100}, "previous.zip")
 
 
@@ -558,7 +589,7 @@ UNWRITABLE = Path("/proc/polarzoo-test")
         (
             "polarzoo.baselines.export",
             [str(ROOT / "baselines" / "pretrained" / "fire_and_ice_v0.safetensors"), str(UNWRITABLE / "m.safetensors")],
-            "cannot write the copy",
+            "out /proc/polarzoo-test: cannot write there",
         ),
         (TRAIN, ["--env", "fire_and_ice_v0", "--quick", "--runs", str(UNWRITABLE)], "--runs /proc/polarzoo-test: cannot create"),
     ],

@@ -4,6 +4,8 @@ is refused), rating an agent (the adaptive stop, resume, the same seed the same 
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -114,9 +116,20 @@ def test_a_member_version_follows_its_model_file(tmp_path: Path) -> None:
 
 
 def test_a_changed_league_is_refused(small_league: Path, tmp_path: Path) -> None:
+    from polarzoo.baselines.evaluation.league import content_digest
+
     data = json.loads(small_league.read_text())
-    data["fingerprint"] = "0" * 64  # as if a member's model file had changed since it was rated
     changed = tmp_path / "changed.json"
+    # A rating raised by hand (the same version, the same members): its digest no longer matches.
+    edited = {**data, "ratings": {**data["ratings"], "random": data["ratings"]["random"] + 300}}
+    changed.write_text(json.dumps(edited))
+    with pytest.raises(LeagueError, match="was changed after it was built"):
+        load_league(changed)
+    changed.write_text(json.dumps({k: v for k, v in data.items() if k != "digest"}))
+    with pytest.raises(LeagueError, match="has no digest"):
+        load_league(changed)
+    data["fingerprint"] = "0" * 64  # as if a member's model file had changed since it was rated
+    data["digest"] = content_digest(data)
     changed.write_text(json.dumps(data))
     with pytest.raises(LeagueError, match="other member files"):
         load_league(changed)
@@ -290,6 +303,7 @@ def test_a_forged_league_file_imports_nothing(tmp_path: Path) -> None:
         "ci95": {s: [900, 1100] for s in specs},
         "fingerprint": "0" * 64,
     }
+    forged["digest"] = league_module.content_digest(forged)  # a forger can compute it
     path = tmp_path / "forged.json"
     path.write_text(json.dumps(forged))
     with pytest.raises(LeagueError, match="module:callable agent, which would import and run code"):
@@ -319,7 +333,7 @@ def test_a_forged_league_file_imports_nothing(tmp_path: Path) -> None:
     with pytest.raises(LeagueError, match="other member files"):
         load_league(path, trusted=["this:s"])
     for bad in ([{"name": "x"}], [{"name": "x", "spec": 5}], "random"):
-        path.write_text(json.dumps({**forged, "members": bad}))
+        path.write_text(json.dumps({**forged, "members": bad}))  # refused by the members' check, before the digest
         with pytest.raises(LeagueError):
             load_league(path)
 
@@ -377,3 +391,21 @@ def test_the_published_ratings_refit_from_the_published_games(env_id: str) -> No
     assert len(games) == shipped.protocol.get("games", len(games))
     refit = ratings.fit_ratings(games, names)
     assert all(abs(refit[name] - shipped.ratings[name]) < 1.0 for name in names), (refit, shipped.ratings)
+
+
+def test_a_game_edited_in_a_league_folder_is_played_again(small_league: Path, tmp_path: Path) -> None:
+    """A swapped result in one line of games.jsonl no longer matches the line's digest: the
+    rebuild says so and plays that game again, so every rating is what the games give."""
+    from polarzoo.baselines.evaluation.league import read_games
+
+    folder = small_league.parent
+    lines = (folder / "games.jsonl").read_text().splitlines()
+    record = json.loads(lines[0])
+    record["points"] = list(reversed(record["points"]))
+    edited = tmp_path / "games.jsonl"
+    edited.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        kept = read_games(edited)
+    assert len(kept) == len(lines) - 1 and "edited after it was written" in said.getvalue()
+    assert len(read_games(folder / "games.jsonl")) == len(lines)

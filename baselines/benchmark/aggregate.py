@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from polarzoo.baselines.cli.runs import atomic_write
+from polarzoo.baselines.cli.runs import atomic_write, save_figure
 from polarzoo.envs.utils import global_random_state_kept, require
 
 REPS = 5000
@@ -199,7 +199,7 @@ def plot_profiles(results: list[dict[str, Any]], path: Path) -> bool:
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
     return True
 
@@ -262,7 +262,7 @@ def plot_curves(out: Path, budget: str, path: Path) -> bool:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
     return True
 

@@ -25,6 +25,7 @@ import contextlib
 import json
 import os
 import shutil
+import socket
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -39,11 +40,19 @@ from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.alphazero_jax import AlphaZeroJaxAgent
 from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.baselines.benchmark.aggregate import aggregate
-from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, writable_folder_or_exit
+from polarzoo.baselines.cli.runs import (
+    HelpFormatter,
+    LineFile,
+    atomic_write,
+    lock_folder_or_exit,
+    prog_name,
+    writable_folder_or_exit,
+    writes_fail_in_one_line,
+)
 from polarzoo.baselines.evaluation.evaluate import finished_games
 from polarzoo.baselines.evaluation.league import load_league
 from polarzoo.baselines.evaluation.league_rate import rate
-from polarzoo.baselines.evaluation.tournament import head_to_head, wilson_interval
+from polarzoo.baselines.evaluation.tournament import game_key, head_to_head, wilson_interval
 from polarzoo.baselines.training import alphazero_jax, ppo
 
 MODULE = "polarzoo.baselines.benchmark"
@@ -93,30 +102,36 @@ def execute(spec: RunSpec, out: str, leagues: str | None = None) -> dict[str, An
     import torch
 
     torch.set_num_threads(1)
-    with (folder / "log.txt").open("a") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-        print(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: {spec.label}, budget {spec.budget}", flush=True)
-        if stale is not None:
-            # Rated against an older league: the same model, its finished games kept; only the
-            # games the new league's schedule adds are played (as a fresh rating would play them).
+    log_path = folder / "log.txt"
+    try:
+        with log_path.open("a") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+            print(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: {spec.label}, budget {spec.budget}", flush=True)
+            if stale is not None:
+                # Rated against an older league: the same model, its finished games kept; only the
+                # games the new league's schedule adds are played (as a fresh rating would play them).
+                print(
+                    f"re-rating against league v{_league(spec.game, leagues).version} (was v{stale.get('league_version')})",
+                    flush=True,
+                )
+                agent, result = _trained_agent(spec, folder / "train"), dict(stale)
+            else:
+                started = time.perf_counter()
+                agent, trained = _train(spec, folder / "train")
+                train_seconds = time.perf_counter() - started
+                result = {**asdict(spec), **trained, "train_seconds_this_session": round(train_seconds, 1)}
+            started = time.perf_counter()
+            result.update(_evaluate(spec, agent, folder, leagues))
+            # the rating and the win rates (for a re-rating, only the games the new league adds)
+            result["evaluation_seconds_this_session"] = round(time.perf_counter() - started, 1)
             print(
-                f"re-rating against league v{_league(spec.game, leagues).version} (was v{stale.get('league_version')})",
+                f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: done: rating {result['rating']:.0f} {result['rating_ci95']}, "
+                f"win rates {result['win_rate']}",
                 flush=True,
             )
-            agent, result = _trained_agent(spec, folder / "train"), dict(stale)
-        else:
-            started = time.perf_counter()
-            agent, trained = _train(spec, folder / "train")
-            train_seconds = time.perf_counter() - started
-            result = {**asdict(spec), **trained, "train_seconds_this_session": round(train_seconds, 1)}
-        started = time.perf_counter()
-        result.update(_evaluate(spec, agent, folder, leagues))
-        # the rating and the win rates (for a re-rating, only the games the new league adds)
-        result["evaluation_seconds_this_session"] = round(time.perf_counter() - started, 1)
-        print(
-            f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}: done: rating {result['rating']:.0f} {result['rating_ci95']}, "
-            f"win rates {result['win_rate']}",
-            flush=True,
-        )
+    except OSError:
+        if log_path.exists() and log_path.stat().st_size == 0:  # a full disk: no empty log left behind
+            log_path.unlink()
+        raise
     atomic_write(done, json.dumps(result, indent=2) + "\n")
     return result
 
@@ -232,7 +247,14 @@ def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> d
     seed = evaluation.seed + 1000 * spec.seed
     finished = finished_games(out, spec.game, seed)
     win_rate, intervals = {}, {}
-    with (out / "games.jsonl").open("w") as games:  # head_to_head hands back the finished games too
+    # The finished games are kept whole; head_to_head hands them back too, and they are not written twice.
+    games = LineFile(out / "games.jsonl", [json.dumps(record) for record in finished.values()])
+
+    def on_game(record: dict[str, Any]) -> None:
+        if game_key(record) not in finished:
+            games.add(json.dumps(record))
+
+    try:
         for name in evaluation.opponents:
             opponent = make_agent(name, spec.game)
             result = head_to_head(
@@ -242,10 +264,12 @@ def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> d
                 evaluation.games_per_seat,
                 seed=seed,
                 finished={k: v for k, v in finished.items() if k[1] == opponent.name},
-                on_game=lambda record: (games.write(json.dumps(record) + "\n"), games.flush()),
+                on_game=on_game,
             )
             win_rate[name] = result.wins / result.games
             intervals[name] = list(wilson_interval(result.wins, result.games))
+    finally:
+        games.close()
     return {
         "rating": rating.rating,
         "rating_ci95": list(rating.ci95),
@@ -315,6 +339,22 @@ def run_all(
     return results
 
 
+def ray_address_problem(address: str, timeout: float = 5.0) -> str | None:
+    """Why a Ray cluster at ``address`` (``HOST:PORT`` or ``ray://HOST:PORT``) cannot be reached,
+    found in ``timeout`` seconds (Ray itself waits minutes for an address that never answers);
+    None when it answers or the address is ``auto`` / ``local`` (Ray says those at once)."""
+    if address in ("auto", "local"):
+        return None
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        return "not a Ray address (auto, local, HOST:PORT or ray://HOST:PORT)"
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as error:
+        return f"nothing answers there within {timeout:g} s ({error.strerror or error}); start the cluster (ray start --head) or check the address"
+    return None
+
+
 def _ray(address: str) -> Any:
     from polarzoo.envs.utils import require
 
@@ -357,7 +397,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> None:
+def _main_writes(argv: list[str] | None = None) -> None:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "aggregate":
@@ -379,21 +419,35 @@ def main(argv: list[str] | None = None) -> None:
     specs = schedule(args.games, args.algorithms, args.seeds, args.budget)
     if not specs:
         parser.error("no run: az-jax runs on the board games only")
-    print(f"benchmark folder: {args.out} (budget {args.budget})", flush=True)
+    if args.address:
+        problem = ray_address_problem(args.address)
+        if problem:
+            parser.error(f"--address {args.address}: {problem}")
+    lock = lock_folder_or_exit(parser, "--out", args.out, "another `benchmark run`")
     try:
-        run_all(specs, args.out, args.workers, args.address, args.leagues, log=lambda line: print(line, flush=True))
-    except (KeyboardInterrupt, SystemExit) as stop:
-        # (a run's trainer ends a Ctrl-C with SystemExit(130) after saving its checkpoint)
-        if isinstance(stop, SystemExit) and stop.code != 130:
-            raise
-        print(
-            f"\ninterrupted: finished runs are kept in {args.out}; runs under way keep their last checkpoint; "
-            "the same command continues",
-            file=sys.stderr,
-        )
-        sys.exit(130)
-    for path in aggregate(args.out, args.budget):
-        print(f"written: {path}")
+        print(f"benchmark folder: {args.out} (budget {args.budget})", flush=True)
+        try:
+            run_all(specs, args.out, args.workers, args.address, args.leagues, log=lambda line: print(line, flush=True))
+        except (KeyboardInterrupt, SystemExit) as stop:
+            # (a run's trainer ends a Ctrl-C with SystemExit(130) after saving its checkpoint)
+            if isinstance(stop, SystemExit) and stop.code != 130:
+                raise
+            print(
+                f"\ninterrupted: finished runs are kept in {args.out}; runs under way keep their last checkpoint; "
+                "the same command continues",
+                file=sys.stderr,
+            )
+            sys.exit(130)
+        for path in aggregate(args.out, args.budget):
+            print(f"written: {path}")
+    finally:
+        os.close(lock)
+
+
+main = writes_fail_in_one_line(
+    _main_writes,
+    "each run keeps what it finished (its last checkpoint, its games): make room, then run the same command again (it continues)",
+)
 
 
 if __name__ == "__main__":

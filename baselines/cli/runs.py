@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
+import io
 import json
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +141,108 @@ def atomic_write(path: Path, data: bytes | str) -> None:
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+class LineFile:
+    """A file of lines written as results come (``games.jsonl``, a log of evaluations).
+
+    ``LineFile(path, kept)`` first writes the lines kept whole (a temporary name, then a rename),
+    so a full disk never costs a line that was already there; ``LineFile(path)`` appends to the
+    file as it is.  ``add(line)`` appends one line and hands it to the OS at once.  A failed
+    append is cut back to the last whole line and re-raised, and a file that has no line is not
+    left behind as 0 bytes."""
+
+    def __init__(self, path: Path, kept: Iterable[str] | None = None) -> None:
+        self.path, self.handle = path, None
+        if kept is None:
+            return
+        text = "".join(line.rstrip("\n") + "\n" for line in kept)
+        if text:
+            atomic_write(path, text)
+        else:
+            path.unlink(missing_ok=True)
+
+    def add(self, line: str) -> None:
+        data = (line.rstrip("\n") + "\n").encode()
+        if self.handle is None:
+            self.handle = open(self.path, "ab", buffering=0)  # noqa: SIM115 (kept open between lines)
+        size = self.handle.seek(0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:  # a nearly full disk takes part of a write before it refuses the rest
+                view = view[self.handle.write(view) or 0 :]
+        except OSError:
+            self.handle.truncate(size)
+            if size == 0:
+                self.close()
+            raise
+
+    def close(self) -> None:
+        if self.handle is not None:
+            empty = self.handle.seek(0, os.SEEK_END) == 0
+            self.handle.close()
+            self.handle = None
+            if empty:
+                self.path.unlink(missing_ok=True)
+
+
+def save_figure(figure: Any, path: Path, dpi: int = 100) -> None:
+    """A matplotlib figure written whole or not at all (:func:`atomic_write`)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format=path.suffix.lstrip(".") or "png", dpi=dpi)
+    atomic_write(path, buffer.getvalue())
+
+
+#: An OSError whose errno is one of these means the disk (or a quota, or a size limit) is full.
+FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def writes_fail_in_one_line(main: Callable[[list[str] | None], None], kept: str) -> Callable[[list[str] | None], None]:
+    """A command line's ``main`` whose failed write (a full disk, a folder gone, no permission)
+    prints one line on stderr (the error, the file, ``kept``: what is kept and how to go on)
+    and exits 1, instead of a traceback.  Every writer writes whole files (:func:`atomic_write`)
+    and cuts appended files back to their last whole line (:class:`LineFile`), so what is kept
+    is complete."""
+
+    def command(argv: list[str] | None = None) -> None:
+        try:
+            main(argv)
+        except OSError as error:
+            if error.errno is None:
+                raise
+            where = f": {error.filename}" if error.filename else ""
+            full = " (the disk is full)" if error.errno in FULL and error.errno != errno.ENOSPC else ""
+            print(f"error: {error.strerror or error}{full}{where}; {kept}", file=sys.stderr)
+            sys.exit(1)
+
+    command.__doc__ = main.__doc__
+    return command
+
+
+def lock_folder_or_exit(parser: argparse.ArgumentParser, option: str, folder: Path, what: str) -> int:
+    """Hold ``folder``'s lock (``.lock``, an OS file lock: released when the process ends, even by
+    kill -9) for the rest of the process's life; a second writer is the parser's one-line error
+    naming the process that holds it.  Returns the lock's file descriptor."""
+    import fcntl
+
+    path = folder / ".lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 100, 0).decode(errors="replace").strip() or "another process"
+        os.close(fd)
+        parser.error(
+            f"{option} {folder}: {what} is already writing there ({holder}); wait for it to end, or choose another {option}"
+        )
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()}\n".encode(), 0)
+    except OSError:  # a full disk: the command cannot write anything; no empty lock file is left
+        path.unlink(missing_ok=True)
+        os.close(fd)
+        raise
+    return fd
 
 
 def ctrl_c_is_one_line(main: Callable[[list[str] | None], None], kept: str) -> Callable[[list[str] | None], None]:

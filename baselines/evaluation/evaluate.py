@@ -34,9 +34,7 @@ import numpy as np
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.cli.moved import moved_names
 from polarzoo.baselines.cli.progress import progress
-from polarzoo.baselines.cli.runs import (
-    atomic_write,
-)
+from polarzoo.baselines.cli.runs import LineFile, atomic_write, save_figure
 from polarzoo.baselines.evaluation.tournament import (
     PairResult,
     SeatStats,
@@ -79,7 +77,7 @@ def plot_heatmap(matrix: np.ndarray, names: Sequence[str], path: Path, title: st
     ax.set_title(title)
     fig.colorbar(image, ax=ax)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -103,7 +101,7 @@ def plot_ranks(stats: Sequence[SeatStats], path: Path, title: str) -> None:
     ax.set_title(title)
     ax.legend(fontsize="small", ncol=min(seats, 6), loc="upper center", bbox_to_anchor=(0.5, -0.25))
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -123,7 +121,7 @@ def plot_win_rate_over_training(path: Path, title: str, ylabel: str, draw: Calla
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -208,15 +206,18 @@ class _Writer:
     """Writes into the output folder as results come; if it cannot, says so once and goes on
     (the table is still printed: no finished game is lost to a full disk or a bad path)."""
 
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, finished: dict[tuple, dict[str, Any]] | None = None) -> None:
         self.out, self.failed = out, None
         self.forfeits: dict[str, dict[str, int]] = {}  # agent -> reason -> games
+        # The finished games of a resumed evaluation are kept as they were (written whole first);
+        # the games come back through ``game`` in play order, and those are not written twice.
+        self.kept = set(finished or ())
+        self.games: LineFile | None = None
         try:
             out.mkdir(parents=True, exist_ok=True)
-            self.games = (out / "games.jsonl").open("w")
+            self.games = LineFile(out / "games.jsonl", [json.dumps(record) for record in (finished or {}).values()])
         except OSError as error:
             self._fail(error)
-            self.games = None
 
     def _fail(self, error: OSError) -> None:
         if self.failed is None:
@@ -227,12 +228,12 @@ class _Writer:
         for name, why in (record.get("forfeits") or {}).items():  # a process agent's lost games, with the reason
             self.forfeits.setdefault(str(name), {}).setdefault(str(why), 0)
             self.forfeits[str(name)][str(why)] += 1
-        if self.games is not None:
+        if self.games is not None and game_key(record) not in self.kept:
             try:
-                self.games.write(json.dumps(record) + "\n")
-                self.games.flush()
+                self.games.add(json.dumps(record))
             except OSError as error:
                 self._fail(error)
+                self.games.close()
                 self.games = None
 
     def write(self, name: str, text: str) -> None:
@@ -285,7 +286,7 @@ def evaluate(
     names = [a.name for a in agents]
     if len(set(names)) != len(names):
         raise ValueError(f"agent names must differ, got {names}")
-    writer = _Writer(out)
+    writer = _Writer(out, finished)
     try:
         results = round_robin(
             env_id, agents, games, seed, env_kwargs, show_progress, on_game=writer.game, workers=workers, finished=finished
@@ -367,7 +368,7 @@ def evaluate_multiplayer(
             f"{env_id} has {seats} seats here: give exactly {seats} agents, one per seat "
             f"(an agent may be listed more than once), got {len(agents)}"
         )
-    writer = _Writer(out)
+    writer = _Writer(out, finished)
     bar = progress(games * seats, "games", "game", show_progress)
     try:
         stats = multiplayer_table(

@@ -19,6 +19,7 @@ from polarzoo.baselines.cli.runs import (
     prog_name,
     saved_command,
     writable_folder_or_exit,
+    writes_fail_in_one_line,
 )
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.evaluation import evaluate as evaluate_lib
@@ -28,7 +29,7 @@ from polarzoo.baselines.evaluation.tournament import (
 )
 
 
-def main(argv: list[str] | None = None) -> None:
+def _main_writes(argv: list[str] | None = None) -> None:
     from polarzoo.envs import ENVIRONMENTS
 
     parser = argparse.ArgumentParser(
@@ -177,6 +178,12 @@ def main(argv: list[str] | None = None) -> None:
     else:
         print("\nnothing was written (see the warning above); the table above is the result", file=sys.stderr)
         sys.exit(1)
+
+
+main = writes_fail_in_one_line(
+    _main_writes,
+    "the finished games are kept in the output folder's games.jsonl: make room, then continue with --resume OUT",
+)
 
 
 if __name__ == "__main__":

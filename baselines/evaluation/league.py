@@ -44,7 +44,9 @@ from polarzoo.baselines.agents.registry import KINDS, model_files
 from polarzoo.baselines.cli.moved import moved_names
 from polarzoo.baselines.cli.progress import progress
 from polarzoo.baselines.cli.runs import (
+    LineFile,
     atomic_write,
+    save_figure,
 )
 from polarzoo.baselines.evaluation import ratings
 from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord
@@ -72,8 +74,21 @@ __getattr__ = moved_names(
 )
 
 
+#: Hex digits of a game line's digest (64 bits: enough to find an edit, small beside the line).
+LINE_DIGEST = 16
+
+
 class LeagueError(ValueError):
     """A league file that is missing, unreadable, or does not match this installation."""
+
+
+def content_digest(data: dict[str, Any], length: int = 64) -> str:
+    """The SHA-256 (its first ``length`` hex digits: 16 for a game line) of a league file's or a
+    game line's content (its ``digest`` key left out), in canonical JSON: a rating, an interval
+    or a game's result edited after it was written no longer matches it.  It guards against edits and damage, not against a forger, who can
+    recompute it (a league you did not build is checked by rebuilding it from its games)."""
+    content = {key: value for key, value in data.items() if key != "digest"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:length]
 
 
 # ------------------------------------------------------------------------------ the league file
@@ -102,6 +117,11 @@ class League:
             "fingerprint": self.fingerprint,
             "protocol": self.protocol,
         }
+
+    def file_content(self) -> dict[str, Any]:
+        """What a league file holds: :meth:`as_dict` and its :func:`content_digest`."""
+        data = self.as_dict()
+        return {**data, "digest": content_digest(data)}
 
     @property
     def specs(self) -> list[str]:
@@ -227,6 +247,12 @@ def load_league(source: str | Path, check: bool = True, trusted: Sequence[str] =
             or not all(isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) for x in interval)
         ):
             raise LeagueError(f"{path}: member {name!r} has no [low, high] interval ({str(interval)[:40]!r})")
+    if data.get("digest") != content_digest(data):
+        said = "has no digest (written before polarzoo 0.4)" if "digest" not in data else "was changed after it was built"
+        raise LeagueError(
+            f"{path}: the league file {said}: its ratings and intervals are not the ones its games gave; "
+            "rebuild it with `league build` (its games.jsonl is kept)"
+        )
     if check:
         now = fingerprint(league.env, league.specs)
         if now != league.fingerprint:
@@ -282,6 +308,8 @@ def read_games(path: Path) -> dict[tuple, dict[str, Any]]:
             key = (tuple(line["seats"]), int(line["game"]))
             if len(line["points"]) != len(key[0]):
                 raise ValueError("points do not match the seats")
+            if line.get("digest") != content_digest(line, LINE_DIGEST):
+                raise ValueError("edited after it was written: its digest does not match" if "digest" in line else "no digest")
             found[key] = line
         except (ValueError, KeyError, TypeError) as error:
             print(f"warning: {path}:{number}: not a game record ({error}); that game is played again", file=sys.stderr)
@@ -295,18 +323,16 @@ class GameLog:
         self.path = path
         self.games = dict(finished)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w") as handle:  # rewritten without damaged or cut-off lines
-            for line in finished.values():
-                handle.write(json.dumps(line) + "\n")
-        self.handle = path.open("a")
+        # Rewritten whole without damaged or cut-off lines; a full disk keeps the old file.
+        self.lines = LineFile(path, [json.dumps(line) for line in finished.values()])
 
     def add(self, key: tuple, line: dict[str, Any]) -> None:
+        line = {**line, "digest": content_digest(line, LINE_DIGEST)}  # an edited result is found, and played again
+        self.lines.add(json.dumps(line))
         self.games[key] = line
-        self.handle.write(json.dumps(line) + "\n")
-        self.handle.flush()
 
     def close(self) -> None:
-        self.handle.close()
+        self.lines.close()
 
 
 def play_lineups(
@@ -430,7 +456,7 @@ def build(
         "bootstrap_samples": bootstrap,
         "rating_library": "choix (Bradley-Terry, ilsr_pairwise_dense)",
     }
-    atomic_write(out / "league.json", json.dumps(league.as_dict(), indent=2) + "\n")
+    atomic_write(out / "league.json", json.dumps(league.file_content(), indent=2) + "\n")
     atomic_write(out / "ladder.md", ladder_markdown(league) + "\n")
     plot_ladder(league, out / "ladder.png")
     return league
@@ -527,5 +553,5 @@ def plot_ladder(league: League, path: Path) -> None:
     if len(series) > 1:
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    save_figure(fig, path)
     plt.close(fig)

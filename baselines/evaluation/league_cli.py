@@ -30,6 +30,7 @@ from polarzoo.baselines.cli.runs import (
     prog_name,
     saved_command,
     writable_folder_or_exit,
+    writes_fail_in_one_line,
 )
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.evaluation import league as league_lib
@@ -116,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> None:
+def _main_writes(argv: list[str] | None = None) -> None:
     parser = _parser()
     raw = sys.argv[1:] if argv is None else list(argv)
     args = parser.parse_args(raw)
@@ -194,7 +195,7 @@ def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[
     print(ladder_markdown(league))
     if args.publish:
         LEAGUES_DIR.mkdir(exist_ok=True)
-        atomic_write(league_path(args.env), json.dumps(league.as_dict(), indent=2) + "\n")
+        atomic_write(league_path(args.env), json.dumps(league.file_content(), indent=2) + "\n")
         print(f"published: {league_path(args.env)}")
 
 
@@ -267,6 +268,12 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
     atomic_write(out / "rating.json", json.dumps(summary, indent=2) + "\n")
     atomic_write(out / "rating.md", table + "\n")
     print("\n" + table + f"\n\nwritten: {out / 'rating.json'}, {out / 'rating.md'}")
+
+
+main = writes_fail_in_one_line(
+    _main_writes,
+    "the finished games are kept in the output folder's games.jsonl: make room, then run the same command again (it continues from them)",
+)
 
 
 if __name__ == "__main__":

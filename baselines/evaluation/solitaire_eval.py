@@ -31,6 +31,7 @@ from polarzoo.baselines.cli.runs import (
     prog_name,
     save_model,
     writable_folder_or_exit,
+    writes_fail_in_one_line,
 )
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.evaluation.tournament import wilson_interval
@@ -182,9 +183,12 @@ def _main(argv: list[str] | None = None) -> None:
         sys.exit(1)
 
 
-main = ctrl_c_is_one_line(
-    _main,
-    "the evaluation is written only when it ends; run the command again (a model it trained is in its --out folder once saved)",
+main = writes_fail_in_one_line(
+    ctrl_c_is_one_line(
+        _main,
+        "the evaluation is written only when it ends; run the command again (a model it trained is in its --out folder once saved)",
+    ),
+    "files are written whole, so nothing half-written is left: make room and run the command again",
 )
 
 

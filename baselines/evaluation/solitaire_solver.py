@@ -20,7 +20,14 @@ from pathlib import Path
 import numpy as np
 
 from polarzoo.baselines.cli.progress import progress as progress_bar
-from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, ctrl_c_is_one_line, prog_name, writable_folder_or_exit
+from polarzoo.baselines.cli.runs import (
+    HelpFormatter,
+    atomic_write,
+    ctrl_c_is_one_line,
+    prog_name,
+    writable_folder_or_exit,
+    writes_fail_in_one_line,
+)
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.envs.fire_and_ice import render
 from polarzoo.envs.fire_and_ice.rules import action_to_notation
@@ -113,7 +120,10 @@ def _main(argv: list[str] | None = None) -> None:
             sys.exit(1)
 
 
-main = ctrl_c_is_one_line(_main, "nothing was written (the summary is written when every deal is solved); run the command again")
+main = writes_fail_in_one_line(
+    ctrl_c_is_one_line(_main, "nothing was written (the summary is written when every deal is solved); run the command again"),
+    "files are written whole, so nothing half-written is left: make room and run the command again",
+)
 
 
 if __name__ == "__main__":

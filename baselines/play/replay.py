@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name
+from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, writes_fail_in_one_line
 from polarzoo.baselines.play.board import picture_jpeg, position, web_games
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line
 from polarzoo.envs import ENVIRONMENTS, GAMES, games_with_player_range
@@ -257,7 +257,7 @@ def record_game(
     }
 
 
-def main(argv: list[str] | None = None) -> None:
+def _main_writes(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog=prog_name("polarzoo.baselines.play.replay"), description=__doc__, formatter_class=HelpFormatter
     )
@@ -314,6 +314,12 @@ def main(argv: list[str] | None = None) -> None:
     except (ValueError, FileNotFoundError) as error:  # ReplayError included
         sys.exit(f"error: {error}")
     print(f"written: {path}")
+
+
+main = writes_fail_in_one_line(
+    _main_writes,
+    "nothing half-written was left: make room and run the command again",
+)
 
 
 if __name__ == "__main__":

@@ -56,6 +56,8 @@ from polarzoo.baselines.cli.runs import (
     prog_name,
     require_at_least,
     run_dir_or_exit,
+    save_figure,
+    writes_fail_in_one_line,
 )
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.evaluation.tournament import head_to_head
@@ -353,7 +355,7 @@ def write_curve(run_dir: Path, evaluations: list[dict[str, float]]) -> None:
     ax.legend()
     ax.set_title(f"AlphaZero (mctx) on the JAX twin: {run_dir.name}")
     fig.tight_layout()
-    fig.savefig(run_dir / "learning_curve.png", dpi=100)
+    save_figure(fig, run_dir / "learning_curve.png")
     plt.close(fig)
 
 
@@ -509,7 +511,7 @@ def _final_evaluation(run_dir: Path, config: TrainConfig, log: Callable[[str], N
     atomic_write(run_dir / "eval.md", ("\n".join(lines) + "\n").encode())
 
 
-def main(argv: list[str] | None = None) -> None:
+def _main_writes(argv: list[str] | None = None) -> None:
     # SIGTERM (a scheduler's stop) ends a run like Ctrl-C: the last finished iteration is kept.
     previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
@@ -574,6 +576,12 @@ def _main(argv: list[str] | None) -> None:
         except KeyboardInterrupt:
             print(f"\ninterrupted during the final evaluation; the model is kept: {run_dir / 'model.npz'}", file=sys.stderr)
             sys.exit(130)
+
+
+main = writes_fail_in_one_line(
+    _main_writes,
+    "checkpoints are written whole, so the run folder keeps the last complete one: make room, then continue with --resume RUN_FOLDER",
+)
 
 
 if __name__ == "__main__":

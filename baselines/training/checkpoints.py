@@ -135,6 +135,11 @@ def read_checkpoint_state(run_dir: Path) -> tuple[dict[str, Any], str]:
             if not isinstance(state, dict) or "timesteps" not in state:
                 raise ValueError("no timesteps")
             with zipfile.ZipFile(model_path) as archive:
+                # A file cut just after the end record of the zip inside it (torch's policy.pth)
+                # opens as that inner zip: no ``data`` member, which SB3's load would only assert.
+                if "data" not in archive.namelist():
+                    raise ValueError("no data member (the file is cut short)")
+                json.loads(archive.read("data"))
                 damaged = archive.testzip()  # the first member whose CRC fails, or None
                 # torch's .pth members are archives themselves: a cut inside one can pass the outer CRCs
                 for member in (name for name in archive.namelist() if name.endswith(".pth")):

@@ -15,6 +15,7 @@ refused, naming the known ones.  Run folders keep the resolved config as ``confi
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +75,10 @@ class TrainConfig:
     bc_games: int = field(default=0, metadata={"least": 0})
     bc_epochs: int = 20
     bc_teacher: str = "heuristic"
+    bc_opponents: dict[str, float] = field(
+        default_factory=lambda: {"random": 0.5, "teacher": 0.5},
+        metadata={"help": "the other seats' agents in the teacher's games: 'teacher' or agent specs, with weights"},
+    )
 
     @classmethod
     def keys(cls) -> list[str]:
@@ -119,12 +124,25 @@ class TrainConfig:
             raise ValueError(f"net_arch must be a list of layer widths (whole numbers > 0), got {self.net_arch!r}")
         if not isinstance(self.opponents, dict) or not self.opponents:
             raise ValueError("opponents must be a mapping like {random: 0.5, self: 0.5}")
+        weights = self.bc_opponents
+        if (
+            not isinstance(weights, dict)
+            or not weights
+            or not all(isinstance(k, str) and k for k in weights)
+            or not all(
+                isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) and w >= 0 for w in weights.values()
+            )
+            or sum(weights.values()) <= 0
+        ):
+            raise ValueError(
+                f"bc_opponents must be a mapping of agents ('teacher' or specs) to weights >= 0, summing above 0, got {weights!r}"
+            )
 
 
 #: Config keys added after runs were published or started, with the value that trains as the
 #: code before them did: a run's saved config without the key (``--resume``, the benchmark's
 #: published configs) takes this value, not today's default.
-ADDED_KEYS: dict[str, Any] = {"update_threads": 0, "rollouts": "lockstep"}
+ADDED_KEYS: dict[str, Any] = {"update_threads": 0, "rollouts": "lockstep", "bc_opponents": {"random": 0.5, "teacher": 0.5}}
 
 #: ``--quick``: settings of a smoke run (about a minute on 2 cores, every game; every output written)
 QUICK: dict[str, Any] = {
@@ -240,8 +258,6 @@ def check_config(config: dict[str, Any]) -> None:
     if counts is not None:
         if isinstance(config.get("learner_seat"), dict):
             raise ValueError("learner_seat: a mapping of seat weights needs one player count, not a list of them")
-        if config.get("bc_games", 0) > 0:
-            raise ValueError("bc_games: behaviour cloning plays one player count; set bc_games: 0 with a list of num_players")
     if isinstance(config.get("learner_seat"), dict):
         from polarzoo.wrappers.single_agent import seat_odds
 

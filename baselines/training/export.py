@@ -19,9 +19,17 @@ from __future__ import annotations
 
 import argparse
 import collections
+import sys
 from pathlib import Path
 
-from polarzoo.baselines.cli.runs import HelpFormatter, add_trust_pickles, apply_trust_pickles, prog_name
+from polarzoo.baselines.cli.runs import (
+    HelpFormatter,
+    add_trust_pickles,
+    apply_trust_pickles,
+    prog_name,
+    writable_folder_or_exit,
+    writes_fail_in_one_line,
+)
 from polarzoo.baselines.policies.weights import load_policy, save_policy
 
 
@@ -51,7 +59,7 @@ def export_model(source: Path, target: Path) -> Path:
     return target
 
 
-def main(argv: list[str] | None = None) -> None:
+def _main_writes(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog=prog_name("polarzoo.baselines.export"), description=__doc__, formatter_class=HelpFormatter
     )
@@ -69,15 +77,21 @@ def main(argv: list[str] | None = None) -> None:
             f"{args.out}: an SB3 zip is written by loading the source with SB3, which runs its pickles: "
             "write NAME.safetensors, or add --trust-pickles if you trust the source"
         )
-    if not args.model.is_file():
-        parser.error(f"{args.model}: no such model file")
+    writable_folder_or_exit(parser, "out", args.out.parent)
     try:
         path = export_model(args.model, args.out)
-    except OSError as error:
-        parser.error(f"{args.out}: cannot write the copy ({error.strerror or error})")
+    except OSError as error:  # a full disk or a folder that cannot be written: nothing half-written is left
+        print(f"error: {args.out}: cannot write the copy ({error.strerror or error}); nothing was written", file=sys.stderr)
+        sys.exit(1)
     except Exception as error:  # a file that is not a saved model
         parser.error(f"{args.model}: not a readable MaskablePPO model ({type(error).__name__}: {str(error).splitlines()[0]})")
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
+
+
+main = writes_fail_in_one_line(
+    _main_writes,
+    "nothing was written (the target is written whole or not at all): make room and run the command again",
+)
 
 
 if __name__ == "__main__":

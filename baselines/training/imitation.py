@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents import RandomAgent
+from polarzoo.baselines.agents.registry import make_agent
 from polarzoo.baselines.cli.progress import progress
 
 
@@ -27,21 +28,49 @@ def collect_demonstrations(
     random_opponent_share: float = 0.5,
     show_progress: bool = False,
     log_every: float = 30.0,
+    opponents: dict[str, float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The teacher's normalised observations, masks and actions in ``games`` seeded games.
+
+    ``opponents``: each other seat's agent drawn per game from these weights (``"teacher"`` or an
+    agent spec); the default is random with ``random_opponent_share``, else the teacher.  With
+    ``env_kwargs["num_players"]`` a list (Thin Ice), the games go round the counts and the
+    observations are padded to the largest (as the trainer's envs pad them).
     ``show_progress``: a bar on a terminal, else a line every ``log_every`` seconds."""
     from polarzoo.envs import ENVIRONMENTS
-    from polarzoo.wrappers.single_agent import normalize, observation_scale
+    from polarzoo.envs.thin_ice.rules import pad_observation
+    from polarzoo.wrappers.single_agent import normalize, observation_scale, player_counts
+
+    kwargs = dict(env_kwargs or {})
+    counts = player_counts(env_id, kwargs.get("num_players"))
+    pad_to = None if counts is None else max(counts)
+    weights = opponents if opponents is not None else {"random": random_opponent_share, "teacher": 1 - random_opponent_share}
+    names = list(weights)
+    bounds = np.cumsum([float(weights[name]) for name in names])
+    pool: dict[str, Any] = {"random": RandomAgent(), "teacher": teacher}
+    padded_scale = None
+    if pad_to is not None:  # the largest game's scale, as the trainer's padded envs use
+        largest = ENVIRONMENTS[env_id].raw_env(**{**kwargs, "num_players": pad_to})
+        padded_scale = observation_scale(largest.observation_space(largest.possible_agents[0])["observation"])
+
+    def opponent_agent(u: float) -> Any:
+        name = names[min(int(np.searchsorted(bounds / bounds[-1], u, side="right")), len(names) - 1)]
+        if name not in pool:
+            pool[name] = make_agent(name, env_id)
+        return pool[name]
 
     rng = np.random.default_rng(seed)
     observations, masks, actions = [], [], []
     bar = progress(games, "teacher games", "game", enabled=show_progress, interval=log_every)
     for game in range(games):
-        env = ENVIRONMENTS[env_id].raw_env(**(env_kwargs or {}))
+        game_kwargs = kwargs if counts is None else {**kwargs, "num_players": counts[game % len(counts)]}
+        env = ENVIRONMENTS[env_id].raw_env(**game_kwargs)
         env.reset(seed=seed + game)
         scale = observation_scale(env.observation_space(env.possible_agents[0])["observation"])
-        teacher_seat = game % len(env.possible_agents)
-        opponent = RandomAgent() if rng.random() < random_opponent_share else teacher
+        seats = len(env.possible_agents)
+        teacher_seat = game % seats if counts is None else (game // len(counts)) % seats
+        # One draw per other seat, in seat order (two players: one draw a game, as before).
+        seat_agents = {seat: opponent_agent(rng.random()) for seat in range(seats) if seat != teacher_seat}
         for agent in env.agent_iter():
             if env.terminations[agent] or env.truncations[agent]:
                 env.step(None)
@@ -50,11 +79,14 @@ def collect_demonstrations(
             if seat == teacher_seat:
                 observation = env.observe(agent)
                 action = teacher.act(env, agent, rng)
-                observations.append(normalize(observation["observation"], scale))
+                features = observation["observation"]
+                if pad_to is not None:
+                    features = pad_observation(features, pad_to)
+                observations.append(normalize(features, scale if padded_scale is None else padded_scale))
                 masks.append(observation["action_mask"].astype(bool))
                 actions.append(action)
             else:
-                action = opponent.act(env, agent, rng)
+                action = seat_agents[seat].act(env, agent, rng)
             env.step(action)
         if bar is not None:
             bar.update(1)

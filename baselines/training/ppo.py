@@ -100,6 +100,7 @@ def behaviour_clone(
                 env_kwargs=config["env_kwargs"],
                 show_progress=progress_bar or log_every > 0,
                 log_every=log_every,
+                opponents=config.get("bc_opponents"),
             )
         except KeyboardInterrupt:
             # The untrained model is saved as the checkpoint --resume starts from.

@@ -8,7 +8,15 @@ import shlex
 import sys
 from pathlib import Path
 
-from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, run_dir_or_exit, writable_folder_or_exit
+from polarzoo.baselines.cli.runs import (
+    HelpFormatter,
+    LineFile,
+    atomic_write,
+    prog_name,
+    run_dir_or_exit,
+    writable_folder_or_exit,
+    writes_fail_in_one_line,
+)
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.training import ppo
 from polarzoo.baselines.training.checkpoints import checkpoint_objects, read_checkpoint_state, read_exact
@@ -27,7 +35,7 @@ from polarzoo.baselines.training.config import (
 from polarzoo.envs import ENVIRONMENTS
 
 
-def main(argv: list[str] | None = None) -> None:
+def _main_writes(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog=prog_name("polarzoo.baselines.train"), description=ppo.__doc__, formatter_class=HelpFormatter
     )
@@ -220,12 +228,11 @@ def main(argv: list[str] | None = None) -> None:
         # an opponent index follow (a sorted copy made --resume pick other opponents after a snapshot).
         atomic_write(run_dir / "config.yaml", yaml.safe_dump(config, sort_keys=False))
     print(f"run folder: {run_dir}", flush=True)
-    with (run_dir / "command.txt").open("a") as handle:
-        handle.write(
-            "python -m polarzoo.baselines.train "
-            + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
-            + "\n"
-        )
+    commands = LineFile(run_dir / "command.txt")  # one line per start (a --resume adds one)
+    commands.add(
+        "python -m polarzoo.baselines.train " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    )
+    commands.close()
     try:
         bar = not args.no_progress and sys.stdout.isatty()
         ppo.train(
@@ -248,6 +255,12 @@ def main(argv: list[str] | None = None) -> None:
             file=sys.stderr,
         )
         sys.exit(1)
+
+
+main = writes_fail_in_one_line(
+    _main_writes,
+    "checkpoints are written whole, so the run folder keeps the last complete one: make room, then continue with --resume RUN_FOLDER",
+)
 
 
 if __name__ == "__main__":

@@ -6,12 +6,13 @@ update boundaries."""
 from __future__ import annotations
 
 import csv
+import io
 import time
 from pathlib import Path
 from typing import Any
 
 from polarzoo.baselines.agents import PolicyAgent, make_agent
-from polarzoo.baselines.cli.runs import save_model
+from polarzoo.baselines.cli.runs import LineFile, atomic_write, save_model
 from polarzoo.baselines.evaluation.tournament import head_to_head, seat_names, wilson_interval
 from polarzoo.baselines.training.checkpoints import capture_update_boundary, save_checkpoint
 from polarzoo.baselines.training.config import REFERENCE_AGENTS, evaluation_env_kwargs
@@ -240,10 +241,17 @@ def training_callback(
             if not new:  # a run resumed from an older version keeps its file's columns
                 with path.open(newline="") as handle:
                     fields = next(csv.reader(handle), fields)
-            with path.open("a", newline="") as handle:
-                writer = csv.DictWriter(handle, fieldnames=fields, extrasaction="ignore")
-                if new:
-                    writer.writeheader()
-                writer.writerows(rows)
+            text = io.StringIO()
+            writer = csv.DictWriter(text, fieldnames=fields, extrasaction="ignore")
+            if new:
+                writer.writeheader()
+            writer.writerows(rows)
+            if new:
+                atomic_write(path, text.getvalue())
+            else:  # appended whole or cut back: a full disk never leaves half a row
+                lines = LineFile(path)
+                for row in text.getvalue().splitlines():
+                    lines.add(row)
+                lines.close()
 
     return SelfPlayCallback()

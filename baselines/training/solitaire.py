@@ -45,6 +45,7 @@ from polarzoo.baselines.cli.runs import (
     require_at_least,
     save_model,
     writable_folder_or_exit,
+    writes_fail_in_one_line,
 )
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.policies.weights import save_policy
@@ -301,9 +302,12 @@ def _main(argv: list[str] | None = None) -> None:
     print(f"model: {args.out / 'model.zip'} (weights only: {args.out / 'model.safetensors'}); report: {args.out / 'train.json'}")
 
 
-main = ctrl_c_is_one_line(
-    _main,
-    "the model of the last finished round (if any) is in the --out folder (model.zip, model.safetensors); run the command again to train anew",
+main = writes_fail_in_one_line(
+    ctrl_c_is_one_line(
+        _main,
+        "the model of the last finished round (if any) is in the --out folder (model.zip, model.safetensors); run the command again to train anew",
+    ),
+    "files are written whole, so nothing half-written is left: make room and run the command again",
 )
 
 

@@ -234,6 +234,16 @@ class TurnBasedAECEnv(AECEnv):
         self._no_mask = np.zeros(self.num_actions, dtype=np.int8)
         self.agents: list[str] = []
 
+    #: What ``reset()`` sets: read before it, each is an AttributeError that says so (as
+    #: PettingZoo's order-enforcing wrapper says it for ``env()``).
+    SET_BY_RESET = frozenset(("agent_selection", "rewards", "terminations", "truncations", "infos", "_cumulative_rewards"))
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for attributes not found: the ones reset() sets get a message that says why.
+        if name in TurnBasedAECEnv.SET_BY_RESET:
+            raise AttributeError(f"{name} cannot be accessed before reset(): call env.reset() first")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def _init_spaces(self, observation: spaces.Space) -> None:
         """The same Dict(observation, action_mask) and Discrete space objects for every agent
         (PettingZoo's api_test wants the very same object on every call)."""
