@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: top-level folder -> package prefixes it must never import
 FORBIDDEN = {"envs": ("polarzoo.wrappers", "polarzoo.baselines"), "wrappers": ("polarzoo.baselines",)}
 #: baselines/ rooms, bottom (0) to top; a room imports only rooms of a lower rank (and itself)
-BASELINE_ROOMS = {"cli": 0, "policies": 1, "agents": 2, "evaluation": 3, "play": 3, "training": 4, "benchmark": 5}
+BASELINE_ROOMS = {"cli": 0, "policies": 1, "agents": 2, "evaluation": 3, "play": 3, "training": 4, "arena": 4, "benchmark": 5}
 #: packages of the optional extras: a module that imports one at its top may be imported lazily
 OPTIONAL = ("torch", "stable_baselines3", "sb3_contrib", "jax", "mctx", "optax", "ray", "mujoco", "pygame", "matplotlib")
 #: envs/<game>/ modules of the rules layer (state, compiled kernels, geometry, encodings, solvers, physics)

@@ -19,7 +19,7 @@ pytest.importorskip("choix")
 from polarzoo.baselines.agents import make_agent  # noqa: E402
 from polarzoo.baselines.evaluation import league as league_module  # noqa: E402
 from polarzoo.baselines.evaluation.league import LeagueError, build, load_league  # noqa: E402
-from polarzoo.baselines.evaluation.league_rate import rate  # noqa: E402
+from polarzoo.baselines.evaluation.league_rate import MIN_GAMES, rate  # noqa: E402
 from tests.helpers import scaled  # noqa: E402
 
 ENV = "fire_and_ice_v0"
@@ -144,7 +144,20 @@ def test_rating_stops_by_width_or_budget_and_is_the_same_twice(small_league: Pat
     wide = rate(
         ENV, make_agent("mcts:8", ENV), league, tmp_path / "a", width=2000, max_games=300, min_rounds=2, log=lambda _: None
     )
-    assert wide.stopped == "width" and wide.rounds == 2 and wide.games == 2 * 2 * 3
+    # a wide interval stops the rating by width, but not before MIN_GAMES games (rounds of at most 2 x 2 x 3)
+    assert wide.stopped == "width" and MIN_GAMES <= wide.games < MIN_GAMES + 2 * 2 * 3
+    early = rate(
+        ENV,
+        make_agent("mcts:8", ENV),
+        league,
+        tmp_path / "a0",
+        width=2000,
+        max_games=300,
+        min_rounds=2,
+        log=lambda _: None,
+        min_games=0,
+    )
+    assert early.stopped == "width" and early.rounds == 2 and early.games == 2 * 2 * 3
     narrow = rate(ENV, make_agent("mcts:8", ENV), league, tmp_path / "b", width=1, max_games=40, min_rounds=2, log=lambda _: None)
     assert narrow.stopped == "budget" and narrow.games <= 40
     again = rate(ENV, make_agent("mcts:8", ENV), league, tmp_path / "c", width=1, max_games=40, min_rounds=2, log=lambda _: None)
@@ -217,6 +230,8 @@ def test_a_users_own_agent_by_module_and_callable(small_league: Path, tmp_path: 
         "5000",
         "--min-rounds",
         "1",
+        "--max-games",
+        "6",
         "--out",
         str(tmp_path / "out"),
         cwd=tmp_path,
@@ -283,6 +298,7 @@ def test_a_thin_ice_league_of_2_and_3_players_on_one_scale(tmp_path: Path) -> No
         min_rounds=1,
         players=3,
         log=lambda _: None,
+        min_games=0,
     )
     assert rated.games == 3 * 3  # each pair of members with it, in the 3 rotations
     assert {e["opponent"] for e in rated.per_opponent} == set(members)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from polarzoo.baselines.benchmark import protocol
 from polarzoo.baselines.cli.runs import atomic_write, save_figure
 from polarzoo.envs.utils import global_random_state_kept, require
 
@@ -121,10 +122,21 @@ def markdown(summary: dict[str, Any]) -> str:
     for metric, games in summary["iqm"].items():
         title = "league rating" if metric == "rating" else f"win rate vs {metric.split(':', 1)[1]}"
         lines += [f"**{title}**", "", "| game | algorithm | seeds | IQM [95% CI] |", "|---|---|---:|---|"]
+        short = False
         for game, algorithms in games.items():
             for algorithm, (point, low, high, seeds) in algorithms.items():
                 fmt = (lambda v: f"{v:.0f}") if metric == "rating" else (lambda v: f"{v:.0%}")
-                lines.append(f"| {game} | {algorithm} | {seeds} | {fmt(point)} [{fmt(low)}, {fmt(high)}] |")
+                asked = len(protocol.DEFAULT_SEEDS)
+                count = f"{seeds} of {asked}*" if seeds < asked else str(seeds)
+                short = short or seeds < asked
+                band = "(one seed: no interval)" if seeds < 2 else f"[{fmt(low)}, {fmt(high)}]"
+                lines.append(f"| {game} | {algorithm} | {count} | {fmt(point)} {band} |")
+        if short:
+            lines += [
+                "",
+                f"\\* fewer seeds than the protocol's {len(protocol.DEFAULT_SEEDS)}: not a published result, "
+                "and an interval over so few seeds says little.",
+            ]
         lines.append("")
     if summary["probability_of_improvement"]:
         lines += [

@@ -17,6 +17,9 @@ from polarzoo.baselines.evaluation.league import GameLog, League, play_lineups, 
 from polarzoo.baselines.evaluation.tournament import GamePool, seat_names, wilson_interval
 from polarzoo.envs import GAMES
 
+#: No stop by the interval's width before this many games (``--max-games`` lower still wins).
+MIN_GAMES = 40
+
 
 @dataclass
 class Rating:
@@ -44,10 +47,12 @@ def rate(
     workers: int = 1,
     bootstrap: int = 400,
     log: Callable[[str], None] = print,
+    min_games: int = MIN_GAMES,
 ) -> Rating:
     """``agent`` against ``league`` (ratings held fixed) until its 95% interval is at most
-    ``width`` points wide or ``max_games`` are played; games in ``out/games.jsonl`` (kept there
-    from an interrupted run)."""
+    ``width`` points wide (after ``min_rounds`` rounds and ``min_games`` games: a bootstrap of a
+    handful of games can be narrow by chance) or ``max_games`` are played; games in
+    ``out/games.jsonl`` (kept there from an interrupted run)."""
     if agent.name in league.ratings:
         agent.name = f"{agent.name} (rated)"  # its games must not be mistaken for the member's
     members = [make_agent(spec, env_id) for spec in league.specs]
@@ -90,7 +95,7 @@ def rate(
                     f"round {rounds}: {len(games)} games, rating {estimate:.0f} [{interval[0]:.0f}, {interval[1]:.0f}] "
                     f"(width {interval[1] - interval[0]:.0f}; stop at {width:.0f})"
                 )
-                if rounds >= min_rounds and interval[1] - interval[0] <= width:
+                if rounds >= min_rounds and len(games) >= min(min_games, max_games) and interval[1] - interval[0] <= width:
                     stopped = "width"
                     break
     finally:

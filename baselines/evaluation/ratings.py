@@ -23,7 +23,7 @@ on the same scale: the strength in logits of the Bradley-Terry / Plackett-Luce m
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,10 +100,10 @@ def fit_ratings(games: Sequence[Game], names: Sequence[str], prior_draws: float 
     return dict(zip(names, (float(r) for r in to_elo(fit_strengths(games, names, prior_draws)))))
 
 
-def _strata(games: Sequence[Game]) -> list[np.ndarray]:
+def _strata(games: Sequence[Game], key: Callable[[Game], tuple] | None = None) -> list[np.ndarray]:
     groups: dict[tuple, list[int]] = {}
     for i, game in enumerate(games):
-        groups.setdefault(game.stratum, []).append(i)
+        groups.setdefault(game.stratum if key is None else key(game), []).append(i)
     return [np.asarray(v) for _, v in sorted(groups.items(), key=lambda kv: repr(kv[0]))]
 
 
@@ -189,10 +189,13 @@ def bootstrap_one(
     seed: int = 0,
     prior_draws: float = PRIOR_DRAWS,
 ) -> tuple[float, float]:
-    """95% percentile interval of :func:`fit_one` over stratified resamples of the candidate's games
-    (the league's ratings held fixed, so their own uncertainty is not in it)."""
+    """95% percentile interval of :func:`fit_one` over resamples of the candidate's games within
+    each set of opponents, every seat order together (the league's ratings held fixed, so their
+    own uncertainty is not in it).  Resampling within each seat order instead made an interval
+    too narrow to hold another seed's estimate where one seat nearly always wins (Go with the
+    Floe: that stratum has no variance), and of width 0 from one game per seat order."""
     rng = np.random.default_rng(seed)
-    strata = _strata(games)
+    strata = _strata(games, key=lambda game: tuple(sorted(a for a in game.agents if a != candidate)))
     fixed = {name: (rating - MEAN_RATING) / ELO_PER_LOGIT for name, rating in league.items()}
     per_game = [_one_terms([game], candidate, fixed) for game in games]
     draws = []

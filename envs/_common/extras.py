@@ -19,6 +19,7 @@ EXTRA_OF = {
     "mctx": "jax",
     "optax": "jax",
     "pyspiel": "openspiel",
+    "mcp": "mcp",
     "ray": "rllib",
     "choix": "benchmark",
     "scipy": "benchmark",
