@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from polarzoo.baselines.benchmark import protocol
+from polarzoo.baselines.benchmark.protocol import DEFAULT_SEEDS
 from polarzoo.baselines.cli.runs import atomic_write, save_figure
 from polarzoo.envs.utils import global_random_state_kept, require
 
@@ -126,7 +126,7 @@ def markdown(summary: dict[str, Any]) -> str:
         for game, algorithms in games.items():
             for algorithm, (point, low, high, seeds) in algorithms.items():
                 fmt = (lambda v: f"{v:.0f}") if metric == "rating" else (lambda v: f"{v:.0%}")
-                asked = len(protocol.DEFAULT_SEEDS)
+                asked = len(DEFAULT_SEEDS)
                 count = f"{seeds} of {asked}*" if seeds < asked else str(seeds)
                 short = short or seeds < asked
                 band = "(one seed: no interval)" if seeds < 2 else f"[{fmt(low)}, {fmt(high)}]"
@@ -134,7 +134,7 @@ def markdown(summary: dict[str, Any]) -> str:
         if short:
             lines += [
                 "",
-                f"\\* fewer seeds than the protocol's {len(protocol.DEFAULT_SEEDS)}: not a published result, "
+                f"\\* fewer seeds than the protocol's {len(DEFAULT_SEEDS)}: not a published result, "
                 "and an interval over so few seeds says little.",
             ]
         lines.append("")
