@@ -254,3 +254,66 @@ def test_a_bad_time_control_is_one_line(flag: str, value: str) -> None:
     )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert f"argument {flag}: must be a positive number of seconds" in result.stderr
+
+
+def test_isolate_plays_a_users_python_agent_in_its_own_process(tmp_path: Path) -> None:
+    """``--isolate``: a ``module:callable`` agent is imported and played in a process of its own
+    (its import-time code never runs in the rater's process); one that crashes mid-game loses
+    those games with the reason, and the command exits 0."""
+    (tmp_path / "their_agents.py").write_text(
+        textwrap.dedent(
+            """
+            import os
+            import numpy as np
+
+            with open("imported_by.txt", "a") as handle:  # import-time code: where does it run?
+                handle.write(f"{os.getpid()}\\n")
+
+
+            class Last:
+                name = "last"
+
+                def act(self, env, agent, rng):
+                    return int(np.flatnonzero(env.legal_action_mask())[-1])
+
+
+            class Crash:
+                name = "crash"
+
+                def act(self, env, agent, rng):
+                    os._exit(3)
+            """
+        )
+    )
+    result = subprocess.run(
+        [
+            PYTHON,
+            "-m",
+            "polarzoo.baselines.evaluate",
+            "--env",
+            "fire_and_ice_v0",
+            "--agents",
+            "their_agents:Last",
+            "random",
+            "their_agents:Crash",
+            "--games",
+            "1",
+            "--isolate",
+            "--out",
+            str(tmp_path / "eval"),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    pids = {int(line) for line in (tmp_path / "imported_by.txt").read_text().split()}
+    assert len(pids) >= 4  # a process per game of each of them, none of them the rater
+    summary = json.loads((tmp_path / "eval" / "eval.json").read_text())
+    assert set(summary["forfeits"]) == {"their_agents:Crash"}
+    assert "exited" in next(iter(summary["forfeits"]["their_agents:Crash"]))
+    games = [json.loads(line) for line in (tmp_path / "eval" / "games.jsonl").read_text().splitlines()]
+    played = [g for g in games if {g["agent"], g["opponent"]} == {"their_agents:Last", "random"}]
+    assert len(played) == 2 and all(g["length"] > 2 and "forfeits" not in g for g in played)

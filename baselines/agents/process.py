@@ -24,12 +24,15 @@ set (the command lines set it to their output folder).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import pickle
 import select
 import shlex
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -82,12 +85,18 @@ class ProcessAgent:
         game_time: float | None = None,
         memory_mb: int | None = None,
         log_dir: str | Path | None = None,
+        name: str | None = None,
+        send_env: bool = False,
     ) -> None:
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not argv:
             raise ValueError("proc:COMMAND needs a command, e.g. proc:python my_agent.py")
         self.argv = argv
-        self.name = "proc:" + " ".join(argv)
+        self.name = name or "proc:" + " ".join(argv)
+        #: also send the env itself, pickled (``"env"``): for polarzoo's own host of an isolated
+        #: Python agent (:mod:`polarzoo.baselines.agents.host`), which plays ``act(env, ...)`` on it.
+        #: The pickle goes from the rater to the agent only; nothing the agent sends is unpickled.
+        self.send_env = send_env
         self.move_time = move_time if move_time is not None else _limit("POLARZOO_MOVE_TIME", 5.0)
         self.bank_size = bank if bank is not None else _limit("POLARZOO_MOVE_BANK", 2.0 * float(self.move_time or 5.0))
         self.game_time = game_time if game_time is not None else _limit("POLARZOO_GAME_TIME", None)
@@ -195,6 +204,8 @@ class ProcessAgent:
             "observation": _to_json(env.observe(agent)["observation"]),
             "time": {"move": self.move_time, "bank": round(self.bank, 3), "game": self.game_left},
         }
+        if self.send_env:
+            message["env"] = base64.b64encode(pickle.dumps(env, protocol=pickle.HIGHEST_PROTOCOL)).decode()
         reply = self._exchange(json.dumps(message, separators=(",", ":")) + "\n", allowed)
         return self._parse(reply, env, legal)
 
@@ -264,3 +275,14 @@ class ProcessAgent:
         self.close()
         self._env_key = None
         raise AgentForfeit(reason)
+
+
+#: The module that hosts an isolated Python agent (``--isolate``).
+HOST = "polarzoo.baselines.agents.host"
+
+
+def isolated(spec: str, env_id: str, name: str | None = None) -> ProcessAgent:
+    """``spec`` (a ``module:callable``, a ``model:PATH`` ...) played in a process of its own, under
+    the arena's limits (time, memory, one process group), through the JSON-lines protocol: its
+    code and files are loaded there, never in the caller's process (``--isolate``)."""
+    return ProcessAgent([sys.executable, "-m", HOST, spec, env_id], name=name or spec, send_env=True)

@@ -134,6 +134,19 @@ def make_agent(spec: str, env_id: str) -> Any:
 KINDS = ("random", "heuristic", "mcts", "model", "pretrained", "search", "vsearch", "az-jax", "az", "proc")
 
 
+def names_code_or_file(spec: str) -> bool:
+    """Whether ``spec`` imports a module (``module:callable``) or reads a file it names
+    (``model:PATH``, ``az:N:PATH``, ``search:K:PATH``, ``vsearch:K:PATH``, ``az-jax:PATH``): the
+    agents ``--isolate`` plays in a process of their own."""
+    kind, _, argument = spec.partition(":")
+    parts = argument.split(":") if argument else []
+    if kind not in KINDS or kind == "model":
+        return True
+    if kind == "az-jax":
+        return bool(parts) and parts[-1] != "pretrained"
+    return kind in ("az", "search", "vsearch") and len(parts) > 1
+
+
 def user_agent(module_name: str, attribute: str, env_id: str) -> Any:
     """A user's own agent, ``module:callable``: ``callable`` is an agent (it has ``act(env, agent,
     rng)``), or a class or function that makes one, called with ``env_id`` if it takes an argument.

@@ -260,6 +260,17 @@ def ctrl_c_is_one_line(main: Callable[[list[str] | None], None], kept: str) -> C
     return command
 
 
+def add_isolate(parser: argparse.ArgumentParser) -> None:
+    """``--isolate``: agents that name a module or a file play in processes of their own."""
+    parser.add_argument(
+        "--isolate",
+        action="store_true",
+        help="play each agent that names a module or a file (module:callable, model:PATH, ...) in a process of its own, "
+        "under the arena's limits (--move-time, a memory cap): its code never runs in this process, and a crash, a "
+        "hang or an illegal move loses that game (docs/arena.md)",
+    )
+
+
 def add_trust_pickles(parser: argparse.ArgumentParser) -> None:
     """``--trust-pickles``: load SB3 zips whose policy exists only as a pickle (runs their code)."""
     parser.add_argument(

@@ -8,8 +8,11 @@ import sys
 from pathlib import Path
 
 from polarzoo.baselines.agents import make_agent
+from polarzoo.baselines.agents.process import isolated
+from polarzoo.baselines.agents.registry import names_code_or_file
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
+    add_isolate,
     add_time_control,
     add_trust_pickles,
     apply_time_control,
@@ -58,6 +61,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_time_control(parser)
+    add_isolate(parser)
     add_trust_pickles(parser)
     parser.add_argument(
         "--resume",
@@ -106,6 +110,9 @@ def _main_writes(argv: list[str] | None = None) -> None:
             parser.error(f"--env-kwargs: {error}")
     agents = []
     for spec in args.agents:
+        if args.isolate and names_code_or_file(spec):  # loaded in its own process, never here
+            agents.append(isolated(spec, args.env))
+            continue
         try:
             agents.append(make_agent(spec, args.env))
         except (ValueError, FileNotFoundError, ImportError) as error:

@@ -19,8 +19,11 @@ import sys
 from pathlib import Path
 
 from polarzoo.baselines.agents import make_agent
+from polarzoo.baselines.agents.process import isolated
+from polarzoo.baselines.agents.registry import names_code_or_file
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
+    add_isolate,
     add_time_control,
     add_trust_pickles,
     apply_time_control,
@@ -77,6 +80,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_trust_pickles(rate_parser)
     add_time_control(rate_parser)
+    add_isolate(rate_parser)
     rate_parser.add_argument(
         "--width", type=float, default=100.0, help="stop when the 95%% interval is at most this many points wide"
     )
@@ -221,7 +225,10 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
     if not info.players[0] <= args.players <= min(info.players[1], len(league.members) + 1):
         parser.error(f"--players must be {info.players[0]} to {min(info.players[1], len(league.members) + 1)}")
     try:
-        agent = make_agent(args.agent, args.env)
+        if args.isolate and names_code_or_file(args.agent):  # loaded in its own process, never here
+            agent = isolated(args.agent, args.env)
+        else:
+            agent = make_agent(args.agent, args.env)
     except (ValueError, FileNotFoundError, ImportError) as error:
         parser.error(f"--agent {args.agent}: {error}")
     except Exception as error:  # a corrupt model file: name it, not the library's internals
