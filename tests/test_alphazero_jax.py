@@ -215,3 +215,32 @@ def test_a_pickled_az_jax_agent_is_rebuilt_from_its_file() -> None:
     assert copy.act(env, env.agent_selection, np.random.default_rng(1)) == agent.act(
         env, env.agent_selection, np.random.default_rng(1)
     )
+
+
+def test_ctrl_c_before_the_first_iteration_is_one_line_and_resume_starts_the_run(tmp_path: Path) -> None:
+    """Interrupted before any iteration ended: one line, exit 130 (no abort at exit), and the
+    --resume it advises starts the run from its first iteration (it failed: no checkpoint)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    command = [sys.executable, "-m", "polarzoo.baselines.alphazero_jax", "--runs", str(tmp_path), "--iterations", "1", *TINY]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    line = process.stdout.readline()  # "run folder: ...": the first iteration has only begun
+    assert line.startswith("run folder:"), line
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 130, (process.returncode, err[-2000:])
+    assert "no iteration had finished" in err and "Traceback" not in err and "double free" not in err
+    run_dir = Path(line.split(":", 1)[1].strip())
+    resumed = subprocess.run(
+        [sys.executable, "-m", "polarzoo.baselines.alphazero_jax", "--resume", str(run_dir), "--no-final-eval"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert "no finished iteration yet" in resumed.stdout and (run_dir / "model.npz").exists()

@@ -541,7 +541,10 @@ def _main(argv: list[str] | None) -> None:
         try:
             config = TrainConfig(**json.loads((run_dir / "config.json").read_text()))
             check_config(config)
-            resume_blob = read_checkpoint(run_dir, config)
+            if (run_dir / CHECKPOINT).exists() or (run_dir / "checkpoint.pkl").exists():
+                resume_blob = read_checkpoint(run_dir, config)
+            else:  # stopped before its first iteration ended: nothing to continue, the run starts
+                print(f"note: {run_dir} has no finished iteration yet; the run starts from its first", flush=True)
         except Exception as error:  # any damage: name the folder, not the unpickler's internals
             parser.error(f"--resume {run_dir}: not a readable alphazero_jax run folder ({type(error).__name__}: {error})")
         if any(a == "--iterations" or a.startswith("--iterations=") for a in raw):
@@ -564,11 +567,16 @@ def _main(argv: list[str] | None) -> None:
     try:
         progress = train(config, run_dir, resume_blob, log)
     except KeyboardInterrupt:
-        print(
-            f"\ninterrupted: {run_dir / CHECKPOINT} keeps the last finished iteration; continue with --resume {run_dir}",
-            file=sys.stderr,
+        kept = (
+            f"{run_dir / CHECKPOINT} keeps the last finished iteration"
+            if (run_dir / CHECKPOINT).exists()
+            else "no iteration had finished (nothing to keep)"
         )
-        sys.exit(130)
+        print(f"\ninterrupted: {kept}; continue with --resume {run_dir}", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        # Straight out: XLA's threads, stopped mid-computation, can abort the interpreter's own
+        # exit ("double free or corruption"); every file is already written whole.
+        os._exit(130)
     print(f"model: {run_dir / 'model.npz'} ({progress.positions:,} positions, {progress.seconds / 60:.1f} min)", flush=True)
     if not args.no_final_eval and config.final_eval_games:
         try:
