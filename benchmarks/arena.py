@@ -6,6 +6,8 @@ against the same choice made in polarzoo's process (``benchmarks/arena.py``).
 Both pick the first legal action; the process agent's time per move includes building the JSON
 message (the state, the observation, the legal moves in notation), the pipe both ways and
 parsing the reply.  Reported: the median and 95th percentile per move of each, and the overhead.
+``--isolated-moves N`` also times an isolated Python agent (``--isolate``: polarzoo's host plays
+``random`` on the env the rater pickles and sends each turn).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from polarzoo.baselines.agents.process import ProcessAgent
+from polarzoo.baselines.agents.process import ProcessAgent, isolated
 from polarzoo.envs import ENVIRONMENTS
 
 ANSWER_AT_ONCE = (
@@ -62,6 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env", default="go_with_the_floe_v0", choices=sorted(ENVIRONMENTS), help="the game")
     parser.add_argument("--moves", type=int, default=2000, help="moves timed for each agent")
+    parser.add_argument("--isolated-moves", type=int, default=0, help="moves timed for an isolated Python agent (0: none)")
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
@@ -77,6 +80,13 @@ def main(argv: list[str] | None = None) -> None:
         "in_process_median_ms": 1000 * statistics.median(local),
         "overhead_median_ms": 1000 * (statistics.median(process) - statistics.median(local)),
     }
+    if args.isolated_moves:
+        hosted = times(args.env, isolated("random", args.env), args.isolated_moves)
+        row["isolated_median_ms"] = 1000 * statistics.median(hosted)
+        row["isolated_p95_ms"] = 1000 * float(np.percentile(hosted, 95))
+        print(
+            f"isolated (--isolate) random: median {row['isolated_median_ms']:.3f} ms, p95 {row['isolated_p95_ms']:.3f} ms a move"
+        )
     print("| env | moves | proc: median ms | proc: p95 ms | in-process median ms | overhead, median ms |")
     print("|---|---:|---:|---:|---:|---:|")
     print(

@@ -223,3 +223,18 @@ def test_solitaire_tools_on_ctrl_c_are_one_line_and_130(module: str, args: list[
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=120)
     assert process.returncode == 130 and "interrupted" in err and "Traceback" not in err, (process.returncode, err[-2000:])
+
+
+@pytest.mark.parametrize("env_id", ["fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0"])
+def test_what_reset_sets_read_before_reset_says_so(env_id: str) -> None:
+    """``raw_env().agent_selection`` before ``reset()`` was a bare AttributeError; it says what to
+    do, as PettingZoo's order-enforcing wrapper does for ``env()``; other names are untouched."""
+    from polarzoo.envs import ENVIRONMENTS
+
+    env = ENVIRONMENTS[env_id].raw_env()
+    for name in ("agent_selection", "rewards", "terminations", "truncations", "infos"):
+        with pytest.raises(AttributeError, match=r"cannot be accessed before reset\(\)"):
+            getattr(env, name)
+    assert not hasattr(env, "no_such_attribute")
+    env.reset(seed=0)
+    assert env.agent_selection in env.possible_agents
