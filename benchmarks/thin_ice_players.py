@@ -72,7 +72,9 @@ def main() -> None:
         )
     if args.json:
         with open(args.json, "w") as handle:
-            json.dump({"machine": platform.processor() or platform.machine(), "load_at_start": load, "rows": rows}, handle, indent=2)
+            json.dump(
+                {"machine": platform.processor() or platform.machine(), "load_at_start": load, "rows": rows}, handle, indent=2
+            )
 
 
 if __name__ == "__main__":

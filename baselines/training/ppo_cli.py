@@ -105,7 +105,8 @@ def _main_writes(argv: list[str] | None = None) -> None:
         "--torch-threads",
         type=int,
         default=None,
-        help="override torch threads (0 = auto: one per core this process may use, 1 with subprocess envs; never the load, so the weights do not depend on what else runs)" + config_default("torch_threads"),
+        help="override torch threads (0 = auto: one per core this process may use, 1 with subprocess envs; never the load, so the weights do not depend on what else runs)"
+        + config_default("torch_threads"),
     )
     parser.add_argument(
         "--update-threads",
