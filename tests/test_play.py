@@ -132,6 +132,7 @@ def test_quit_and_end_of_input_exit_cleanly() -> None:
         (["--human", "fire", "--opponent", "chess"], "--opponent chess"),
         (["--human", "fire", "--opponent", "model:/nonexistent.zip"], "--opponent model:/nonexistent.zip"),
         (["--players", "3"], "--players is for thin_ice_v0 only"),
+        (["--human", "fire", "--opponent", "random", "heuristic"], "one for each of the 1, got 2"),
     ],
 )
 def test_bad_invocations_give_one_line(args: list[str], message: str) -> None:
@@ -180,3 +181,34 @@ def test_long_move_lists_are_grouped() -> None:
     cells = [f"{c}{r}" for c in "ab" for r in (1, 2)]
     text = format_moves([f"place S {cell} upright" for cell in cells] + ["place M a1 inverted", "done"], limit=3)
     assert text.splitlines() == ["legal (6 moves):", "  done", "  place S upright: any of the 4 cells", "  place M inverted: a1"]
+
+
+def test_a_person_plays_a_table_of_four_with_an_agent_per_seat() -> None:
+    """Thin Ice at 4 players, ``--opponent random heuristic random``: each seat plays its own
+    agent, to the end of the game."""
+    import numpy as np
+
+    from polarzoo.baselines.play.terminal import HumanGame
+
+    lines: list[str] = []
+    holder: dict = {}
+
+    def first_legal(prompt: str) -> str:
+        env = holder["game"].env
+        return env.action_to_notation(int(np.flatnonzero(env.legal_action_mask())[0]))
+
+    game = HumanGame(
+        "thin_ice_v0", "player_0", ["random", "heuristic", "random"], 2, {"num_players": 4}, read=first_legal, write=lines.append
+    )
+    holder["game"] = game
+    assert {seat: agent.name for seat, agent in game.opponents.items()} == {
+        "player_1": "random",
+        "player_2": "heuristic",
+        "player_3": "random",
+    }
+    assert game.run() == 0
+    assert lines[0].startswith("You play player_0 against random, heuristic.")
+    assert any(line.startswith("player_3 plays") for line in lines)
+    assert lines[-1].endswith(("wins", "share the win")) or lines[-1] == "draw"  # the game ran to its end
+    with pytest.raises(ValueError, match="one for each of the 3"):
+        HumanGame("thin_ice_v0", "player_0", ["random", "heuristic"], 2, {"num_players": 4}, read=first_legal, write=lines.append)

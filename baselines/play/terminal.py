@@ -3,6 +3,8 @@
     python -m polarzoo.baselines.play --env fire_and_ice_v0 --human fire --opponent heuristic
     python -m polarzoo.baselines.play --env go_with_the_floe_v0 --human white --opponent pretrained
     python -m polarzoo.baselines.play --env thin_ice_v0 --human player_0 --opponent random --players 3
+    python -m polarzoo.baselines.play --env thin_ice_v0 --human player_0 --players 6 \
+        --opponent pretrained vsearch:4 heuristic heuristic random     # one agent per other seat
     python -m polarzoo.baselines.play --env fire_and_ice_v0 --seed 0      # random vs random, printed
 
 ``polarzoo-play`` is the same command (a console script installed with the package).
@@ -29,7 +31,7 @@ import argparse
 import copy
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 import numpy as np
@@ -110,7 +112,7 @@ class HumanGame:
         self,
         env_id: str,
         human: str,
-        opponent_spec: str,
+        opponent_spec: str | Sequence[str],
         seed: int,
         env_kwargs: dict[str, Any],
         read: Callable[[str], str | None],
@@ -127,7 +129,19 @@ class HumanGame:
         if human not in self.env.possible_agents:
             raise ValueError(f"--human must be one of {self.env.possible_agents}, got {human!r}")
         self.human = human
-        self.opponent = make_agent(opponent_spec, env_id)
+        # One spec for every other seat, or one per other seat in seat order (a table of 3-6).
+        specs = [opponent_spec] if isinstance(opponent_spec, str) else list(opponent_spec)
+        others = [seat for seat in self.env.possible_agents if seat != human]
+        if len(specs) not in (1, len(others)):
+            raise ValueError(
+                f"give one opponent for every other seat, or one for each of the {len(others)} ({', '.join(others)}), got {len(specs)}"
+            )
+        made: dict[str, Any] = {}  # a spec named twice is one agent
+        for spec in specs:
+            if spec not in made:
+                made[spec] = make_agent(spec, env_id)
+        self.opponents = {seat: made[spec] for seat, spec in zip(others, specs * len(others))}
+        self.opponent = self.opponents[others[0]]  # the hints' helper
         self.rng = np.random.default_rng(seed)
         self.read, self.write = read, write
         self.history: list[dict[str, Any]] = []  # snapshots before each of the human's moves
@@ -143,7 +157,8 @@ class HumanGame:
             self.window.show(self.env)
 
     def run(self) -> int:
-        self.write(f"You play {self.human} against {self.opponent.name}. {HELP.format(example=self.example)}")
+        names = list(dict.fromkeys(agent.name for agent in self.opponents.values()))
+        self.write(f"You play {self.human} against {', '.join(names)}. {HELP.format(example=self.example)}")
         self.show()
         totals = {agent: 0.0 for agent in self.env.possible_agents}
         try:
@@ -155,7 +170,7 @@ class HumanGame:
                         self.show()
                         continue
                 else:
-                    action = int(self.opponent.act(env, agent, self.rng))
+                    action = int(self.opponents[agent].act(env, agent, self.rng))
                     self.write(f"{agent} plays {env.action_to_notation(action)}")
                 env.step(action)
                 self.show()
@@ -262,8 +277,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument(
         "--opponent",
-        default="heuristic",
-        help="agent spec for the other seats: random, heuristic, mcts:N, model:PATH, pretrained, az:N, az-jax:PATH, search:K, vsearch:K (Thin Ice), search:D (Go with the Floe) "
+        nargs="+",
+        default=["heuristic"],
+        help="agent spec for the other seats (one for all, or one per other seat in seat order at a table of 3-6): random, heuristic, mcts:N, model:PATH, pretrained, az:N, az-jax:PATH, search:K, vsearch:K (Thin Ice), search:D (Go with the Floe) "
         "(default: %(default)s)",
     )
     parser.add_argument(
@@ -281,7 +297,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     apply_trust_pickles(args)
     if args.web:
-        serve(args.host, args.port, {"env": args.env, "opponent": args.opponent})
+        serve(args.host, args.port, {"env": args.env, "opponent": args.opponent[0]})
         return
     if args.window:
         from polarzoo.envs.utils import no_display_reason
@@ -306,15 +322,20 @@ def main(argv: list[str] | None = None) -> None:
     seats = ENVIRONMENTS[args.env].raw_env(**env_kwargs).possible_agents
     if args.human not in seats:
         parser.error(f"--human must be one of {', '.join(seats)} for {args.env}, got {args.human!r}")
-    try:
-        make_agent(args.opponent, args.env)
-    except (ValueError, FileNotFoundError, ImportError) as error:
-        parser.error(f"--opponent {args.opponent}: {error}")
-    except Exception as error:  # a corrupt model file: name it, not the library's internals
-        parser.error(f"--opponent {args.opponent}: cannot load it ({type(error).__name__}: {error})")
+    if len(args.opponent) not in (1, len(seats) - 1):
+        parser.error(
+            f"--opponent: give one agent for every other seat, or one for each of the {len(seats) - 1}, got {len(args.opponent)}"
+        )
+    for spec in args.opponent:
+        try:
+            make_agent(spec, args.env)
+        except (ValueError, FileNotFoundError, ImportError) as error:
+            parser.error(f"--opponent {spec}: {error}")
+        except Exception as error:  # a corrupt model file: name it, not the library's internals
+            parser.error(f"--opponent {spec}: cannot load it ({type(error).__name__}: {error})")
     if args.window and info.window:
         try:
-            print(WindowGame(args.env, args.human, args.opponent, args.seed).run())
+            print(WindowGame(args.env, args.human, args.opponent[0], args.seed).run())
         except KeyboardInterrupt:
             print("\ninterrupted: game abandoned")
             sys.exit(130)
