@@ -122,7 +122,7 @@ def _run(args: list[str], cwd: Path, stdin: str = "") -> subprocess.CompletedPro
 def test_every_command_line_reads_a_crafted_zip_as_data(tmp_path: Path) -> None:
     """evaluate, league rate, play, export and the web server given a crafted zip: each works (the
     weights are the shipped ones) and the payload never runs."""
-    from polarzoo.baselines.evaluation.league import LEAGUE_FORMAT, fingerprint
+    from polarzoo.baselines.evaluation.league import LEAGUE_FORMAT, content_digest, fingerprint
 
     marker = tmp_path / "ran"
     path = crafted_zip(tmp_path, marker)
@@ -152,6 +152,7 @@ def test_every_command_line_reads_a_crafted_zip_as_data(tmp_path: Path) -> None:
         "ci95": {"random": [450, 550], "heuristic": [1450, 1550]},
         "fingerprint": fingerprint(ENV, ["random", "heuristic"]),
     }
+    league["digest"] = content_digest(league)  # a league file as league build writes it
     (tmp_path / "league.json").write_text(json.dumps(league))
     rate = _run(
         [
