@@ -318,3 +318,17 @@ def test_an_unreachable_ray_address_is_one_line_at_once() -> None:
     assert time.perf_counter() - started < 30
     assert "not a Ray address" in (ray_address_problem("my-cluster") or "")
     assert ray_address_problem("auto") is None and ray_address_problem("local") is None
+
+
+def test_the_aggregate_says_when_a_cell_has_fewer_seeds_than_the_protocol() -> None:
+    from polarzoo.baselines.benchmark.aggregate import markdown
+
+    summary = {
+        "iqm": {"rating": {"thin_ice_v0": {"ppo-board": [1500.0, 1500.0, 1500.0, 1], "ppo-mlp": [1400.0, 1350.0, 1450.0, 5]}}},
+        "probability_of_improvement": {},
+        "runs": 6,
+    }
+    text = markdown(summary)
+    assert "| thin_ice_v0 | ppo-board | 1 of 5* | 1500 (one seed: no interval) |" in text
+    assert "| thin_ice_v0 | ppo-mlp | 5 | 1400 [1350, 1450] |" in text
+    assert "fewer seeds than the protocol's 5" in text
