@@ -264,10 +264,11 @@ def test_isolate_plays_a_users_python_agent_in_its_own_process(tmp_path: Path) -
         textwrap.dedent(
             """
             import os
+            import sys
             import numpy as np
 
             with open("imported_by.txt", "a") as handle:  # import-time code: where does it run?
-                handle.write(f"{os.getpid()}\\n")
+                handle.write(f"{os.getpid()} {os.path.basename(sys.argv[0])}\\n")
 
 
             class Last:
@@ -309,8 +310,9 @@ def test_isolate_plays_a_users_python_agent_in_its_own_process(tmp_path: Path) -
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    pids = {int(line) for line in (tmp_path / "imported_by.txt").read_text().split()}
-    assert len(pids) >= 4  # a process per game of each of them, none of them the rater
+    imports = [line.split() for line in (tmp_path / "imported_by.txt").read_text().splitlines()]
+    assert len({pid for pid, _ in imports}) >= 4  # a process per game of each of them
+    assert {program for _, program in imports} == {"host.py"}  # polarzoo's host, never the rater (evaluate)
     summary = json.loads((tmp_path / "eval" / "eval.json").read_text())
     assert set(summary["forfeits"]) == {"their_agents:Crash"}
     assert "exited" in next(iter(summary["forfeits"]["their_agents:Crash"]))
