@@ -207,15 +207,22 @@ def test_a_line_file_cuts_a_failed_append_back_to_its_last_whole_line(tmp_path: 
     path = tmp_path / "log.jsonl"
     lines = LineFile(path, ["one", "two"])
     lines.add("three")
-    pid = os.fork()
-    if pid == 0:  # a child whose file size limit falls inside the next line
-        try:
-            _no_file_size(path.stat().st_size + 3)
-            lines.add("four-and-more")
-        except OSError:
-            os._exit(0)
-        os._exit(1)
-    assert os.waitpid(pid, 0)[1] == 0
+    limit = path.stat().st_size + 3  # the next line is cut by the file size limit, in a child process
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from polarzoo.baselines.cli.runs import LineFile\n"
+            "lines = LineFile(Path(sys.argv[1]))\n"
+            "try:\n    lines.add('four-and-more')\nexcept OSError:\n    sys.exit(0)\nsys.exit(1)",
+            str(path),
+        ],
+        preexec_fn=lambda: _no_file_size(limit),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 0, child.stderr
     assert path.read_text() == "one\ntwo\nthree\n"
     empty = LineFile(tmp_path / "none.jsonl", [])
     empty.close()
