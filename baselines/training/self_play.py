@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from polarzoo.baselines.agents import PolicyAgent, make_agent
-from polarzoo.baselines.cli.runs import LineFile, atomic_write, save_model
+from polarzoo.baselines.cli.runs import LineFile, save_model
 from polarzoo.baselines.evaluation.tournament import head_to_head, seat_names, wilson_interval
 from polarzoo.baselines.training.checkpoints import capture_update_boundary, save_checkpoint
 from polarzoo.baselines.training.config import REFERENCE_AGENTS, evaluation_env_kwargs
@@ -246,12 +246,9 @@ def training_callback(
             if new:
                 writer.writeheader()
             writer.writerows(rows)
-            if new:
-                atomic_write(path, text.getvalue())
-            else:  # appended whole or cut back: a full disk never leaves half a row
-                lines = LineFile(path)
-                for row in text.getvalue().splitlines():
-                    lines.add(row)
-                lines.close()
+            lines = LineFile(path)  # appended whole or cut back: a full disk never leaves half a row
+            for row in text.getvalue().splitlines():
+                lines.add(row)
+            lines.close()
 
     return SelfPlayCallback()
