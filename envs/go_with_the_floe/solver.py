@@ -1,0 +1,465 @@
+"""Exact search for Go with the Floe: who wins a position with perfect play from both sides.
+
+A depth-limited negamax over win / loss / unknown, compiled with numba on 64-bit bitboards (seals,
+bears, rings), deepened one ply at a time from the root:
+
+* **Proofs are exact.**  The game is finite and has no draws: every move leaves a ring, so a game
+  lasts at most 52 moves and two passes in a row end it.  A position's value does not depend on
+  the path to it, so a proven win or loss is stored once and reused by every later iteration and
+  every later call (the table lives in a :class:`FloeSolver`).  "Unknown" means "not decided within
+  the depth searched" and is stored with that depth only.
+* **Transposition table**: open addressing on the full position (seals, bears, rings, side to
+  move, passes), so a hit is never a hash collision.  When the table is full an entry found
+  unknown at a smaller depth is replaced; proofs are never overwritten by unknowns.
+* **Move ordering**: the table's best move first, then (after a one-ply look for a move that ends
+  the game in the mover's favour) captures, then moves that bring a bear nearest a seal (White) or
+  keep the seals farthest from the bears (Black).
+
+The rules are :mod:`polarzoo.envs.go_with_the_floe.rules` (the end test is the env's own compiled
+kernel, :func:`~polarzoo.envs.go_with_the_floe.kernels.seal_isolated`); ``tests/test_floe_solver.py``
+checks the solver against a plain minimax over the readable rules on hand-built and random
+endgames.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from polarzoo.envs.go_with_the_floe import rules
+from polarzoo.envs.go_with_the_floe.kernels import seal_isolated
+
+WIN, LOSS, UNKNOWN = 1, -1, 0
+_U = np.uint64
+_ONE = _U(1)
+_ZERO = _U(0)
+_TARGET = rules.TARGET.astype(np.int64)
+_KING_DISTANCE = rules.KING_DISTANCE.astype(np.int64)
+_PASS = rules.PASS
+_MAX_CHILDREN = 40  # two tokens x 8 directions x 2 distances = 32, or one pass
+_MAX_PLY = 120
+_TO_MOVE_BIT = _U(1) << _U(63)  # square 63 is off the board, so its ring bit is free
+_PASSED_BIT = _U(1)  # square 0 (A1) likewise
+
+
+@njit(cache=True, nogil=True)
+def _winner(seals, bears, rings, passes):  # type: ignore[no-untyped-def]
+    """The rules' end test on bitboards: WHITE if no seal is left, BLACK if a seal is isolated or
+    after two passes, else -1."""
+    if seals == _ZERO:
+        return rules.WHITE
+    rest = seals
+    while rest != _ZERO:
+        low = rest & (~rest + _ONE)
+        sq = 0
+        probe = low
+        while probe > _ONE:
+            probe >>= _ONE
+            sq += 1
+        if seal_isolated(bears, sq, rings):
+            return rules.BLACK
+        rest ^= low
+    if passes >= 2:
+        return rules.BLACK
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _bits_to_squares(bits, out):  # type: ignore[no-untyped-def]
+    count = 0
+    for sq in range(64):
+        if (bits >> _U(sq)) & _ONE:
+            out[count] = sq
+            count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _children(seals, bears, rings, to_move, cs, cb, cr, ca):  # type: ignore[no-untyped-def]
+    """The moves of the side to move: child bitboards in ``cs`` / ``cb`` / ``cr`` and the action
+    in ``ca``; returns how many (0: the side must pass)."""
+    mine = seals if to_move == rules.BLACK else bears
+    occupied = seals | bears
+    squares = np.empty(4, dtype=np.int64)
+    n_tokens = _bits_to_squares(mine, squares)
+    count = 0
+    for t in range(n_tokens):
+        sq = squares[t]
+        from_bit = _ONE << _U(sq)
+        for d in range(8):
+            near = _TARGET[sq, d, 0]
+            if near < 0:
+                continue
+            far = _TARGET[sq, d, 1]
+            near_bit = _ONE << _U(near)
+            near_ring = (rings & near_bit) != _ZERO
+            near_free = (occupied & near_bit) == _ZERO
+            if not near_ring and near_free:  # step
+                if to_move == rules.BLACK:
+                    cs[count], cb[count] = (seals & ~from_bit) | near_bit, bears
+                else:
+                    cs[count], cb[count] = seals, (bears & ~from_bit) | near_bit
+                cr[count] = rings | from_bit
+                ca[count] = 16 * sq + 2 * d
+                count += 1
+            elif to_move == rules.WHITE and (seals & near_bit) != _ZERO:  # capture: both leave
+                cs[count], cb[count] = seals & ~near_bit, bears & ~from_bit
+                cr[count] = rings | from_bit
+                ca[count] = 16 * sq + 2 * d
+                count += 1
+            if far >= 0 and near_free:
+                far_bit = _ONE << _U(far)
+                if (rings & far_bit) == _ZERO and (occupied & far_bit) == _ZERO:  # slide or jump
+                    if to_move == rules.BLACK:
+                        cs[count], cb[count] = (seals & ~from_bit) | far_bit, bears
+                    else:
+                        cs[count], cb[count] = seals, (bears & ~from_bit) | far_bit
+                    cr[count] = rings | from_bit | near_bit
+                    ca[count] = 16 * sq + 2 * d + 1
+                    count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _closeness(seals, bears):  # type: ignore[no-untyped-def]
+    """The smallest king distance between a seal and a bear (8 if either side has none)."""
+    best = 8
+    s_sq = np.empty(4, dtype=np.int64)
+    b_sq = np.empty(4, dtype=np.int64)
+    ns = _bits_to_squares(seals, s_sq)
+    nb = _bits_to_squares(bears, b_sq)
+    for i in range(ns):
+        for j in range(nb):
+            d = _KING_DISTANCE[s_sq[i], b_sq[j]]
+            if d < best:
+                best = d
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _key(seals, bears, rings, to_move, passes):  # type: ignore[no-untyped-def]
+    r = rings
+    if to_move == 1:
+        r |= _TO_MOVE_BIT
+    if passes > 0:
+        r |= _PASSED_BIT
+    return seals, bears, r
+
+
+@njit(cache=True, nogil=True)
+def _slot(seals, bears, r, mask):  # type: ignore[no-untyped-def]
+    h = seals * _U(0x9E3779B97F4A7C15) ^ bears * _U(0xC2B2AE3D27D4EB4F) ^ r * _U(0x165667B19E3779F9)
+    h ^= h >> _U(29)
+    h *= _U(0xBF58476D1CE4E5B9)
+    h ^= h >> _U(32)
+    return np.int64(h & mask)
+
+
+@njit(cache=True, nogil=True)
+def _probe(tt_keys, mask, k0, k1, k2):  # type: ignore[no-untyped-def]
+    """The slot holding the key, or -(1 + a free slot), or -(1 + len) when the run is full."""
+    i = _slot(k0, k1, k2, mask)
+    for _ in range(16):
+        if tt_keys[i, 0] == k0 and tt_keys[i, 1] == k1 and tt_keys[i, 2] == k2:
+            return i
+        if tt_keys[i, 0] == _ZERO and tt_keys[i, 1] == _ZERO and tt_keys[i, 2] == _ZERO:
+            return -(i + 1)
+        i = (i + 1) & mask
+    return -(tt_keys.shape[0] + 1)
+
+
+@njit(cache=True, nogil=True)
+def _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, value, depth, move, stats):  # type: ignore[no-untyped-def]
+    i = _probe(tt_keys, mask, k0, k1, k2)
+    if i < 0:
+        i = -i - 1
+        if i == tt_keys.shape[0]:
+            # A full run: replace the shallowest unknown in it; a proof is only kept.
+            if value == 0:
+                return
+            j = _slot(k0, k1, k2, mask)
+            best, best_depth = -1, 1 << 30
+            for _ in range(16):
+                if tt_value[j] == 0 and tt_depth[j] < best_depth:
+                    best, best_depth = j, tt_depth[j]
+                j = (j + 1) & mask
+            if best < 0:
+                stats[2] += 1  # proofs lost to a full table
+                return
+            i = best
+        else:
+            stats[1] += 1  # entries in use
+        tt_keys[i, 0], tt_keys[i, 1], tt_keys[i, 2] = k0, k1, k2
+    elif tt_value[i] != 0 and value == 0:
+        return
+    tt_value[i] = value
+    tt_depth[i] = depth
+    tt_move[i] = move
+
+
+@njit(nogil=True)  # recursive: numba's cache cannot hold it
+def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value, tt_depth, tt_move, mask, stack, stats, limit):  # type: ignore[no-untyped-def]
+    """WIN / LOSS for the side to move, proven; UNKNOWN if not decided within ``depth`` plies
+    (or once ``stats[0]`` nodes exceed ``limit``)."""
+    stats[0] += 1
+    k0, k1, k2 = _key(seals, bears, rings, to_move, passes)
+    slot = _probe(tt_keys, mask, k0, k1, k2)
+    hint = -1
+    if slot >= 0:
+        v = tt_value[slot]
+        if v != 0 or tt_depth[slot] >= depth:
+            return v
+        hint = tt_move[slot]
+    if stats[0] > limit or ply >= _MAX_PLY:
+        return UNKNOWN
+    cs, cb, cr, ca = stack[0][ply], stack[1][ply], stack[2][ply], stack[3][ply]
+    order = stack[4][ply]
+    n = _children(seals, bears, rings, to_move, cs, cb, cr, ca)
+    if n == 0:  # pass
+        if passes >= 1:  # the second pass ends the game: Black wins
+            value = WIN if to_move == rules.BLACK else LOSS
+            _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, value, depth, _PASS, stats)
+            return value
+        if depth == 0:
+            return UNKNOWN
+        value = -_search(
+            seals,
+            bears,
+            rings,
+            1 - to_move,
+            1,
+            depth - 1,
+            ply + 1,
+            tt_keys,
+            tt_value,
+            tt_depth,
+            tt_move,
+            mask,
+            stack,
+            stats,
+            limit,
+        )
+        _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, value, depth, _PASS, stats)
+        return value
+    # One ply: a move that wins at once ends the search; moves that lose at once are dropped.
+    live = 0
+    for i in range(n):
+        w = _winner(cs[i], cb[i], cr[i], 0)
+        if w == to_move:
+            _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, WIN, depth, ca[i], stats)
+            return WIN
+        if w < 0:
+            # ordering score: lower searches first
+            if ca[i] == hint:
+                score = -100
+            elif to_move == rules.WHITE:
+                score = _closeness(cs[i], cb[i]) - (10 if cs[i] != seals else 0)
+            else:
+                score = -_closeness(cs[i], cb[i])
+            order[live] = score * 64 + i
+            live += 1
+    if live == 0:
+        _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, LOSS, depth, ca[0], stats)
+        return LOSS
+    if depth <= 1:
+        return UNKNOWN
+    sorted_order = np.sort(order[:live])
+    unknown = False
+    best_unknown = -1
+    for j in range(live):
+        i = sorted_order[j] % 64  # Python's modulo: the child's index for negative scores too
+        v = -_search(
+            cs[i],
+            cb[i],
+            cr[i],
+            1 - to_move,
+            0,
+            depth - 1,
+            ply + 1,
+            tt_keys,
+            tt_value,
+            tt_depth,
+            tt_move,
+            mask,
+            stack,
+            stats,
+            limit,
+        )
+        if v == WIN:
+            _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, WIN, depth, ca[i], stats)
+            return WIN
+        if v == UNKNOWN:
+            if not unknown:
+                best_unknown = ca[i]
+            unknown = True
+    if unknown:
+        if stats[0] <= limit:
+            _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, UNKNOWN, depth, best_unknown, stats)
+        return UNKNOWN
+    _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, LOSS, depth, ca[sorted_order[0] % 64], stats)
+    return LOSS
+
+
+def state_bits(state: rules.State) -> tuple[int, int, int]:
+    """(seals, bears, rings) of a rules state as 64-bit integers (square ``sq`` = bit ``sq``)."""
+    seals = sum(1 << int(s) for s in np.flatnonzero(state.board == rules.SEAL))
+    bears = sum(1 << int(s) for s in np.flatnonzero(state.board == rules.BEAR))
+    rings = sum(1 << int(s) for s in np.flatnonzero(state.rings))
+    return seals, bears, rings
+
+
+@dataclass
+class Proof:
+    """What :meth:`FloeSolver.solve` found: ``value`` is WIN / LOSS for the side to move, or
+    UNKNOWN; ``winner`` the colour that wins with perfect play (-1 if unknown); ``move`` a move that
+    keeps the value (a winning move, or the table's choice), ``depth`` the last depth searched."""
+
+    value: int
+    winner: int
+    move: int
+    depth: int
+    nodes: int
+    seconds: float
+
+
+class FloeSolver:
+    """Go with the Floe's exact search with a transposition table kept across calls.
+
+    ``table_bits`` sets the table's size: ``2**table_bits`` entries of 35 bytes (24 bits: 590 MB).
+    """
+
+    def __init__(self, table_bits: int = 22) -> None:
+        if not 10 <= table_bits <= 30:
+            raise ValueError(f"table_bits must be in 10..30, got {table_bits!r}")
+        size = 1 << table_bits
+        self.tt_keys = np.zeros((size, 3), dtype=np.uint64)
+        self.tt_value = np.zeros(size, dtype=np.int8)
+        self.tt_depth = np.zeros(size, dtype=np.int16)
+        self.tt_move = np.full(size, -1, dtype=np.int16)
+        self.mask = _U(size - 1)
+        self.stats = np.zeros(3, dtype=np.int64)  # nodes, entries used, proofs lost to a full table
+        self.stack = (
+            np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
+            np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
+            np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
+            np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.int64),
+            np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.int64),
+        )
+
+    @property
+    def entries(self) -> int:
+        return int(self.stats[1])
+
+    def lookup(self, state: rules.State) -> tuple[int, int]:
+        """(value for the side to move, stored move) of a position the table holds, else (UNKNOWN, -1)."""
+        seals, bears, rings = state_bits(state)
+        k0, k1, k2 = _key(_U(seals), _U(bears), _U(rings), state.to_move, state.passes)
+        slot = _probe(self.tt_keys, self.mask, _U(k0), _U(k1), _U(k2))
+        if slot < 0:
+            return UNKNOWN, -1
+        return int(self.tt_value[slot]), int(self.tt_move[slot])
+
+    def solve(
+        self, state: rules.State, max_depth: int = 60, node_limit: int = 10**12, time_limit: float | None = None, log=None
+    ) -> Proof:  # type: ignore[no-untyped-def]
+        """Deepen from 1 to ``max_depth`` plies until the position is proven (or ``node_limit``
+        nodes, or ``time_limit`` seconds after the start of an iteration are spent)."""
+        if state.winner >= 0:
+            value = WIN if state.winner == state.to_move else LOSS
+            return Proof(value, state.winner, -1, 0, 0, 0.0)
+        seals, bears, rings = (_U(b) for b in state_bits(state))
+        start = time.perf_counter()
+        nodes_before = int(self.stats[0])
+        value, depth = UNKNOWN, 0
+        for depth in range(1, max_depth + 1):
+            value = _search(
+                seals, bears, rings, state.to_move, min(state.passes, 1), depth, 0,
+                self.tt_keys, self.tt_value, self.tt_depth, self.tt_move, self.mask, self.stack, self.stats,
+                nodes_before + node_limit,
+            )  # fmt: skip
+            elapsed = time.perf_counter() - start
+            if log is not None:
+                log(depth, value, int(self.stats[0]) - nodes_before, self.entries, elapsed)
+            if value != UNKNOWN or int(self.stats[0]) - nodes_before >= node_limit:
+                break
+            if time_limit is not None and elapsed >= time_limit:
+                break
+        _, move = self.lookup(state)
+        winner = -1 if value == UNKNOWN else (state.to_move if value == WIN else 1 - state.to_move)
+        return Proof(value, winner, move, depth, int(self.stats[0]) - nodes_before, time.perf_counter() - start)
+
+
+@njit(nogil=True)  # recursive: numba's cache cannot hold it
+def _perft(seals, bears, rings, to_move, passes, depth, cs, cb, cr, ca, ply, counts):  # type: ignore[no-untyped-def]
+    # counts[k]: positions reached after k plies (paths, not merged), games ended at ply k in counts[64 + k]
+    counts[ply] += 1
+    if _winner(seals, bears, rings, passes) >= 0 and ply > 0:
+        counts[64 + ply] += 1
+        return
+    if ply == depth:
+        return
+    n = _children(seals, bears, rings, to_move, cs[ply], cb[ply], cr[ply], ca[ply])
+    if n == 0:
+        _perft(seals, bears, rings, 1 - to_move, passes + 1, depth, cs, cb, cr, ca, ply + 1, counts)
+        return
+    for i in range(n):
+        _perft(cs[ply, i], cb[ply, i], cr[ply, i], 1 - to_move, 0, depth, cs, cb, cr, ca, ply + 1, counts)
+
+
+def count_paths(state: rules.State, depth: int) -> tuple[list[int], list[int]]:
+    """Game-tree nodes after 0..``depth`` plies (every path counted, transpositions not merged)
+    and the games that end at each ply: the compiled count behind the size table."""
+    seals, bears, rings = (_U(b) for b in state_bits(state))
+    stack = [np.zeros((depth + 2, _MAX_CHILDREN), dtype=np.uint64) for _ in range(3)]
+    actions = np.zeros((depth + 2, _MAX_CHILDREN), dtype=np.int64)
+    counts = np.zeros(128, dtype=np.int64)
+    _perft(seals, bears, rings, state.to_move, state.passes, depth, *stack, actions, 0, counts)
+    return counts[: depth + 1].tolist(), counts[64 : 64 + depth + 1].tolist()
+
+
+@njit(cache=True, nogil=True)
+def _knuth(seals, bears, rings, to_move, seed, games, out):  # type: ignore[no-untyped-def]
+    # out[g] = product of the branching factors along game g's uniformly random path (Knuth 1975:
+    # its mean is the game tree's number of leaves); out[games + g] = the game's length.
+    np.random.seed(seed)
+    cs = np.zeros(_MAX_CHILDREN, dtype=np.uint64)
+    cb = np.zeros(_MAX_CHILDREN, dtype=np.uint64)
+    cr = np.zeros(_MAX_CHILDREN, dtype=np.uint64)
+    ca = np.zeros(_MAX_CHILDREN, dtype=np.int64)
+    for g in range(games):
+        s, b, r, m, passes = seals, bears, rings, to_move, 0
+        product = 1.0
+        plies = 0
+        while _winner(s, b, r, passes) < 0:
+            n = _children(s, b, r, m, cs, cb, cr, ca)
+            if n == 0:
+                passes += 1
+            else:
+                product *= n
+                i = np.random.randint(n)
+                s, b, r, passes = cs[i], cb[i], cr[i], 0
+            m = 1 - m
+            plies += 1
+        out[g] = product
+        out[games + g] = plies
+
+
+def estimate_tree_size(state: rules.State, games: int = 100_000, seed: int = 0) -> dict[str, float]:
+    """Knuth's estimate of the number of complete games (leaves of the game tree) from ``state``:
+    the mean over uniformly random games of the product of their branching factors, with its
+    standard error, and the random games' mean length."""
+    seals, bears, rings = (_U(b) for b in state_bits(state))
+    out = np.zeros(2 * games, dtype=np.float64)
+    _knuth(seals, bears, rings, state.to_move, seed, games, out)
+    products, lengths = out[:games], out[games:]
+    return {
+        "games": games,
+        "leaves": float(products.mean()),
+        "leaves_se": float(products.std(ddof=1) / np.sqrt(games)),
+        "log10_leaves": float(np.log10(products.mean())),
+        "mean_length": float(lengths.mean()),
+        "max_length": float(lengths.max()),
+    }

@@ -1,0 +1,77 @@
+"""The Go with the Floe solver against a plain minimax over the readable rules."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from polarzoo.envs.go_with_the_floe import rules
+from polarzoo.envs.go_with_the_floe.solver import LOSS, UNKNOWN, WIN, FloeSolver, count_paths, estimate_tree_size
+
+
+def minimax(state: rules.State, depth: int) -> int:
+    """WIN / LOSS for the side to move if decided within ``depth`` plies, else UNKNOWN."""
+    if depth == 0:
+        return UNKNOWN
+    unknown = False
+    for action in rules.legal_actions(state):
+        child = rules.apply(state, int(action))
+        if child.winner == state.to_move:
+            return WIN
+        if child.winner >= 0:
+            continue
+        value = -minimax(child, depth - 1)
+        if value == WIN:
+            return WIN
+        unknown |= value == UNKNOWN
+    return UNKNOWN if unknown else LOSS
+
+
+def random_position(rng: np.random.Generator, plies: int) -> rules.State:
+    while True:
+        state = rules.initial_state()
+        for _ in range(plies):
+            if state.winner >= 0:
+                break
+            rules.apply_inplace(state, int(rng.choice(rules.legal_actions(state))))
+        if state.winner < 0:
+            return state
+
+
+@pytest.fixture(scope="module")
+def solver() -> FloeSolver:
+    return FloeSolver(table_bits=16)
+
+
+def test_the_start_is_a_win_for_black_in_five_plies(solver: FloeSolver) -> None:
+    proof = solver.solve(rules.initial_state())
+    assert (proof.value, proof.winner, proof.depth) == (WIN, rules.BLACK, 5)
+    # the move it names wins: after it, White loses within four plies by the readable rules
+    assert minimax(rules.apply(rules.initial_state(), proof.move), 4) == LOSS
+    # and nothing shorter wins: within three plies the start is undecided
+    assert minimax(rules.initial_state(), 3) == UNKNOWN
+
+
+def test_proofs_agree_with_minimax_on_random_positions(solver: FloeSolver) -> None:
+    rng = np.random.default_rng(7)
+    decided = 0
+    for _ in range(15):
+        state = random_position(rng, int(rng.integers(4, 30)))
+        proof = solver.solve(state, max_depth=4)
+        expected = minimax(state, 4)
+        assert proof.value == expected
+        decided += proof.value != UNKNOWN
+        if proof.value == WIN:  # the stored move keeps the win
+            assert rules.apply(state, proof.move).winner == state.to_move or minimax(rules.apply(state, proof.move), 3) == LOSS
+    assert decided >= 6
+
+
+def test_the_size_counts_match_the_readable_rules() -> None:
+    paths, ended = count_paths(rules.initial_state(), 3)
+    assert paths[:2] == [1, len(rules.legal_actions(rules.initial_state()))]
+    level = [rules.initial_state()]
+    for plies in range(1, 4):
+        level = [rules.apply(s, int(a)) for s in level if s.winner < 0 for a in rules.legal_actions(s)]
+        assert paths[plies] == len(level)
+    estimate = estimate_tree_size(rules.initial_state(), games=200, seed=1)
+    assert estimate["leaves"] > 0 and 5 < estimate["mean_length"] < 53
