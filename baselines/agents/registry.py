@@ -16,6 +16,7 @@ from polarzoo.baselines.agents.fire_and_ice import FireAndIceHeuristic
 from polarzoo.baselines.agents.floe_search import FloeSearch
 from polarzoo.baselines.agents.go_with_the_floe import FloeHeuristic
 from polarzoo.baselines.agents.mcts import MCTSAgent
+from polarzoo.baselines.agents.oracle import FALLBACKS, Oracle
 from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.baselines.agents.pretrained import PRETRAINED_AZ_JAX, PRETRAINED_DIR, pretrained_path
 from polarzoo.baselines.agents.process import ProcessAgent
@@ -52,7 +53,9 @@ def make_agent(spec: str, env_id: str) -> Any:
     """``"random"``, ``"heuristic"``, ``"mcts"`` / ``"mcts:N"``, ``"model:PATH"``, ``"pretrained"``,
     ``"az:N"`` / ``"az:N:PATH"``, ``"az-jax:PATH"`` / ``"az-jax:N:PATH"`` (AlphaZero trained on the JAX
     twins), ``"search:K"`` / ``"search:K:PATH"`` and ``"vsearch:K"`` / ``"vsearch:K:PATH"`` (Thin Ice: K placements
-    tried), ``"search:D"`` / ``"search:D:PATH"`` (Go with the Floe: the endgame searched D White moves) -> agent."""
+    tried), ``"search:D"`` / ``"search:D:PATH"`` (Go with the Floe: the endgame searched D White moves),
+    ``"oracle"`` / ``"oracle:SPEC"`` (perfect play where the exact search proves the position, SPEC
+    elsewhere) -> agent."""
     kind, _, argument = spec.partition(":")
     if kind == "random":
         return RandomAgent()
@@ -100,6 +103,13 @@ def make_agent(spec: str, env_id: str) -> Any:
             name=f"{kind}:{k}" + (f":{Path(path).parent.name}" if path else ""),
             scoring="value" if kind == "vsearch" else "safe",
         )
+    if kind == "oracle":  # perfect play where the game's exact search proves the position
+        if env_id not in FALLBACKS:
+            raise ValueError(f"oracle needs a game with an exact search: {sorted(FALLBACKS)}; {env_id} has none")
+        fallback = argument or FALLBACKS[env_id]
+        if fallback.partition(":")[0] == "oracle":
+            raise ValueError("oracle:SPEC names the agent that moves where the search does not decide; it cannot be an oracle")
+        return Oracle(env_id, make_agent(fallback, env_id))
     if kind == "az-jax":
         count, _, path = argument.partition(":")
         if not count.isdigit():  # az-jax:PATH
@@ -126,12 +136,12 @@ def make_agent(spec: str, env_id: str) -> Any:
     raise ValueError(
         f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], "
         "az-jax:[N:]PATH, (Thin Ice) search[:K[:PATH]], vsearch[:K[:PATH]] or heuristic:K, (Go with the Floe) "
-        "search[:D[:PATH]], or your own module:callable"
+        "search[:D[:PATH]], oracle[:SPEC] (Fire & Ice, Go with the Floe), or your own module:callable"
     )
 
 
 #: The spec kinds :func:`make_agent` knows; any other ``a.b:c`` is a user's ``module:callable``.
-KINDS = ("random", "heuristic", "mcts", "model", "pretrained", "search", "vsearch", "az-jax", "az", "proc")
+KINDS = ("random", "heuristic", "mcts", "model", "pretrained", "search", "vsearch", "az-jax", "az", "proc", "oracle")
 
 
 def names_code_or_file(spec: str) -> bool:
@@ -142,6 +152,8 @@ def names_code_or_file(spec: str) -> bool:
     parts = argument.split(":") if argument else []
     if kind not in KINDS or kind == "model":
         return True
+    if kind == "oracle":
+        return bool(argument) and names_code_or_file(argument)
     if kind == "az-jax":
         return bool(parts) and parts[-1] != "pretrained"
     return kind in ("az", "search", "vsearch") and len(parts) > 1
@@ -192,6 +204,8 @@ def model_files(spec: str, env_id: str) -> list[Path]:
     count, _, path = argument.partition(":")
     if kind == "model":
         return [Path(argument)]
+    if kind == "oracle":
+        return model_files(argument or FALLBACKS.get(env_id, "random"), env_id)
     if kind == "pretrained" or (kind in ("az", "search", "vsearch") and not path):
         return [pretrained_path(env_id)]
     if kind in ("az", "search", "vsearch"):

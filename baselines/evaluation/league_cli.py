@@ -51,9 +51,15 @@ from polarzoo.envs import ENVIRONMENTS, GAMES
 from polarzoo.envs.utils import MissingExtra
 
 
+#: ``polarzoo-league exploit`` runs this program (it trains, so it lives in the training room).
+EXPLOIT_MODULE = "polarzoo.baselines.training.exploit"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog_name(MODULE), description=league_lib.__doc__, formatter_class=HelpFormatter)
-    commands = parser.add_subparsers(dest="command", metavar="{show,rate,build}", help="what to do (each has its own --help)")
+    commands = parser.add_subparsers(
+        dest="command", metavar="{show,rate,build,exploit}", help="what to do (each has its own --help)"
+    )
     commands.required = True
     envs = sorted(e for e in ENVIRONMENTS)
     show = commands.add_parser("show", help="print a league's ladder", formatter_class=HelpFormatter)
@@ -118,12 +124,22 @@ def _parser() -> argparse.ArgumentParser:
         "--publish", action="store_true", help="also write the league into the package (baselines/leagues/)"
     )
     build_parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    commands.add_parser(
+        "exploit",
+        help="train a best response against a frozen agent and report what it takes (polarzoo.baselines.training.exploit)",
+        add_help=False,
+        prefix_chars="\0",  # every option goes through to the exploit program, --help included
+    )
     return parser
 
 
 def _main_writes(argv: list[str] | None = None) -> None:
     parser = _parser()
     raw = sys.argv[1:] if argv is None else list(argv)
+    if raw[:1] == ["exploit"]:
+        # The best response is trained by the training room, above this one: its own program runs
+        # in this process's place (an exec, not an import: the layers only point down).
+        os.execv(sys.executable, [sys.executable, "-m", EXPLOIT_MODULE, *raw[1:]])
     args = parser.parse_args(raw)
     _one_torch_thread()
     try:

@@ -51,6 +51,8 @@ def page_agent_problem(spec: str, env_id: str = "") -> str | None:
             "the page names built-in agents (" + ", ".join(OPPONENTS) + ") or the server's own; your "
             "module:callable agents and model files are given on the command line (polarzoo-web --opponent SPEC)"
         )
+    if kind == "oracle":  # oracle or oracle:SPEC, the fallback under the page's own rule
+        return page_agent_problem(argument, env_id) if argument else None
     if kind == "az-jax":  # az-jax:pretrained, az-jax:N:pretrained
         if not parts or parts[-1] != "pretrained" or len(parts) > 2:
             return (

@@ -60,6 +60,8 @@ CLI_PAGES: dict[str, str] = {
     "alphazero_jax": "polarzoo.baselines.alphazero_jax",
     "league": "polarzoo.baselines.league",
     "benchmark": "polarzoo.baselines.benchmark",
+    "exploit": "polarzoo.baselines.training.exploit",
+    "perfect_play": "polarzoo.baselines.evaluation.perfect_play",
 }
 
 #: the games whose shipped league (baselines/leagues/<env>.json) the ladder page shows
@@ -95,7 +97,53 @@ def league_page(source_dir: Path) -> str:
         ]
         if (source_dir / "results" / "league" / env_id / "ladder.png").exists():
             parts += [f"```{{image}} results/league/{env_id}/ladder.png", f":alt: the {env_id} ladder", ":width: 80%", "```", ""]
+    parts += exploit_section(source_dir)
     return "\n".join(parts)
+
+
+def exploit_section(source_dir: Path) -> list[str]:
+    """How much a trained best response takes from each agent (docs/results/exploit/*/exploit.json)."""
+    import json
+
+    found = sorted((source_dir / "results" / "exploit").glob("*/exploit.json"))
+    if not found:
+        return []
+    parts = [
+        "## Exploitability (approximate best responses)",
+        "",
+        "A best response is MaskablePPO trained against one frozen agent alone (`polarzoo-league exploit`, "
+        "`python -m polarzoo.baselines.training.exploit --help`), then played against it, games per seat; its win "
+        "rate is a lower bound on what a determined opponent can take (a longer or better training may take more).",
+        "",
+        "| game | agent | best response's training | win rate as first seat | as second seat | best response's league rating |",
+        "|---|---|---|---|---|---|",
+    ]
+    for path in found:
+        result = json.loads(path.read_text())
+        seats = list(result["by_seat"].values())
+        cells = [
+            f"{s['wins']}/{s['games']} ({s['win_rate']:.0%} [{s['win_rate_ci95'][0]:.0%}, {s['win_rate_ci95'][1]:.0%}])"
+            for s in seats
+        ]
+        start = f", from `{result['init']}`" if result.get("init") else ", from the config's start"
+        rating = result.get("rating")
+        rated = (
+            f"{rating['rating']:.0f} [{rating['ci95'][0]:.0f}, {rating['ci95'][1]:.0f}] (the agent: {rating['target_rating']})"
+            if rating
+            else "-"
+        )
+        parts.append(
+            f"| `{result['env']}` | `{result['agent']}` | {result['timesteps']:,} timesteps{start}, seed {result['seed']} | "
+            f"{cells[0]} | {cells[1]} | {rated} |"
+        )
+    parts += [
+        "",
+        "Each row: `python -m polarzoo.baselines.training.exploit --env ENV --agent AGENT --timesteps 100000 --games 50 "
+        "--rate-games 200 --torch-threads 1` (`--init pretrained` where the row says so); the runs are in "
+        "`docs/results/exploit/`.",
+        "",
+    ]
+    return parts
 
 
 def _fence_doctests(text: str) -> str:
