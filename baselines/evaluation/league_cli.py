@@ -50,7 +50,6 @@ from polarzoo.baselines.evaluation.league_rate import rate, rating_markdown
 from polarzoo.envs import ENVIRONMENTS, GAMES
 from polarzoo.envs.utils import MissingExtra
 
-
 #: ``polarzoo-league exploit`` runs this program (it trains, so it lives in the training room).
 EXPLOIT_MODULE = "polarzoo.baselines.training.exploit"
 

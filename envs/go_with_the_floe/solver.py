@@ -416,7 +416,7 @@ def count_paths(state: rules.State, depth: int) -> tuple[list[int], list[int]]:
     stack = [np.zeros((depth + 2, _MAX_CHILDREN), dtype=np.uint64) for _ in range(3)]
     actions = np.zeros((depth + 2, _MAX_CHILDREN), dtype=np.int64)
     counts = np.zeros(128, dtype=np.int64)
-    _perft(seals, bears, rings, state.to_move, state.passes, depth, *stack, actions, 0, counts)
+    _perft(seals, bears, rings, state.to_move, state.passes, depth, stack[0], stack[1], stack[2], actions, 0, counts)
     return counts[: depth + 1].tolist(), counts[64 : 64 + depth + 1].tolist()
 
 
