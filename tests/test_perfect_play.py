@@ -31,6 +31,8 @@ def test_judge_counts_a_thrown_away_win_as_a_mistake() -> None:
     assert judge_game("go_with_the_floe_v0", [winning], [1], solver, 20_000, 49)["moves"] == 0
     reply = int(rules.legal_actions(rules.apply(start, winning))[0])
     assert judge_game("go_with_the_floe_v0", [winning, reply], [1], solver, 20_000, 49)["moves"] == 1
+    # the opening's random plies are nobody's moves
+    assert judge_game("go_with_the_floe_v0", [winning, reply], [0, 1], solver, 20_000, 49, opening=2)["moves"] == 0
 
 
 def test_accuracy_writes_its_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

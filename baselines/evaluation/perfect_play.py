@@ -6,7 +6,7 @@ accuracy against perfect play.
     polarzoo-perfect accuracy --env fire_and_ice_v0 --agents pretrained az:20 --games 20
 
 ``accuracy`` plays each agent against ``--opponent`` (seats alternating, two random opening
-plies per pair of games) and, at each of the agent's moves (Fire & Ice: ``--max-empty`` can keep
+plies per pair of games, not judged) and, at each of the agent's moves (Fire & Ice: ``--max-empty`` can keep
 to fuller boards), asks the exact search whether the
 position is won and whether the agent's move keeps the win.  A move in a won position is
 *kept* (the position after it is proven lost for the opponent), a *mistake* (proven won for the
@@ -47,18 +47,22 @@ from polarzoo.envs.go_with_the_floe.solver import count_paths, estimate_tree_siz
 
 RULES = {"fire_and_ice_v0": fire_and_ice_rules, "go_with_the_floe_v0": floe_rules}
 WIN, LOSS, UNKNOWN = 1, -1, 0
+#: Random plies at the start of each pair of games (not judged: nobody chose them).
+OPENING_PLIES = 2
 
 
-def judge_game(env_id: str, actions: list[int], seats: list[int], solver: Any, node_limit: int, max_empty: int) -> dict[str, int]:
-    """Replay ``actions`` from the start and judge the moves of the ``seats`` given: counts of
-    positions in reach, won / lost / undecided, and in the won ones the moves kept, the mistakes
-    and the moves left undecided."""
+def judge_game(
+    env_id: str, actions: list[int], seats: list[int], solver: Any, node_limit: int, max_empty: int, opening: int = 0
+) -> dict[str, int]:
+    """Replay ``actions`` from the start and judge the moves of the ``seats`` given after the
+    first ``opening`` plies (random moves, nobody's): counts of positions in reach, won / lost /
+    undecided, and in the won ones the moves kept, the mistakes and the moves left undecided."""
     rules = RULES[env_id]
     state = rules.initial_state()
     counts = dict.fromkeys(("moves", "in_reach", "won", "lost", "undecided", "kept", "mistakes", "move_undecided"), 0)
-    for action in actions:
+    for ply, action in enumerate(actions):
         mover = state.to_move  # seat 0 plays the colour that moves first (Fire, Black), so seat = colour
-        if mover in seats and state.winner < 0:
+        if mover in seats and state.winner < 0 and ply >= opening:
             counts["moves"] += 1
             if in_reach(env_id, state, max_empty):
                 counts["in_reach"] += 1
@@ -247,8 +251,8 @@ def _accuracy(args: argparse.Namespace, out: Path, parser: argparse.ArgumentPars
                 seat = game % 2
                 lineup = [agent, opponent] if seat == 0 else [opponent, agent]
                 seed = args.seed + game // 2  # a pair of games shares its opening, seats swapped
-                record = play_game(args.env, lineup, seed, opening=(seed, 2))
-                counts = judge_game(args.env, record.actions, [seat], solver, args.node_limit, args.max_empty)
+                record = play_game(args.env, lineup, seed, opening=(seed, OPENING_PLIES))
+                counts = judge_game(args.env, record.actions, [seat], solver, args.node_limit, args.max_empty, OPENING_PLIES)
                 line = {"agent": spec, "game": game, "seat": seat, "seed": seed, "score": record.scores[seat], "counts": counts}
                 line["actions"] = record.actions
                 log.add(json.dumps(line))
