@@ -44,7 +44,7 @@ def solver() -> FloeSolver:
 
 
 def test_the_start_is_a_win_for_black_in_five_plies(solver: FloeSolver) -> None:
-    proof = solver.solve(rules.initial_state())
+    proof = solver.solve_within(rules.initial_state())
     assert (proof.value, proof.winner, proof.depth) == (WIN, rules.BLACK, 5)
     # the move it names wins: after it, White loses within four plies by the readable rules
     assert minimax(rules.apply(rules.initial_state(), proof.move), 4) == LOSS
@@ -57,13 +57,26 @@ def test_proofs_agree_with_minimax_on_random_positions(solver: FloeSolver) -> No
     decided = 0
     for _ in range(15):
         state = random_position(rng, int(rng.integers(4, 30)))
-        proof = solver.solve(state, max_depth=4)
+        proof = solver.solve_within(state, max_depth=4)
         expected = minimax(state, 4)
         assert proof.value == expected
+        # df-pn (no depth bound, its own table) agrees wherever the minimax decides
+        by_proof_numbers = FloeSolver(table_bits=14)
+        unbounded = by_proof_numbers.solve_by_proof_numbers(state, node_limit=100_000)
+        assert expected == UNKNOWN or unbounded.value == expected
         decided += proof.value != UNKNOWN
         if proof.value == WIN:  # the stored move keeps the win
             assert rules.apply(state, proof.move).winner == state.to_move or minimax(rules.apply(state, proof.move), 3) == LOSS
     assert decided >= 6
+
+
+def test_df_pn_proves_the_start_and_names_a_winning_move() -> None:
+    solver = FloeSolver(table_bits=18)
+    start = rules.initial_state()
+    proof = solver.solve_by_proof_numbers(start, node_limit=200_000)
+    assert (proof.value, proof.winner) == (WIN, rules.BLACK)
+    after = rules.apply(start, proof.move)
+    assert after.winner == rules.BLACK or solver.solve(after, node_limit=200_000).value == LOSS
 
 
 def test_the_size_counts_match_the_readable_rules() -> None:

@@ -303,6 +303,107 @@ def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value,
     return LOSS
 
 
+# ---------------------------------------------------------------------------------------------
+# Depth-first proof-number search (df-pn; Nagai 2002), negamax form: each position stores phi
+# (the proof number of "the side to move wins") and delta (of "it loses"); phi(n) = min over the
+# children of delta(c), delta(n) = the sum of phi(c).  It descends to the most-proving child
+# under thresholds, so it does not search the undecided subtrees full-width as the deepening
+# does.  The game is acyclic (every move leaves a ring, two passes end it), so the table's proofs
+# are exact; its sums may count a transposed subtree twice, which only slows the search.
+# ---------------------------------------------------------------------------------------------
+INFINITE = 1 << 30
+
+
+@njit(cache=True, nogil=True)
+def _pn_probe(keys, mask, k0, k1, k2):  # type: ignore[no-untyped-def]
+    i = _slot(k0, k1, k2, mask)
+    for _ in range(8):
+        if keys[i, 0] == k0 and keys[i, 1] == k1 and keys[i, 2] == k2:
+            return i
+        if keys[i, 0] == _ZERO and keys[i, 1] == _ZERO and keys[i, 2] == _ZERO:
+            return -(i + 1)
+        i = (i + 1) & mask
+    return -(keys.shape[0] + 1)
+
+
+@njit(cache=True, nogil=True)
+def _pn_get(keys, phi, delta, mask, k0, k1, k2):  # type: ignore[no-untyped-def]
+    i = _pn_probe(keys, mask, k0, k1, k2)
+    if i >= 0:
+        return phi[i], delta[i]
+    return 1, 1
+
+
+@njit(cache=True, nogil=True)
+def _pn_put(keys, phi, delta, move, mask, k0, k1, k2, p, d, m, stats):  # type: ignore[no-untyped-def]
+    i = _pn_probe(keys, mask, k0, k1, k2)
+    if i < 0:
+        i = -i - 1
+        if i == keys.shape[0]:
+            # a full run: the least-searched undecided entry makes room; a proof is never dropped
+            j = _slot(k0, k1, k2, mask)
+            best, smallest = -1, INFINITE * 2
+            for _ in range(8):
+                if phi[j] != 0 and delta[j] != 0 and phi[j] + delta[j] < smallest:
+                    best, smallest = j, phi[j] + delta[j]
+                j = (j + 1) & mask
+            if best < 0:
+                stats[2] += 1
+                return
+            i = best
+        else:
+            stats[1] += 1
+        keys[i, 0], keys[i, 1], keys[i, 2] = k0, k1, k2
+    phi[i], delta[i], move[i] = p, d, m
+
+
+@njit(nogil=True)  # recursive: numba's cache cannot hold it
+def _mid(seals, bears, rings, to_move, passes, th_phi, th_delta, ply, keys, phi, delta, move, mask, stack, stats, limit):  # type: ignore[no-untyped-def]
+    stats[0] += 1
+    k0, k1, k2 = _key(seals, bears, rings, to_move, passes)
+    cs, cb, cr, ca, kind = stack[0][ply], stack[1][ply], stack[2][ply], stack[3][ply], stack[4][ply]
+    n = _children(seals, bears, rings, to_move, cs, cb, cr, ca)
+    next_passes = 0
+    if n == 0:  # the only move is a pass; a second pass in a row ends the game for Black
+        cs[0], cb[0], cr[0], ca[0] = seals, bears, rings, _PASS
+        n, next_passes = 1, 1
+        kind[0] = 0
+        if passes >= 1:
+            kind[0] = 1 if to_move == rules.BLACK else 2
+    else:
+        for i in range(n):
+            w = _winner(cs[i], cb[i], cr[i], 0)
+            kind[i] = 0 if w < 0 else (1 if w == to_move else 2)  # 1: the mover wins at once, 2: loses
+            if kind[i] == 1:
+                _pn_put(keys, phi, delta, move, mask, k0, k1, k2, 0, INFINITE, ca[i], stats)
+                return
+    while True:
+        # phi(n) = min delta(c), delta(n) = sum phi(c); the best child and the second-best delta
+        p_min, d_sum, d_second, best = INFINITE, 0, INFINITE, 0
+        best_phi = 0
+        for i in range(n):
+            if kind[i] == 2:  # the child's mover has won
+                cp, cd = 0, INFINITE
+            elif kind[i] == 1:  # the child's mover has lost (Black's second pass)
+                cp, cd = INFINITE, 0
+            else:
+                c0, c1, c2 = _key(cs[i], cb[i], cr[i], 1 - to_move, next_passes)
+                cp, cd = _pn_get(keys, phi, delta, mask, c0, c1, c2)
+            d_sum = min(d_sum + cp, INFINITE)
+            if cd < p_min:
+                d_second = p_min
+                p_min, best, best_phi = cd, i, cp
+            elif cd < d_second:
+                d_second = cd
+        if p_min >= th_phi or d_sum >= th_delta or stats[0] > limit:
+            _pn_put(keys, phi, delta, move, mask, k0, k1, k2, p_min, d_sum, ca[best], stats)
+            return
+        child_th_phi = th_delta - d_sum + best_phi
+        child_th_delta = min(th_phi, d_second + 1)
+        _mid(cs[best], cb[best], cr[best], 1 - to_move, next_passes, child_th_phi, child_th_delta, ply + 1,
+             keys, phi, delta, move, mask, stack, stats, limit)  # fmt: skip
+
+
 def state_bits(state: rules.State) -> tuple[int, int, int]:
     """(seals, bears, rings) of a rules state as 64-bit integers (square ``sq`` = bit ``sq``)."""
     seals = sum(1 << int(s) for s in np.flatnonzero(state.board == rules.SEAL))
@@ -341,6 +442,12 @@ class FloeSolver:
         self.tt_move = np.full(size, -1, dtype=np.int16)
         self.mask = _U(size - 1)
         self.stats = np.zeros(3, dtype=np.int64)  # nodes, entries used, proofs lost to a full table
+        # df-pn's table: proof and disproof numbers per position
+        self.pn_keys = np.zeros((size, 3), dtype=np.uint64)
+        self.pn_phi = np.zeros(size, dtype=np.int32)
+        self.pn_delta = np.zeros(size, dtype=np.int32)
+        self.pn_move = np.full(size, -1, dtype=np.int16)
+        self.pn_stats = np.zeros(3, dtype=np.int64)
         self.stack = (
             np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
             np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
@@ -354,19 +461,50 @@ class FloeSolver:
         return int(self.stats[1])
 
     def lookup(self, state: rules.State) -> tuple[int, int]:
-        """(value for the side to move, stored move) of a position the table holds, else (UNKNOWN, -1)."""
+        """(value for the side to move, stored move) of a position either table has proven, else
+        (UNKNOWN, the stored move or -1)."""
         seals, bears, rings = state_bits(state)
-        k0, k1, k2 = _key(_U(seals), _U(bears), _U(rings), state.to_move, state.passes)
-        slot = _probe(self.tt_keys, self.mask, _U(k0), _U(k1), _U(k2))
+        k0, k1, k2 = (_U(k) for k in _key(_U(seals), _U(bears), _U(rings), state.to_move, min(state.passes, 1)))
+        slot = _pn_probe(self.pn_keys, self.mask, k0, k1, k2)
+        if slot >= 0 and (self.pn_phi[slot] == 0 or self.pn_delta[slot] == 0):
+            return (WIN if self.pn_phi[slot] == 0 else LOSS), int(self.pn_move[slot])
+        slot = _probe(self.tt_keys, self.mask, k0, k1, k2)
         if slot < 0:
             return UNKNOWN, -1
         return int(self.tt_value[slot]), int(self.tt_move[slot])
 
-    def solve(
+    def solve(self, state: rules.State, node_limit: int = 10**12) -> Proof:
+        """Whether the side to move wins, within ``node_limit`` nodes: a tenth of them on the
+        deepening (short wins, found full-width), the rest on df-pn (no depth bound); ``depth``
+        is the deepening's last depth."""
+        quick = self.solve_within(state, node_limit=max(node_limit // 10, 1))
+        if quick.value != UNKNOWN:
+            return quick
+        proof = self.solve_by_proof_numbers(state, node_limit - quick.nodes)
+        return Proof(proof.value, proof.winner, proof.move, quick.depth, quick.nodes + proof.nodes, quick.seconds + proof.seconds)
+
+    def solve_by_proof_numbers(self, state: rules.State, node_limit: int = 10**12) -> Proof:
+        """df-pn alone, within ``node_limit`` nodes (``depth`` 0: no depth bound)."""
+        if state.winner >= 0:
+            value = WIN if state.winner == state.to_move else LOSS
+            return Proof(value, state.winner, -1, 0, 0, 0.0)
+        seals, bears, rings = (_U(b) for b in state_bits(state))
+        start = time.perf_counter()
+        before = int(self.pn_stats[0])
+        _mid(
+            seals, bears, rings, state.to_move, min(state.passes, 1), INFINITE, INFINITE, 0, self.pn_keys,
+            self.pn_phi, self.pn_delta, self.pn_move, self.mask, self.stack, self.pn_stats, before + max(node_limit, 1),
+        )  # fmt: skip
+        value, move = self.lookup(state)
+        winner = -1 if value == UNKNOWN else (state.to_move if value == WIN else 1 - state.to_move)
+        return Proof(value, winner, move, 0, int(self.pn_stats[0]) - before, time.perf_counter() - start)
+
+    def solve_within(
         self, state: rules.State, max_depth: int = 60, node_limit: int = 10**12, time_limit: float | None = None, log=None
     ) -> Proof:  # type: ignore[no-untyped-def]
         """Deepen from 1 to ``max_depth`` plies until the position is proven (or ``node_limit``
-        nodes, or ``time_limit`` seconds after the start of an iteration are spent)."""
+        nodes, or ``time_limit`` seconds after the start of an iteration are spent): a proof
+        here is the shortest win (``depth``: its plies)."""
         if state.winner >= 0:
             value = WIN if state.winner == state.to_move else LOSS
             return Proof(value, state.winner, -1, 0, 0, 0.0)
