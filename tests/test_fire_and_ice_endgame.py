@@ -42,8 +42,10 @@ def test_proofs_agree_with_minimax_on_random_endgames() -> None:
         for handicap in (0, 2):
             for _ in range(4):
                 state = position_with(empty, rng, handicap)
-                proof = solver.solve(state)
+                proof = solver.solve_within(state)
                 assert proof.value == minimax(state, 12)
+                # df-pn, on a table of its own, agrees
+                assert EndgameSolver(table_bits=12).solve_by_proof_numbers(state).value == proof.value
                 values.append(proof.value)
                 if proof.value == WIN:  # the move it names keeps the win
                     child = rules.apply(state, proof.move)
@@ -67,3 +69,17 @@ def test_the_table_answers_a_solved_position() -> None:
     proof = solver.solve(state)
     assert proof.value != UNKNOWN
     assert solver.lookup(state) == (proof.value, proof.move)
+
+
+def test_df_pn_and_the_deepening_agree_on_fuller_boards() -> None:
+    rng = np.random.default_rng(17)
+    agreed = 0
+    for empty in (8, 10, 12):
+        for _ in range(3):
+            state = position_with(empty, rng)
+            deepening = EndgameSolver(table_bits=16).solve_within(state, node_limit=200_000)
+            proof_numbers = EndgameSolver(table_bits=16).solve_by_proof_numbers(state, node_limit=200_000)
+            if UNKNOWN not in (deepening.value, proof_numbers.value):
+                assert deepening.value == proof_numbers.value
+                agreed += 1
+    assert agreed >= 5

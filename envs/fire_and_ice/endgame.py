@@ -2,10 +2,12 @@
 
 Each move fills one empty hole while the opponent has pegs in supply (the mover's peg lands on an
 empty hole and the opponent's fills the hole it left), so a position with ``e`` empty holes ends
-within about ``e`` moves: the late game is a short, wide tree.  The search is a depth-limited
-negamax over win / loss / unknown, compiled with numba on two 49-bit boards, deepened one ply at a
-time, with a transposition table (:class:`EndgameSolver`) kept across calls - the endgame table,
-filled on demand:
+within about ``e`` moves: the late game is a short, wide tree.  Two searches, compiled with numba
+on two 49-bit boards, with tables (:class:`EndgameSolver`) kept across calls - the endgame table,
+filled on demand: a depth-limited negamax over win / loss / unknown deepened one ply at a time
+(:meth:`EndgameSolver.solve_within`: the shortest wins), and a depth-first proof-number search
+(:meth:`EndgameSolver.solve_by_proof_numbers`); :meth:`EndgameSolver.solve` runs the first on a
+tenth of its node budget, then the second:
 
 * **Proofs are exact** (a forced win found within the depth is a forced win; a loss is proven only
   when every move is), so a stored proof is reused at any depth; "unknown" is stored with its
@@ -276,6 +278,102 @@ def _search(
     return LOSS
 
 
+# ---------------------------------------------------------------------------------------------
+# Depth-first proof-number search (df-pn; Nagai 2002), negamax form, as for the Floe
+# (:mod:`polarzoo.envs.go_with_the_floe.solver`): phi(n) = min over the children of delta(c),
+# delta(n) = their sum of phi(c).  The endgame is wide (a hundred moves is common), where the
+# deepening searches every undecided subtree full-width.  Proofs are exact: each rests on
+# positions whose game is over.  Once a supply is empty a position can repeat; a descent deeper
+# than the stack stops the search (UNKNOWN), it never loops.
+# ---------------------------------------------------------------------------------------------
+INFINITE = 1 << 30
+
+
+@njit(cache=True, nogil=True)
+def _pn_probe(keys, mask, k0, k1):  # type: ignore[no-untyped-def]
+    i = _slot(k0, k1, mask)
+    for _ in range(8):
+        if keys[i, 0] == k0 and keys[i, 1] == k1:
+            return i
+        if keys[i, 1] == _ZERO:
+            return -(i + 1)
+        i = (i + 1) & mask
+    return -(keys.shape[0] + 1)
+
+
+@njit(cache=True, nogil=True)
+def _pn_get(keys, phi, delta, mask, k0, k1):  # type: ignore[no-untyped-def]
+    i = _pn_probe(keys, mask, k0, k1)
+    if i >= 0:
+        return phi[i], delta[i]
+    return 1, 1
+
+
+@njit(cache=True, nogil=True)
+def _pn_put(keys, phi, delta, move, mask, k0, k1, p, d, m, stats):  # type: ignore[no-untyped-def]
+    i = _pn_probe(keys, mask, k0, k1)
+    if i < 0:
+        i = -i - 1
+        if i == keys.shape[0]:
+            j = _slot(k0, k1, mask)
+            best, smallest = -1, INFINITE * 2
+            for _ in range(8):
+                if phi[j] != 0 and delta[j] != 0 and phi[j] + delta[j] < smallest:
+                    best, smallest = j, phi[j] + delta[j]
+                j = (j + 1) & mask
+            if best < 0:
+                stats[2] += 1
+                return
+            i = best
+        else:
+            stats[1] += 1
+        keys[i, 0], keys[i, 1] = k0, k1
+    phi[i], delta[i], move[i] = p, d, m
+
+
+@njit(nogil=True)  # recursive: numba's cache cannot hold it
+def _mid(fire, ice, to_move, supply_fire, supply_ice, th_phi, th_delta, ply, keys, phi, delta, move, mask, stack, stats, limit):  # type: ignore[no-untyped-def]
+    stats[0] += 1
+    if ply >= _MAX_PLY - 1:  # a repetition this long: stop the whole search, undecided
+        stats[0] = limit + 1
+        return
+    k0, k1 = _key(fire, ice, to_move, supply_fire)
+    cf, ci, ca, kind = stack[0][ply], stack[1][ply], stack[2][ply], stack[3][ply]
+    n = _children(fire, ice, to_move, supply_fire, supply_ice, cf, ci, ca)
+    next_fire = supply_fire - 1 if (to_move == rules.ICE and supply_fire > 0) else supply_fire
+    next_ice = supply_ice - 1 if (to_move == rules.FIRE and supply_ice > 0) else supply_ice
+    if n == 0:  # a pass: the same pegs, the other side to move, the supplies unchanged
+        cf[0], ci[0], ca[0], kind[0] = fire, ice, _PASS, 0
+        n, next_fire, next_ice = 1, supply_fire, supply_ice
+    else:
+        for i in range(n):
+            w = _winner(cf[i], ci[i])
+            kind[i] = 0 if w < 0 else (1 if w == to_move else 2)
+            if kind[i] == 1:
+                _pn_put(keys, phi, delta, move, mask, k0, k1, 0, INFINITE, ca[i], stats)
+                return
+    opponent = 1 - to_move
+    while True:
+        p_min, d_sum, d_second, best, best_phi = INFINITE, 0, INFINITE, 0, 0
+        for i in range(n):
+            if kind[i] == 2:  # the move hands the opponent an island line
+                cp, cd = 0, INFINITE
+            else:
+                c0, c1 = _key(cf[i], ci[i], opponent, next_fire)
+                cp, cd = _pn_get(keys, phi, delta, mask, c0, c1)
+            d_sum = min(d_sum + cp, INFINITE)
+            if cd < p_min:
+                d_second = p_min
+                p_min, best, best_phi = cd, i, cp
+            elif cd < d_second:
+                d_second = cd
+        if p_min >= th_phi or d_sum >= th_delta or stats[0] > limit:
+            _pn_put(keys, phi, delta, move, mask, k0, k1, p_min, d_sum, ca[best], stats)
+            return
+        _mid(cf[best], ci[best], opponent, next_fire, next_ice, th_delta - d_sum + best_phi, min(th_phi, d_second + 1),
+             ply + 1, keys, phi, delta, move, mask, stack, stats, limit)  # fmt: skip
+
+
 def state_bits(state: rules.State) -> tuple[int, int]:
     """(Fire's pegs, Ice's pegs) of a rules state as 49-bit integers (hole ``h`` = bit ``h``)."""
     fire = sum(1 << int(h) for h in np.flatnonzero(state.board == rules.FIRE + 1))
@@ -315,6 +413,11 @@ class EndgameSolver:
         self.tt_move = np.full(size, -1, dtype=np.int16)
         self.mask = _U(size - 1)
         self.stats = np.zeros(3, dtype=np.int64)
+        self.pn_keys = np.zeros((size, 2), dtype=np.uint64)
+        self.pn_phi = np.zeros(size, dtype=np.int32)
+        self.pn_delta = np.zeros(size, dtype=np.int32)
+        self.pn_move = np.full(size, -1, dtype=np.int16)
+        self.pn_stats = np.zeros(3, dtype=np.int64)
         self.stack = (
             np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
             np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
@@ -327,19 +430,50 @@ class EndgameSolver:
         return int(self.stats[1])
 
     def lookup(self, state: rules.State) -> tuple[int, int]:
-        """(value for the side to move, stored move) of a position the table holds, else (UNKNOWN, -1)."""
+        """(value for the side to move, stored move) of a position either table has proven, else
+        (UNKNOWN, the stored move or -1)."""
         fire, ice = state_bits(state)
-        k0, k1 = _key(_U(fire), _U(ice), state.to_move, int(state.supply[rules.FIRE]))
-        slot = _probe(self.tt_keys, self.mask, _U(k0), _U(k1))
+        k0, k1 = (_U(k) for k in _key(_U(fire), _U(ice), state.to_move, int(state.supply[rules.FIRE])))
+        slot = _pn_probe(self.pn_keys, self.mask, k0, k1)
+        if slot >= 0 and (self.pn_phi[slot] == 0 or self.pn_delta[slot] == 0):
+            return (WIN if self.pn_phi[slot] == 0 else LOSS), int(self.pn_move[slot])
+        slot = _probe(self.tt_keys, self.mask, k0, k1)
         if slot < 0:
             return UNKNOWN, -1
         return int(self.tt_value[slot]), int(self.tt_move[slot])
 
-    def solve(
+    def solve(self, state: rules.State, node_limit: int = 10**12) -> Proof:
+        """Whether the side to move wins, within ``node_limit`` nodes: a tenth of them on the
+        deepening (short wins), the rest on df-pn (no depth bound)."""
+        quick = self.solve_within(state, node_limit=max(node_limit // 10, 1))
+        if quick.value != UNKNOWN:
+            return quick
+        proof = self.solve_by_proof_numbers(state, node_limit - quick.nodes)
+        return Proof(proof.value, proof.winner, proof.move, quick.depth, quick.nodes + proof.nodes, quick.seconds + proof.seconds)
+
+    def solve_by_proof_numbers(self, state: rules.State, node_limit: int = 10**12) -> Proof:
+        """df-pn alone, within ``node_limit`` nodes (``depth`` 0: no depth bound)."""
+        if state.winner >= 0:
+            value = WIN if state.winner == state.to_move else LOSS
+            return Proof(value, state.winner, -1, 0, 0, 0.0)
+        fire, ice = (_U(b) for b in state_bits(state))
+        start = time.perf_counter()
+        before = int(self.pn_stats[0])
+        _mid(
+            fire, ice, state.to_move, int(state.supply[rules.FIRE]), int(state.supply[rules.ICE]), INFINITE, INFINITE, 0,
+            self.pn_keys, self.pn_phi, self.pn_delta, self.pn_move, self.mask, self.stack, self.pn_stats,
+            before + max(node_limit, 1),
+        )  # fmt: skip
+        value, move = self.lookup(state)
+        winner = -1 if value == UNKNOWN else (state.to_move if value == WIN else 1 - state.to_move)
+        return Proof(value, winner, move, 0, int(self.pn_stats[0]) - before, time.perf_counter() - start)
+
+    def solve_within(
         self, state: rules.State, max_depth: int = 60, node_limit: int = 10**12, time_limit: float | None = None, log=None
     ) -> Proof:  # type: ignore[no-untyped-def]
         """Deepen from 1 to ``max_depth`` plies until the position is proven (or ``node_limit``
-        nodes, or ``time_limit`` seconds after the start of an iteration are spent)."""
+        nodes, or ``time_limit`` seconds after the start of an iteration are spent): a proof here
+        is the shortest win (``depth``: its plies)."""
         if state.winner >= 0:
             value = WIN if state.winner == state.to_move else LOSS
             return Proof(value, state.winner, -1, 0, 0, 0.0)

@@ -1,7 +1,10 @@
 """Exact search for Go with the Floe: who wins a position with perfect play from both sides.
 
-A depth-limited negamax over win / loss / unknown, compiled with numba on 64-bit bitboards (seals,
-bears, rings), deepened one ply at a time from the root:
+Two searches, compiled with numba on 64-bit bitboards (seals, bears, rings): a depth-limited
+negamax over win / loss / unknown, deepened one ply at a time from the root
+(:meth:`FloeSolver.solve_within`: the shortest win), and a depth-first proof-number search (df-pn,
+:meth:`FloeSolver.solve_by_proof_numbers`: no depth bound); :meth:`FloeSolver.solve` runs the first
+on a tenth of its node budget, then the second.  The deepening:
 
 * **Proofs are exact.**  The game is finite and has no draws: every move leaves a ring, so a game
   lasts at most 52 moves and two passes in a row end it.  A position's value does not depend on
