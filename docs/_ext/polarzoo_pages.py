@@ -112,7 +112,7 @@ def exploit_section(source_dir: Path) -> list[str]:
         "## Exploitability (approximate best responses)",
         "",
         "A best response is MaskablePPO trained against one frozen agent alone (`polarzoo-league exploit`, "
-        "`python -m polarzoo.baselines.training.exploit --help`), then played against it, games per seat; its win "
+        "`python -m polarzoo.baselines.training.exploit --help`), then played against it, games per seat, each game opened by two random plies; its win "
         "rate is a lower bound on what a determined opponent can take (a longer or better training may take more).",
         "",
         "| game | agent | best response's training | win rate as first seat | as second seat | best response's league rating |",
@@ -126,6 +126,7 @@ def exploit_section(source_dir: Path) -> list[str]:
             for s in seats
         ]
         start = f", from `{result['init']}`" if result.get("init") else ", from the config's start"
+        start += f"; {result['distinct_games']} distinct games" if "distinct_games" in result else ""
         rating = result.get("rating")
         rated = (
             f"{rating['rating']:.0f} [{rating['ci95'][0]:.0f}, {rating['ci95'][1]:.0f}] (the agent: {rating['target_rating']})"
