@@ -56,6 +56,12 @@ def test_a_bad_call_is_one_line(call: tuple, words: str) -> None:
     assert "\n" not in str(caught.value)
 
 
+def test_a_thin_ice_table_with_one_agent_per_seat() -> None:
+    state = Games().new_game("thin_ice_v0", "heuristic:1, random, heuristic:2", 1, 3, 4)
+    assert state["opponents"] == {"player_0": "heuristic:1", "player_2": "random", "player_3": "heuristic:2"}
+    assert state["you"] == "player_1"
+
+
 def test_the_sdk_client_plays_a_whole_game_over_stdio() -> None:
     """The ``mcp`` SDK's ``Client`` starts ``python -m polarzoo.baselines.arena.mcp`` and plays Go
     with the Floe as White against random to the end, always the first legal move."""

@@ -126,6 +126,23 @@ def test_thin_ice_through_the_api(client: TestClient) -> None:
     assert client.get(f"/api/games/{game['id']}/picture.png?ply=x").status_code == 400
 
 
+def test_thin_ice_with_one_agent_per_seat(client: TestClient) -> None:
+    # four other seats, four agents (a list, or one string with commas), in seat order
+    game = new_game(client, env="thin_ice_v0", players=5, seat="player_2", opponent="random, heuristic:1, heuristic:2, random")
+    assert game["opponents"] == {"player_0": "random", "player_1": "heuristic:1", "player_3": "heuristic:2", "player_4": "random"}
+    listed = new_game(client, env="thin_ice_v0", players=3, seat="player_0", opponent=["heuristic:1", "random"])
+    assert listed["opponents"] == {"player_1": "heuristic:1", "player_2": "random"}
+    cases = [
+        ({"opponent": ["random", "random"]}, "one for each of the 4"),
+        ({"opponent": ["random", 3, "random", "random"]}, "agent spec"),
+        ({"opponent": "random,,random,random"}, "agent spec"),
+        ({"opponent": "random,random,model:/etc/passwd,random"}, "command line"),
+    ]
+    for body, words in cases:
+        response = client.post("/api/games", json={"env": "thin_ice_v0", "players": 5, "seat": "player_0", **body})
+        assert response.status_code == 400 and words in response.json()["error"], response.text
+
+
 def test_replays_through_the_api(client: TestClient) -> None:
     records = [replays.record_game("fire_and_ice_v0", ["random"], seed=s) for s in (1, 2)]
     old = {"env": "fire_and_ice_v0", "seed": 0, "agent": "a", "opponent": "b", "agent_seat": 0, "game": 0, "result": "win"}

@@ -125,6 +125,7 @@ class Games:
                 "seats": list(env.possible_agents),
                 "you": web.human,
                 "opponent": getattr(web.opponent, "name", web.opponent_spec),
+                "opponents": {seat: getattr(agent, "name", "?") for seat, agent in web.opponents.items()},
                 "to_move": None if over else to_move,
                 "your_turn": not over and to_move == web.human,
                 "over": over,
@@ -190,7 +191,7 @@ def server(games: Games) -> Any:
 
     @app.tool()
     def new_game(game: str, opponent: str = "heuristic", seat: int = 0, seed: int = 0, players: int | None = None) -> str:
-        """Start a game of `game` in seat `seat` (0 moves first) against `opponent` (an agent spec or league member's spec) in every other seat; `players` for games of 2-6 players. Returns the state, with your legal moves."""
+        """Start a game of `game` in seat `seat` (0 moves first) against `opponent` (an agent spec or league member's spec) in every other seat, or one per other seat separated by commas ("heuristic,pretrained,vsearch:4"); `players` for games of 2-6 players. Returns the state, with your legal moves."""
         return answer(games.new_game, game, opponent, seat, seed, players)
 
     @app.tool()

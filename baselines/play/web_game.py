@@ -82,13 +82,14 @@ class BadRequest(ValueError):
 
 class WebGame:
     """One game in one browser tab: a person in ``human``'s seat (``None``: the first),
-    ``opponent_spec`` in the others."""
+    ``opponent_spec`` in the others (one spec for all, or a list / comma-separated string with one
+    per other seat, in seat order)."""
 
     def __init__(
         self,
         env_id: str,
         human: str | None,
-        opponent_spec: str,
+        opponent_spec: str | list[str],
         seed: int = 0,
         players: int | None = None,
         hint_spec: str | None = None,
@@ -114,25 +115,28 @@ class WebGame:
         if human not in self.env.possible_agents:
             raise BadRequest(f"seat must be one of {', '.join(self.env.possible_agents)}, got {human!r}")
         self.human = human
-        if not isinstance(opponent_spec, str) or not 0 < len(opponent_spec) <= 200:
-            raise BadRequest('opponent must be an agent spec (a string), e.g. "random" or "mcts:200"')
+        # One agent for every other seat, or one for each of them in seat order (Thin Ice at 3-6
+        # players): a list, or one string with the specs separated by commas.
+        specs = opponent_spec.split(",") if isinstance(opponent_spec, str) else opponent_spec
+        others = [agent for agent in self.env.possible_agents if agent != human]
+        if (
+            not isinstance(specs, list)
+            or not specs
+            or not all(isinstance(spec, str) and 0 < len(spec.strip()) <= 200 for spec in specs)
+        ):
+            raise BadRequest('opponent must be an agent spec (a string), e.g. "random" or "mcts:200", or a list of them')
+        specs = [spec.strip() for spec in specs]
+        if len(specs) not in (1, len(others)):
+            raise BadRequest(
+                f"opponent: give one agent for every other seat, or one for each of the {len(others)}, got {len(specs)}"
+            )
         named = named or {}
-        # Importing a module or loading a file a request names would run code chosen by whoever
-        # reaches the server: the page names built-in agents, and the server's own by name.
-        spec = named.get(opponent_spec)
-        if spec is None:
-            problem = page_agent_problem(opponent_spec, env_id)
-            if problem is not None:
-                raise BadRequest(f"opponent {opponent_spec!r}: {problem}")
-            spec = opponent_spec
-        try:
-            with _AGENT_LOCK:
-                self.opponent = make_agent(spec, env_id)
-        except (ValueError, FileNotFoundError, ImportError) as error:
-            if spec != opponent_spec:  # the server's own agent: its file is the server's business
-                raise BadRequest(f"opponent {opponent_spec!r} does not play {env_id}") from None
-            raise BadRequest(f"opponent {opponent_spec!r}: {error}") from None
-        self.opponent_spec = opponent_spec
+        made: dict[str, Any] = {}
+        for asked in dict.fromkeys(specs):
+            made[asked] = self._make_opponent(asked, env_id, named)
+        self.opponents = {agent: made[specs[0] if len(specs) == 1 else specs[i]] for i, agent in enumerate(others)}
+        self.opponent = self.opponents[others[0]]  # the hints' helper
+        self.opponent_spec = ",".join(specs)
         self.hint_spec = hint_spec
         self.hint_agent: Any = None
         self.rng = np.random.default_rng(seed)
@@ -151,6 +155,24 @@ class WebGame:
         self.cancelled = threading.Event()
         self._advance()
 
+    @staticmethod
+    def _make_opponent(opponent_spec: str, env_id: str, named: dict[str, str]) -> Any:
+        # Importing a module or loading a file a request names would run code chosen by whoever
+        # reaches the server: the page names built-in agents, and the server's own by name.
+        spec = named.get(opponent_spec)
+        if spec is None:
+            problem = page_agent_problem(opponent_spec, env_id)
+            if problem is not None:
+                raise BadRequest(f"opponent {opponent_spec!r}: {problem}")
+            spec = opponent_spec
+        try:
+            with _AGENT_LOCK:
+                return make_agent(spec, env_id)
+        except (ValueError, FileNotFoundError, ImportError) as error:
+            if spec != opponent_spec:  # the server's own agent: its file is the server's business
+                raise BadRequest(f"opponent {opponent_spec!r} does not play {env_id}") from None
+            raise BadRequest(f"opponent {opponent_spec!r}: {error}") from None
+
     # ---- playing -----------------------------------------------------------------------------
     def _advance(self) -> None:
         """The opponents move until it is the person's turn or the game is over (or the client
@@ -159,7 +181,7 @@ class WebGame:
         while (agent := next_live_agent(self.env, self.totals)) is not None and agent != self.human:
             if self.cancelled.is_set():
                 return
-            action = int(self.opponent.act(self.env, agent, self.rng))
+            action = int(self.opponents[agent].act(self.env, agent, self.rng))
             self._step(agent, action)
 
     def _step(self, agent: str, action: int) -> None:
@@ -268,6 +290,7 @@ class WebGame:
             "seats": list(self.env.possible_agents),
             "human": self.human,
             "opponent": getattr(self.opponent, "name", self.opponent_spec),
+            "opponents": {seat: getattr(agent, "name", "?") for seat, agent in self.opponents.items()},
             "to_move": agent,
             "over": over,
             "result": outcome_line(self.env, self.totals) if over else None,
