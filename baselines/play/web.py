@@ -26,7 +26,8 @@ name (its ``Host``: DNS rebinding) or a POST that is not ``application/json`` is
 415); bodies and replay uploads have size limits (413) and the replays kept a memory budget.
 
 The JSON API the page uses (also for scripts): ``GET /api/info``; ``POST /api/games`` ``{"env",
-"seat", "opponent", "players", "seed"}``; ``GET /api/games/ID``; ``POST /api/games/ID/move``
+"seat", "opponent", "players", "seed"}`` (``opponent``: one spec for every other seat, or a list /
+a string of specs separated by commas, one per other seat in seat order); ``GET /api/games/ID``; ``POST /api/games/ID/move``
 ``{"action": int}`` or ``{"notation": "D4-A4"}``, with ``"ply"``: the number of moves the page
 showed (a move made on a position that has changed since is refused, 409); ``POST /api/games/ID/undo``; ``GET
 /api/games/ID/hint``; ``GET /api/games/ID/picture.png[?ply=K]`` (Thin Ice; after move K); ``POST /api/replays`` (the text of a
