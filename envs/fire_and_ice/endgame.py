@@ -22,15 +22,23 @@ checks the search against a plain minimax over the readable rules on random endg
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-
 import numpy as np
 from numba import njit
 
+from polarzoo.envs._common.proof_search import (  # noqa: F401 (Proof, WIN, LOSS, UNKNOWN: public here too)
+    INFINITE,
+    LOSS,
+    UNKNOWN,
+    WIN,
+    ExactSearch,
+    Proof,
+    pn_get,
+    pn_put,
+    probe,
+    store,
+)
 from polarzoo.envs.fire_and_ice import rules
 
-WIN, LOSS, UNKNOWN = 1, -1, 0
 _U = np.uint64
 _ONE = _U(1)
 _ZERO = _U(0)
@@ -120,61 +128,12 @@ def _children(fire, ice, to_move, supply_fire, supply_ice, cf, ci, ca):  # type:
 
 
 @njit(cache=True, nogil=True)
-def _slot(k0, k1, mask):  # type: ignore[no-untyped-def]
-    h = k0 * _U(0x9E3779B97F4A7C15) ^ k1 * _U(0xC2B2AE3D27D4EB4F)
-    h ^= h >> _U(29)
-    h *= _U(0xBF58476D1CE4E5B9)
-    h ^= h >> _U(32)
-    return np.int64(h & mask)
-
-
-@njit(cache=True, nogil=True)
 def _key(fire, ice, to_move, supply_fire):  # type: ignore[no-untyped-def]
     # the supplies sum to 50 minus the pegs on the board, so one of them is enough
     k0 = fire | (_U(supply_fire) << _SUPPLY_SHIFT)
     if to_move == 1:
         k0 |= _TO_MOVE_BIT
-    return k0, ice | (_ONE << _U(62))  # bit 62 set: a used slot never reads as empty
-
-
-@njit(cache=True, nogil=True)
-def _probe(tt_keys, mask, k0, k1):  # type: ignore[no-untyped-def]
-    i = _slot(k0, k1, mask)
-    for _ in range(16):
-        if tt_keys[i, 0] == k0 and tt_keys[i, 1] == k1:
-            return i
-        if tt_keys[i, 1] == _ZERO:
-            return -(i + 1)
-        i = (i + 1) & mask
-    return -(tt_keys.shape[0] + 1)
-
-
-@njit(cache=True, nogil=True)
-def _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, value, depth, move, stats):  # type: ignore[no-untyped-def]
-    i = _probe(tt_keys, mask, k0, k1)
-    if i < 0:
-        i = -i - 1
-        if i == tt_keys.shape[0]:
-            if value == 0:
-                return
-            j = _slot(k0, k1, mask)
-            best, best_depth = -1, 1 << 30
-            for _ in range(16):
-                if tt_value[j] == 0 and tt_depth[j] < best_depth:
-                    best, best_depth = j, tt_depth[j]
-                j = (j + 1) & mask
-            if best < 0:
-                stats[2] += 1
-                return
-            i = best
-        else:
-            stats[1] += 1
-        tt_keys[i, 0], tt_keys[i, 1] = k0, k1
-    elif tt_value[i] != 0 and value == 0:
-        return
-    tt_value[i] = value
-    tt_depth[i] = depth
-    tt_move[i] = move
+    return k0, ice | (_ONE << _U(62)), _ZERO  # bit 62 set: a key is never all zero (a free slot)
 
 
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
@@ -182,8 +141,8 @@ def _search(
     fire, ice, to_move, supply_fire, supply_ice, depth, ply, tt_keys, tt_value, tt_depth, tt_move, mask, stack, stats, limit
 ):  # type: ignore[no-untyped-def]
     stats[0] += 1
-    k0, k1 = _key(fire, ice, to_move, supply_fire)
-    slot = _probe(tt_keys, mask, k0, k1)
+    k0, k1, k2 = _key(fire, ice, to_move, supply_fire)
+    slot = probe(tt_keys, mask, k0, k1, k2)
     hint = -1
     if slot >= 0:
         v = tt_value[slot]
@@ -218,7 +177,7 @@ def _search(
             stats,
             limit,
         )
-        _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, value, depth, _PASS, stats)
+        store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, value, depth, _PASS, stats)
         return value
     mine = fire if to_move == rules.FIRE else ice
     theirs = ice if to_move == rules.FIRE else fire
@@ -226,7 +185,7 @@ def _search(
     for i in range(n):
         w = _winner(cf[i], ci[i])
         if w == to_move:
-            _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, WIN, depth, ca[i], stats)
+            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, WIN, depth, ca[i], stats)
             return WIN
         if w < 0:
             if ca[i] == hint:
@@ -237,7 +196,7 @@ def _search(
             order[live] = score * 1024 + i
             live += 1
     if live == 0:
-        _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, LOSS, depth, ca[0], stats)
+        store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, LOSS, depth, ca[0], stats)
         return LOSS
     if depth <= 1:
         return UNKNOWN
@@ -264,7 +223,7 @@ def _search(
             limit,
         )
         if v == WIN:
-            _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, WIN, depth, ca[i], stats)
+            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, WIN, depth, ca[i], stats)
             return WIN
         if v == UNKNOWN:
             if not unknown:
@@ -272,9 +231,9 @@ def _search(
             unknown = True
     if unknown:
         if stats[0] <= limit:
-            _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, UNKNOWN, depth, best_unknown, stats)
+            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, UNKNOWN, depth, best_unknown, stats)
         return UNKNOWN
-    _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, LOSS, depth, ca[sorted_order[0] % 1024], stats)
+    store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, LOSS, depth, ca[sorted_order[0] % 1024], stats)
     return LOSS
 
 
@@ -286,58 +245,13 @@ def _search(
 # positions whose game is over.  Once a supply is empty a position can repeat; a descent deeper
 # than the stack stops the search (UNKNOWN), it never loops.
 # ---------------------------------------------------------------------------------------------
-INFINITE = 1 << 30
-
-
-@njit(cache=True, nogil=True)
-def _pn_probe(keys, mask, k0, k1):  # type: ignore[no-untyped-def]
-    i = _slot(k0, k1, mask)
-    for _ in range(8):
-        if keys[i, 0] == k0 and keys[i, 1] == k1:
-            return i
-        if keys[i, 1] == _ZERO:
-            return -(i + 1)
-        i = (i + 1) & mask
-    return -(keys.shape[0] + 1)
-
-
-@njit(cache=True, nogil=True)
-def _pn_get(keys, phi, delta, mask, k0, k1):  # type: ignore[no-untyped-def]
-    i = _pn_probe(keys, mask, k0, k1)
-    if i >= 0:
-        return phi[i], delta[i]
-    return 1, 1
-
-
-@njit(cache=True, nogil=True)
-def _pn_put(keys, phi, delta, move, mask, k0, k1, p, d, m, stats):  # type: ignore[no-untyped-def]
-    i = _pn_probe(keys, mask, k0, k1)
-    if i < 0:
-        i = -i - 1
-        if i == keys.shape[0]:
-            j = _slot(k0, k1, mask)
-            best, smallest = -1, INFINITE * 2
-            for _ in range(8):
-                if phi[j] != 0 and delta[j] != 0 and phi[j] + delta[j] < smallest:
-                    best, smallest = j, phi[j] + delta[j]
-                j = (j + 1) & mask
-            if best < 0:
-                stats[2] += 1
-                return
-            i = best
-        else:
-            stats[1] += 1
-        keys[i, 0], keys[i, 1] = k0, k1
-    phi[i], delta[i], move[i] = p, d, m
-
-
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
 def _mid(fire, ice, to_move, supply_fire, supply_ice, th_phi, th_delta, ply, keys, phi, delta, move, mask, stack, stats, limit):  # type: ignore[no-untyped-def]
     stats[0] += 1
     if ply >= _MAX_PLY - 1:  # a repetition this long: stop the whole search, undecided
         stats[0] = limit + 1
         return
-    k0, k1 = _key(fire, ice, to_move, supply_fire)
+    k0, k1, k2 = _key(fire, ice, to_move, supply_fire)
     cf, ci, ca, kind = stack[0][ply], stack[1][ply], stack[2][ply], stack[3][ply]
     n = _children(fire, ice, to_move, supply_fire, supply_ice, cf, ci, ca)
     next_fire = supply_fire - 1 if (to_move == rules.ICE and supply_fire > 0) else supply_fire
@@ -350,7 +264,7 @@ def _mid(fire, ice, to_move, supply_fire, supply_ice, th_phi, th_delta, ply, key
             w = _winner(cf[i], ci[i])
             kind[i] = 0 if w < 0 else (1 if w == to_move else 2)
             if kind[i] == 1:
-                _pn_put(keys, phi, delta, move, mask, k0, k1, 0, INFINITE, ca[i], stats)
+                pn_put(keys, phi, delta, move, mask, k0, k1, k2, 0, INFINITE, ca[i], stats)
                 return
     opponent = 1 - to_move
     while True:
@@ -359,8 +273,8 @@ def _mid(fire, ice, to_move, supply_fire, supply_ice, th_phi, th_delta, ply, key
             if kind[i] == 2:  # the move hands the opponent an island line
                 cp, cd = 0, INFINITE
             else:
-                c0, c1 = _key(cf[i], ci[i], opponent, next_fire)
-                cp, cd = _pn_get(keys, phi, delta, mask, c0, c1)
+                c0, c1, c2 = _key(cf[i], ci[i], opponent, next_fire)
+                cp, cd = pn_get(keys, phi, delta, mask, c0, c1, c2)
             d_sum = min(d_sum + cp, INFINITE)
             if cd < p_min:
                 d_second = p_min
@@ -368,7 +282,7 @@ def _mid(fire, ice, to_move, supply_fire, supply_ice, th_phi, th_delta, ply, key
             elif cd < d_second:
                 d_second = cd
         if p_min >= th_phi or d_sum >= th_delta or stats[0] > limit:
-            _pn_put(keys, phi, delta, move, mask, k0, k1, p_min, d_sum, ca[best], stats)
+            pn_put(keys, phi, delta, move, mask, k0, k1, k2, p_min, d_sum, ca[best], stats)
             return
         _mid(cf[best], ci[best], opponent, next_fire, next_ice, th_delta - d_sum + best_phi, min(th_phi, d_second + 1),
              ply + 1, keys, phi, delta, move, mask, stack, stats, limit)  # fmt: skip
@@ -385,115 +299,47 @@ def empty_holes(state: rules.State) -> int:
     return int((state.board == rules.EMPTY).sum())
 
 
-@dataclass
-class Proof:
-    """What :meth:`EndgameSolver.solve` found: ``value`` WIN / LOSS for the side to move or
-    UNKNOWN; ``winner`` the colour that wins with perfect play (-1 if unknown); ``move`` a move that
-    keeps the value; ``depth`` the last depth searched."""
-
-    value: int
-    winner: int
-    move: int
-    depth: int
-    nodes: int
-    seconds: float
-
-
-class EndgameSolver:
-    """Fire & Ice's exact endgame search with its table kept across calls (``2**table_bits``
-    entries of 20 bytes: 22 bits, 84 MB)."""
+class EndgameSolver(ExactSearch):
+    """Fire & Ice's exact searches with their tables kept across calls - the endgame table
+    (:class:`~polarzoo.envs._common.proof_search.ExactSearch`: ``solve``, ``solve_within``,
+    ``solve_by_proof_numbers``, ``lookup``); ``2**table_bits`` entries in each of the two tables,
+    69 bytes a pair (22 bits: 290 MB)."""
 
     def __init__(self, table_bits: int = 22) -> None:
-        if not 10 <= table_bits <= 30:
-            raise ValueError(f"table_bits must be in 10..30, got {table_bits!r}")
-        size = 1 << table_bits
-        self.tt_keys = np.zeros((size, 2), dtype=np.uint64)
-        self.tt_value = np.zeros(size, dtype=np.int8)
-        self.tt_depth = np.zeros(size, dtype=np.int16)
-        self.tt_move = np.full(size, -1, dtype=np.int16)
-        self.mask = _U(size - 1)
-        self.stats = np.zeros(3, dtype=np.int64)
-        self.pn_keys = np.zeros((size, 2), dtype=np.uint64)
-        self.pn_phi = np.zeros(size, dtype=np.int32)
-        self.pn_delta = np.zeros(size, dtype=np.int32)
-        self.pn_move = np.full(size, -1, dtype=np.int16)
-        self.pn_stats = np.zeros(3, dtype=np.int64)
-        self.stack = (
+        stack = (
             np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
             np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
             np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.int64),
             np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.int64),
         )
+        super().__init__(table_bits, stack)
 
-    @property
-    def entries(self) -> int:
-        return int(self.stats[1])
-
-    def lookup(self, state: rules.State) -> tuple[int, int]:
-        """(value for the side to move, stored move) of a position either table has proven, else
-        (UNKNOWN, the stored move or -1)."""
-        fire, ice = state_bits(state)
-        k0, k1 = (_U(k) for k in _key(_U(fire), _U(ice), state.to_move, int(state.supply[rules.FIRE])))
-        slot = _pn_probe(self.pn_keys, self.mask, k0, k1)
-        if slot >= 0 and (self.pn_phi[slot] == 0 or self.pn_delta[slot] == 0):
-            return (WIN if self.pn_phi[slot] == 0 else LOSS), int(self.pn_move[slot])
-        slot = _probe(self.tt_keys, self.mask, k0, k1)
-        if slot < 0:
-            return UNKNOWN, -1
-        return int(self.tt_value[slot]), int(self.tt_move[slot])
-
-    def solve(self, state: rules.State, node_limit: int = 10**12) -> Proof:
-        """Whether the side to move wins, within ``node_limit`` nodes: a tenth of them on the
-        deepening (short wins), the rest on df-pn (no depth bound)."""
-        quick = self.solve_within(state, node_limit=max(node_limit // 10, 1))
-        if quick.value != UNKNOWN:
-            return quick
-        proof = self.solve_by_proof_numbers(state, node_limit - quick.nodes)
-        return Proof(proof.value, proof.winner, proof.move, quick.depth, quick.nodes + proof.nodes, quick.seconds + proof.seconds)
-
-    def solve_by_proof_numbers(self, state: rules.State, node_limit: int = 10**12) -> Proof:
-        """df-pn alone, within ``node_limit`` nodes (``depth`` 0: no depth bound)."""
-        if state.winner >= 0:
-            value = WIN if state.winner == state.to_move else LOSS
-            return Proof(value, state.winner, -1, 0, 0, 0.0)
+    def position(self, state: rules.State) -> tuple:
         fire, ice = (_U(b) for b in state_bits(state))
-        start = time.perf_counter()
-        before = int(self.pn_stats[0])
-        _mid(
-            fire, ice, state.to_move, int(state.supply[rules.FIRE]), int(state.supply[rules.ICE]), INFINITE, INFINITE, 0,
-            self.pn_keys, self.pn_phi, self.pn_delta, self.pn_move, self.mask, self.stack, self.pn_stats,
-            before + max(node_limit, 1),
-        )  # fmt: skip
-        value, move = self.lookup(state)
-        winner = -1 if value == UNKNOWN else (state.to_move if value == WIN else 1 - state.to_move)
-        return Proof(value, winner, move, 0, int(self.pn_stats[0]) - before, time.perf_counter() - start)
+        return fire, ice, state.to_move, int(state.supply[rules.FIRE]), int(state.supply[rules.ICE])
 
-    def solve_within(
-        self, state: rules.State, max_depth: int = 60, node_limit: int = 10**12, time_limit: float | None = None, log=None
-    ) -> Proof:  # type: ignore[no-untyped-def]
-        """Deepen from 1 to ``max_depth`` plies until the position is proven (or ``node_limit``
-        nodes, or ``time_limit`` seconds after the start of an iteration are spent): a proof here
-        is the shortest win (``depth``: its plies)."""
-        if state.winner >= 0:
-            value = WIN if state.winner == state.to_move else LOSS
-            return Proof(value, state.winner, -1, 0, 0, 0.0)
-        fire, ice = (_U(b) for b in state_bits(state))
-        start = time.perf_counter()
-        nodes_before = int(self.stats[0])
-        value, depth = UNKNOWN, 0
-        for depth in range(1, max_depth + 1):
-            value = _search(
-                fire, ice, state.to_move, int(state.supply[rules.FIRE]), int(state.supply[rules.ICE]), depth, 0,
-                self.tt_keys, self.tt_value, self.tt_depth, self.tt_move, self.mask, self.stack, self.stats,
-                nodes_before + node_limit,
+    def key(self, state: rules.State) -> tuple[np.uint64, np.uint64, np.uint64]:
+        fire, ice, to_move, supply_fire, _ = self.position(state)
+        k0, k1, k2 = _key(fire, ice, to_move, supply_fire)
+        return _U(k0), _U(k1), _U(k2)
+
+    def _deepen(self, position: tuple, depth: int, limit: int) -> int:
+        return int(
+            _search(  # type: ignore[call-arg]
+                *position,
+                depth,
+                0,
+                self.tt_keys,
+                self.tt_value,
+                self.tt_depth,
+                self.tt_move,
+                self.mask,
+                self.stack,
+                self.stats,
+                limit,
             )  # fmt: skip
-            elapsed = time.perf_counter() - start
-            if log is not None:
-                log(depth, value, int(self.stats[0]) - nodes_before, self.entries, elapsed)
-            if value != UNKNOWN or int(self.stats[0]) - nodes_before >= node_limit:
-                break
-            if time_limit is not None and elapsed >= time_limit:
-                break
-        _, move = self.lookup(state)
-        winner = -1 if value == UNKNOWN else (state.to_move if value == WIN else 1 - state.to_move)
-        return Proof(value, winner, move, depth, int(self.stats[0]) - nodes_before, time.perf_counter() - start)
+        )
+
+    def _prove(self, position: tuple, limit: int) -> None:
+        _mid(*position, INFINITE, INFINITE, 0, self.pn_keys, self.pn_phi, self.pn_delta, self.pn_move, self.mask,  # type: ignore[call-arg]
+             self.stack, self.pn_stats, limit)  # fmt: skip

@@ -26,16 +26,24 @@ endgames.
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-
 import numpy as np
 from numba import njit
 
+from polarzoo.envs._common.proof_search import (  # noqa: F401 (Proof, WIN, LOSS, UNKNOWN: public here too)
+    INFINITE,
+    LOSS,
+    UNKNOWN,
+    WIN,
+    ExactSearch,
+    Proof,
+    pn_get,
+    pn_put,
+    probe,
+    store,
+)
 from polarzoo.envs.go_with_the_floe import rules
 from polarzoo.envs.go_with_the_floe.kernels import seal_isolated
 
-WIN, LOSS, UNKNOWN = 1, -1, 0
 _U = np.uint64
 _ONE = _U(1)
 _ZERO = _U(0)
@@ -152,64 +160,13 @@ def _key(seals, bears, rings, to_move, passes):  # type: ignore[no-untyped-def]
     return seals, bears, r
 
 
-@njit(cache=True, nogil=True)
-def _slot(seals, bears, r, mask):  # type: ignore[no-untyped-def]
-    h = seals * _U(0x9E3779B97F4A7C15) ^ bears * _U(0xC2B2AE3D27D4EB4F) ^ r * _U(0x165667B19E3779F9)
-    h ^= h >> _U(29)
-    h *= _U(0xBF58476D1CE4E5B9)
-    h ^= h >> _U(32)
-    return np.int64(h & mask)
-
-
-@njit(cache=True, nogil=True)
-def _probe(tt_keys, mask, k0, k1, k2):  # type: ignore[no-untyped-def]
-    """The slot holding the key, or -(1 + a free slot), or -(1 + len) when the run is full."""
-    i = _slot(k0, k1, k2, mask)
-    for _ in range(16):
-        if tt_keys[i, 0] == k0 and tt_keys[i, 1] == k1 and tt_keys[i, 2] == k2:
-            return i
-        if tt_keys[i, 0] == _ZERO and tt_keys[i, 1] == _ZERO and tt_keys[i, 2] == _ZERO:
-            return -(i + 1)
-        i = (i + 1) & mask
-    return -(tt_keys.shape[0] + 1)
-
-
-@njit(cache=True, nogil=True)
-def _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, value, depth, move, stats):  # type: ignore[no-untyped-def]
-    i = _probe(tt_keys, mask, k0, k1, k2)
-    if i < 0:
-        i = -i - 1
-        if i == tt_keys.shape[0]:
-            # A full run: replace the shallowest unknown in it; a proof is only kept.
-            if value == 0:
-                return
-            j = _slot(k0, k1, k2, mask)
-            best, best_depth = -1, 1 << 30
-            for _ in range(16):
-                if tt_value[j] == 0 and tt_depth[j] < best_depth:
-                    best, best_depth = j, tt_depth[j]
-                j = (j + 1) & mask
-            if best < 0:
-                stats[2] += 1  # proofs lost to a full table
-                return
-            i = best
-        else:
-            stats[1] += 1  # entries in use
-        tt_keys[i, 0], tt_keys[i, 1], tt_keys[i, 2] = k0, k1, k2
-    elif tt_value[i] != 0 and value == 0:
-        return
-    tt_value[i] = value
-    tt_depth[i] = depth
-    tt_move[i] = move
-
-
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
 def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value, tt_depth, tt_move, mask, stack, stats, limit):  # type: ignore[no-untyped-def]
     """WIN / LOSS for the side to move, proven; UNKNOWN if not decided within ``depth`` plies
     (or once ``stats[0]`` nodes exceed ``limit``)."""
     stats[0] += 1
     k0, k1, k2 = _key(seals, bears, rings, to_move, passes)
-    slot = _probe(tt_keys, mask, k0, k1, k2)
+    slot = probe(tt_keys, mask, k0, k1, k2)
     hint = -1
     if slot >= 0:
         v = tt_value[slot]
@@ -224,7 +181,7 @@ def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value,
     if n == 0:  # pass
         if passes >= 1:  # the second pass ends the game: Black wins
             value = WIN if to_move == rules.BLACK else LOSS
-            _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, value, depth, _PASS, stats)
+            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, value, depth, _PASS, stats)
             return value
         if depth == 0:
             return UNKNOWN
@@ -245,14 +202,14 @@ def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value,
             stats,
             limit,
         )
-        _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, value, depth, _PASS, stats)
+        store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, value, depth, _PASS, stats)
         return value
     # One ply: a move that wins at once ends the search; moves that lose at once are dropped.
     live = 0
     for i in range(n):
         w = _winner(cs[i], cb[i], cr[i], 0)
         if w == to_move:
-            _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, WIN, depth, ca[i], stats)
+            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, WIN, depth, ca[i], stats)
             return WIN
         if w < 0:
             # ordering score: lower searches first
@@ -265,7 +222,7 @@ def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value,
             order[live] = score * 64 + i
             live += 1
     if live == 0:
-        _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, LOSS, depth, ca[0], stats)
+        store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, LOSS, depth, ca[0], stats)
         return LOSS
     if depth <= 1:
         return UNKNOWN
@@ -292,7 +249,7 @@ def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value,
             limit,
         )
         if v == WIN:
-            _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, WIN, depth, ca[i], stats)
+            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, WIN, depth, ca[i], stats)
             return WIN
         if v == UNKNOWN:
             if not unknown:
@@ -300,9 +257,9 @@ def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value,
             unknown = True
     if unknown:
         if stats[0] <= limit:
-            _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, UNKNOWN, depth, best_unknown, stats)
+            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, UNKNOWN, depth, best_unknown, stats)
         return UNKNOWN
-    _store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, LOSS, depth, ca[sorted_order[0] % 64], stats)
+    store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, LOSS, depth, ca[sorted_order[0] % 64], stats)
     return LOSS
 
 
@@ -314,52 +271,6 @@ def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value,
 # does.  The game is acyclic (every move leaves a ring, two passes end it), so the table's proofs
 # are exact; its sums may count a transposed subtree twice, which only slows the search.
 # ---------------------------------------------------------------------------------------------
-INFINITE = 1 << 30
-
-
-@njit(cache=True, nogil=True)
-def _pn_probe(keys, mask, k0, k1, k2):  # type: ignore[no-untyped-def]
-    i = _slot(k0, k1, k2, mask)
-    for _ in range(8):
-        if keys[i, 0] == k0 and keys[i, 1] == k1 and keys[i, 2] == k2:
-            return i
-        if keys[i, 0] == _ZERO and keys[i, 1] == _ZERO and keys[i, 2] == _ZERO:
-            return -(i + 1)
-        i = (i + 1) & mask
-    return -(keys.shape[0] + 1)
-
-
-@njit(cache=True, nogil=True)
-def _pn_get(keys, phi, delta, mask, k0, k1, k2):  # type: ignore[no-untyped-def]
-    i = _pn_probe(keys, mask, k0, k1, k2)
-    if i >= 0:
-        return phi[i], delta[i]
-    return 1, 1
-
-
-@njit(cache=True, nogil=True)
-def _pn_put(keys, phi, delta, move, mask, k0, k1, k2, p, d, m, stats):  # type: ignore[no-untyped-def]
-    i = _pn_probe(keys, mask, k0, k1, k2)
-    if i < 0:
-        i = -i - 1
-        if i == keys.shape[0]:
-            # a full run: the least-searched undecided entry makes room; a proof is never dropped
-            j = _slot(k0, k1, k2, mask)
-            best, smallest = -1, INFINITE * 2
-            for _ in range(8):
-                if phi[j] != 0 and delta[j] != 0 and phi[j] + delta[j] < smallest:
-                    best, smallest = j, phi[j] + delta[j]
-                j = (j + 1) & mask
-            if best < 0:
-                stats[2] += 1
-                return
-            i = best
-        else:
-            stats[1] += 1
-        keys[i, 0], keys[i, 1], keys[i, 2] = k0, k1, k2
-    phi[i], delta[i], move[i] = p, d, m
-
-
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
 def _mid(seals, bears, rings, to_move, passes, th_phi, th_delta, ply, keys, phi, delta, move, mask, stack, stats, limit):  # type: ignore[no-untyped-def]
     stats[0] += 1
@@ -378,7 +289,7 @@ def _mid(seals, bears, rings, to_move, passes, th_phi, th_delta, ply, keys, phi,
             w = _winner(cs[i], cb[i], cr[i], 0)
             kind[i] = 0 if w < 0 else (1 if w == to_move else 2)  # 1: the mover wins at once, 2: loses
             if kind[i] == 1:
-                _pn_put(keys, phi, delta, move, mask, k0, k1, k2, 0, INFINITE, ca[i], stats)
+                pn_put(keys, phi, delta, move, mask, k0, k1, k2, 0, INFINITE, ca[i], stats)
                 return
     while True:
         # phi(n) = min delta(c), delta(n) = sum phi(c); the best child and the second-best delta
@@ -391,7 +302,7 @@ def _mid(seals, bears, rings, to_move, passes, th_phi, th_delta, ply, keys, phi,
                 cp, cd = INFINITE, 0
             else:
                 c0, c1, c2 = _key(cs[i], cb[i], cr[i], 1 - to_move, next_passes)
-                cp, cd = _pn_get(keys, phi, delta, mask, c0, c1, c2)
+                cp, cd = pn_get(keys, phi, delta, mask, c0, c1, c2)
             d_sum = min(d_sum + cp, INFINITE)
             if cd < p_min:
                 d_second = p_min
@@ -399,7 +310,7 @@ def _mid(seals, bears, rings, to_move, passes, th_phi, th_delta, ply, keys, phi,
             elif cd < d_second:
                 d_second = cd
         if p_min >= th_phi or d_sum >= th_delta or stats[0] > limit:
-            _pn_put(keys, phi, delta, move, mask, k0, k1, k2, p_min, d_sum, ca[best], stats)
+            pn_put(keys, phi, delta, move, mask, k0, k1, k2, p_min, d_sum, ca[best], stats)
             return
         child_th_phi = th_delta - d_sum + best_phi
         child_th_delta = min(th_phi, d_second + 1)
@@ -415,122 +326,50 @@ def state_bits(state: rules.State) -> tuple[int, int, int]:
     return seals, bears, rings
 
 
-@dataclass
-class Proof:
-    """What :meth:`FloeSolver.solve` found: ``value`` is WIN / LOSS for the side to move, or
-    UNKNOWN; ``winner`` the colour that wins with perfect play (-1 if unknown); ``move`` a move that
-    keeps the value (a winning move, or the table's choice), ``depth`` the last depth searched."""
-
-    value: int
-    winner: int
-    move: int
-    depth: int
-    nodes: int
-    seconds: float
-
-
-class FloeSolver:
-    """Go with the Floe's exact search with a transposition table kept across calls.
-
-    ``table_bits`` sets the table's size: ``2**table_bits`` entries of 35 bytes (24 bits: 590 MB).
-    """
+class FloeSolver(ExactSearch):
+    """Go with the Floe's exact searches with their tables kept across calls
+    (:class:`~polarzoo.envs._common.proof_search.ExactSearch`: ``solve``, ``solve_within``,
+    ``solve_by_proof_numbers``, ``lookup``); ``2**table_bits`` entries in each of the two tables,
+    69 bytes a pair (22 bits: 290 MB)."""
 
     def __init__(self, table_bits: int = 22) -> None:
-        if not 10 <= table_bits <= 30:
-            raise ValueError(f"table_bits must be in 10..30, got {table_bits!r}")
-        size = 1 << table_bits
-        self.tt_keys = np.zeros((size, 3), dtype=np.uint64)
-        self.tt_value = np.zeros(size, dtype=np.int8)
-        self.tt_depth = np.zeros(size, dtype=np.int16)
-        self.tt_move = np.full(size, -1, dtype=np.int16)
-        self.mask = _U(size - 1)
-        self.stats = np.zeros(3, dtype=np.int64)  # nodes, entries used, proofs lost to a full table
-        # df-pn's table: proof and disproof numbers per position
-        self.pn_keys = np.zeros((size, 3), dtype=np.uint64)
-        self.pn_phi = np.zeros(size, dtype=np.int32)
-        self.pn_delta = np.zeros(size, dtype=np.int32)
-        self.pn_move = np.full(size, -1, dtype=np.int16)
-        self.pn_stats = np.zeros(3, dtype=np.int64)
-        self.stack = (
+        stack = (
             np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
             np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
             np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
             np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.int64),
             np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.int64),
         )
+        super().__init__(table_bits, stack)
 
-    @property
-    def entries(self) -> int:
-        return int(self.stats[1])
-
-    def lookup(self, state: rules.State) -> tuple[int, int]:
-        """(value for the side to move, stored move) of a position either table has proven, else
-        (UNKNOWN, the stored move or -1)."""
-        seals, bears, rings = state_bits(state)
-        k0, k1, k2 = (_U(k) for k in _key(_U(seals), _U(bears), _U(rings), state.to_move, min(state.passes, 1)))
-        slot = _pn_probe(self.pn_keys, self.mask, k0, k1, k2)
-        if slot >= 0 and (self.pn_phi[slot] == 0 or self.pn_delta[slot] == 0):
-            return (WIN if self.pn_phi[slot] == 0 else LOSS), int(self.pn_move[slot])
-        slot = _probe(self.tt_keys, self.mask, k0, k1, k2)
-        if slot < 0:
-            return UNKNOWN, -1
-        return int(self.tt_value[slot]), int(self.tt_move[slot])
-
-    def solve(self, state: rules.State, node_limit: int = 10**12) -> Proof:
-        """Whether the side to move wins, within ``node_limit`` nodes: a tenth of them on the
-        deepening (short wins, found full-width), the rest on df-pn (no depth bound); ``depth``
-        is the deepening's last depth."""
-        quick = self.solve_within(state, node_limit=max(node_limit // 10, 1))
-        if quick.value != UNKNOWN:
-            return quick
-        proof = self.solve_by_proof_numbers(state, node_limit - quick.nodes)
-        return Proof(proof.value, proof.winner, proof.move, quick.depth, quick.nodes + proof.nodes, quick.seconds + proof.seconds)
-
-    def solve_by_proof_numbers(self, state: rules.State, node_limit: int = 10**12) -> Proof:
-        """df-pn alone, within ``node_limit`` nodes (``depth`` 0: no depth bound)."""
-        if state.winner >= 0:
-            value = WIN if state.winner == state.to_move else LOSS
-            return Proof(value, state.winner, -1, 0, 0, 0.0)
+    def position(self, state: rules.State) -> tuple:
         seals, bears, rings = (_U(b) for b in state_bits(state))
-        start = time.perf_counter()
-        before = int(self.pn_stats[0])
-        _mid(
-            seals, bears, rings, state.to_move, min(state.passes, 1), INFINITE, INFINITE, 0, self.pn_keys,
-            self.pn_phi, self.pn_delta, self.pn_move, self.mask, self.stack, self.pn_stats, before + max(node_limit, 1),
-        )  # fmt: skip
-        value, move = self.lookup(state)
-        winner = -1 if value == UNKNOWN else (state.to_move if value == WIN else 1 - state.to_move)
-        return Proof(value, winner, move, 0, int(self.pn_stats[0]) - before, time.perf_counter() - start)
+        return seals, bears, rings, state.to_move, min(state.passes, 1)
 
-    def solve_within(
-        self, state: rules.State, max_depth: int = 60, node_limit: int = 10**12, time_limit: float | None = None, log=None
-    ) -> Proof:  # type: ignore[no-untyped-def]
-        """Deepen from 1 to ``max_depth`` plies until the position is proven (or ``node_limit``
-        nodes, or ``time_limit`` seconds after the start of an iteration are spent): a proof
-        here is the shortest win (``depth``: its plies)."""
-        if state.winner >= 0:
-            value = WIN if state.winner == state.to_move else LOSS
-            return Proof(value, state.winner, -1, 0, 0, 0.0)
-        seals, bears, rings = (_U(b) for b in state_bits(state))
-        start = time.perf_counter()
-        nodes_before = int(self.stats[0])
-        value, depth = UNKNOWN, 0
-        for depth in range(1, max_depth + 1):
-            value = _search(
-                seals, bears, rings, state.to_move, min(state.passes, 1), depth, 0,
-                self.tt_keys, self.tt_value, self.tt_depth, self.tt_move, self.mask, self.stack, self.stats,
-                nodes_before + node_limit,
+    def key(self, state: rules.State) -> tuple[np.uint64, np.uint64, np.uint64]:
+        k0, k1, k2 = _key(*self.position(state))
+        return _U(k0), _U(k1), _U(k2)
+
+    def _deepen(self, position: tuple, depth: int, limit: int) -> int:
+        return int(
+            _search(  # type: ignore[call-arg]
+                *position,
+                depth,
+                0,
+                self.tt_keys,
+                self.tt_value,
+                self.tt_depth,
+                self.tt_move,
+                self.mask,
+                self.stack,
+                self.stats,
+                limit,
             )  # fmt: skip
-            elapsed = time.perf_counter() - start
-            if log is not None:
-                log(depth, value, int(self.stats[0]) - nodes_before, self.entries, elapsed)
-            if value != UNKNOWN or int(self.stats[0]) - nodes_before >= node_limit:
-                break
-            if time_limit is not None and elapsed >= time_limit:
-                break
-        _, move = self.lookup(state)
-        winner = -1 if value == UNKNOWN else (state.to_move if value == WIN else 1 - state.to_move)
-        return Proof(value, winner, move, depth, int(self.stats[0]) - nodes_before, time.perf_counter() - start)
+        )
+
+    def _prove(self, position: tuple, limit: int) -> None:
+        _mid(*position, INFINITE, INFINITE, 0, self.pn_keys, self.pn_phi, self.pn_delta, self.pn_move, self.mask,  # type: ignore[call-arg]
+             self.stack, self.pn_stats, limit)  # fmt: skip
 
 
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
