@@ -95,3 +95,23 @@ def sb3_zip_of(env_id: str, path: Path, extra: dict[str, Any] | None = None) -> 
         setattr(model, name, value)
     model.save(str(path))
     return path
+
+
+def minimax(rules: Any, state: Any, depth: int) -> int:
+    """1 / -1 if the side to move wins / loses within ``depth`` plies by the readable rules
+    (``rules.legal_actions`` and ``rules.apply`` of a two-player game), else 0: the reference the
+    exact searches are checked against."""
+    if depth == 0:
+        return 0
+    unknown = False
+    for action in rules.legal_actions(state):
+        child = rules.apply(state, int(action))
+        if child.winner == state.to_move:
+            return 1
+        if child.winner >= 0:
+            continue
+        value = -minimax(rules, child, depth - 1)
+        if value == 1:
+            return 1
+        unknown |= value == 0
+    return 0 if unknown else -1

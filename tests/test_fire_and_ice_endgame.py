@@ -6,23 +6,7 @@ import numpy as np
 
 from polarzoo.envs.fire_and_ice import rules
 from polarzoo.envs.fire_and_ice.endgame import LOSS, UNKNOWN, WIN, EndgameSolver, empty_holes
-
-
-def minimax(state: rules.State, depth: int) -> int:
-    if depth == 0:
-        return UNKNOWN
-    unknown = False
-    for action in rules.legal_actions(state):
-        child = rules.apply(state, int(action))
-        if child.winner == state.to_move:
-            return WIN
-        if child.winner >= 0:
-            continue
-        value = -minimax(child, depth - 1)
-        if value == WIN:
-            return WIN
-        unknown |= value == UNKNOWN
-    return UNKNOWN if unknown else LOSS
+from tests.helpers import minimax
 
 
 def position_with(empty: int, rng: np.random.Generator, handicap: int = 0) -> rules.State:
@@ -43,13 +27,13 @@ def test_proofs_agree_with_minimax_on_random_endgames() -> None:
             for _ in range(4):
                 state = position_with(empty, rng, handicap)
                 proof = solver.solve_within(state)
-                assert proof.value == minimax(state, 12)
+                assert proof.value == minimax(rules, state, 12)
                 # df-pn, on a table of its own, agrees
                 assert EndgameSolver(table_bits=12).solve_by_proof_numbers(state).value == proof.value
                 values.append(proof.value)
                 if proof.value == WIN:  # the move it names keeps the win
                     child = rules.apply(state, proof.move)
-                    assert child.winner == state.to_move or minimax(child, 12) == LOSS
+                    assert child.winner == state.to_move or minimax(rules, child, 12) == LOSS
     assert WIN in values and LOSS in values
 
 

@@ -7,24 +7,7 @@ import pytest
 
 from polarzoo.envs.go_with_the_floe import rules
 from polarzoo.envs.go_with_the_floe.solver import LOSS, UNKNOWN, WIN, FloeSolver, count_paths, estimate_tree_size
-
-
-def minimax(state: rules.State, depth: int) -> int:
-    """WIN / LOSS for the side to move if decided within ``depth`` plies, else UNKNOWN."""
-    if depth == 0:
-        return UNKNOWN
-    unknown = False
-    for action in rules.legal_actions(state):
-        child = rules.apply(state, int(action))
-        if child.winner == state.to_move:
-            return WIN
-        if child.winner >= 0:
-            continue
-        value = -minimax(child, depth - 1)
-        if value == WIN:
-            return WIN
-        unknown |= value == UNKNOWN
-    return UNKNOWN if unknown else LOSS
+from tests.helpers import minimax
 
 
 def random_position(rng: np.random.Generator, plies: int) -> rules.State:
@@ -47,9 +30,9 @@ def test_the_start_is_a_win_for_black_in_five_plies(solver: FloeSolver) -> None:
     proof = solver.solve_within(rules.initial_state())
     assert (proof.value, proof.winner, proof.depth) == (WIN, rules.BLACK, 5)
     # the move it names wins: after it, White loses within four plies by the readable rules
-    assert minimax(rules.apply(rules.initial_state(), proof.move), 4) == LOSS
+    assert minimax(rules, rules.apply(rules.initial_state(), proof.move), 4) == LOSS
     # and nothing shorter wins: within three plies the start is undecided
-    assert minimax(rules.initial_state(), 3) == UNKNOWN
+    assert minimax(rules, rules.initial_state(), 3) == UNKNOWN
 
 
 def test_proofs_agree_with_minimax_on_random_positions(solver: FloeSolver) -> None:
@@ -58,7 +41,7 @@ def test_proofs_agree_with_minimax_on_random_positions(solver: FloeSolver) -> No
     for _ in range(15):
         state = random_position(rng, int(rng.integers(4, 30)))
         proof = solver.solve_within(state, max_depth=4)
-        expected = minimax(state, 4)
+        expected = minimax(rules, state, 4)
         assert proof.value == expected
         # df-pn (no depth bound, its own table) agrees wherever the minimax decides
         by_proof_numbers = FloeSolver(table_bits=14)
@@ -66,7 +49,10 @@ def test_proofs_agree_with_minimax_on_random_positions(solver: FloeSolver) -> No
         assert expected == UNKNOWN or unbounded.value == expected
         decided += proof.value != UNKNOWN
         if proof.value == WIN:  # the stored move keeps the win
-            assert rules.apply(state, proof.move).winner == state.to_move or minimax(rules.apply(state, proof.move), 3) == LOSS
+            assert (
+                rules.apply(state, proof.move).winner == state.to_move
+                or minimax(rules, rules.apply(state, proof.move), 3) == LOSS
+            )
     assert decided >= 6
 
 
