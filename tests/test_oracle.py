@@ -35,7 +35,9 @@ def test_oracle_specs_are_checked() -> None:
         make_agent("oracle", "thin_ice_v0")
     with pytest.raises(ValueError, match="cannot be an oracle"):
         make_agent("oracle:oracle", "fire_and_ice_v0")
-    assert make_agent("oracle", "go_with_the_floe_v0").fallback.name.startswith("az")
+    default = make_agent("oracle", "go_with_the_floe_v0")
+    assert default.name == "oracle" and default.fallback.name.startswith("az")
+    assert make_agent("oracle:mcts:50", "fire_and_ice_v0").name == "oracle:mcts:50"
     assert not names_code_or_file("oracle") and names_code_or_file("oracle:model:x.zip")
     assert model_files("oracle", "fire_and_ice_v0") == model_files("az:20", "fire_and_ice_v0")
     # the page may name the oracle, with its fallback under the page's own rule

@@ -52,7 +52,13 @@ class Oracle:
     """Perfect play where :func:`make_solver`'s search proves the position; ``fallback`` elsewhere."""
 
     def __init__(
-        self, env_id: str, fallback: Any, node_limit: int = NODE_LIMIT, max_empty: int = MAX_EMPTY_HOLES, table_bits: int = 20
+        self,
+        env_id: str,
+        fallback: Any,
+        node_limit: int = NODE_LIMIT,
+        max_empty: int = MAX_EMPTY_HOLES,
+        table_bits: int = 20,
+        name: str | None = None,
     ) -> None:
         make_solver(env_id, table_bits=10)  # a game without a solver is refused now, not at the first move
         self.env_id = env_id
@@ -60,7 +66,7 @@ class Oracle:
         self.fallback = fallback
         self.node_limit = node_limit
         self.max_empty = max_empty
-        self.name = "oracle" if fallback.name == FALLBACKS.get(env_id) else f"oracle:{fallback.name}"
+        self.name = name or f"oracle:{fallback.name}"
         self._solver: Any = None
         #: moves played from a proof / by the fallback (what the accuracy table reads)
         self.proven_moves = 0

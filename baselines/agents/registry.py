@@ -109,7 +109,7 @@ def make_agent(spec: str, env_id: str) -> Any:
         fallback = argument or FALLBACKS[env_id]
         if fallback.partition(":")[0] == "oracle":
             raise ValueError("oracle:SPEC names the agent that moves where the search does not decide; it cannot be an oracle")
-        return Oracle(env_id, make_agent(fallback, env_id))
+        return Oracle(env_id, make_agent(fallback, env_id), name="oracle" if not argument else f"oracle:{argument}")
     if kind == "az-jax":
         count, _, path = argument.partition(":")
         if not count.isdigit():  # az-jax:PATH
