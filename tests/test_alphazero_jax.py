@@ -225,8 +225,15 @@ def test_ctrl_c_before_the_first_iteration_is_one_line_and_resume_starts_the_run
     import sys
     import time
 
-    command = [sys.executable, "-m", "polarzoo.baselines.alphazero_jax", "--runs", str(tmp_path), "--iterations", "1", *TINY]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C's own handler in the child whatever this process inherited (a suite started in the
+    # background of a shell runs with Ctrl-C ignored, and a child inherits that); set in the child
+    # itself, since a preexec_fn would fork beside JAX's threads.
+    arguments = ["--runs", str(tmp_path), "--iterations", "1", *TINY]
+    launcher = (
+        "import runpy, signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        f"sys.argv = ['alphazero_jax', *{arguments!r}]; runpy.run_module('polarzoo.baselines.alphazero_jax', run_name='__main__')"
+    )
+    process = subprocess.Popen([sys.executable, "-c", launcher], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert process.stdout is not None
     line = process.stdout.readline()  # "run folder: ...": the first iteration has only begun
     assert line.startswith("run folder:"), line
