@@ -126,7 +126,8 @@ def exploit_section(source_dir: Path) -> list[str]:
             for s in seats
         ]
         start = f", from `{result['init']}`" if result.get("init") else ", from the config's start"
-        start += f"; {result['distinct_games']} distinct games" if "distinct_games" in result else ""
+        start += f"; {result['games_per_seat']} games a seat"
+        start += f", {result['distinct_games']} distinct" if "distinct_games" in result else ""
         rating = result.get("rating")
         rated = (
             f"{rating['rating']:.0f} [{rating['ci95'][0]:.0f}, {rating['ci95'][1]:.0f}] (the agent: {rating['target_rating']})"
@@ -139,9 +140,9 @@ def exploit_section(source_dir: Path) -> list[str]:
         )
     parts += [
         "",
-        "Each row: `python -m polarzoo.baselines.training.exploit --env ENV --agent AGENT --timesteps 100000 --games 50 "
-        "--rate-games 200 --torch-threads 1` (`--init pretrained` where the row says so); the runs are in "
-        "`docs/results/exploit/`.",
+        "Each row: `python -m polarzoo.baselines.training.exploit --env ENV --agent AGENT --timesteps T --games G "
+        "--rate-games R --torch-threads 1` (`--init pretrained` where the row says so) with the row's numbers (G games "
+        "a seat; R: 200, 100 for Thin Ice and `az:20`); the runs are in `docs/results/exploit/`.",
         "",
     ]
     return parts
