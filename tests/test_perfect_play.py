@@ -81,6 +81,7 @@ def test_size_and_solve_runs(tmp_path: Path) -> None:
         (["accuracy", "--env", "go_with_the_floe_v0", "--agents", "nonsense"], "unknown agent spec"),
         (["solve", "--plies", "0"], "--plies"),
         (["solve", "--table-bits", "40"], "--table-bits"),
+        (["accuracy", "--env", "fire_and_ice_v0", "--agents", "random", "--max-empty", "-1"], "--max-empty"),
     ],
 )
 def test_bad_values_are_one_line(tmp_path: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -279,6 +279,8 @@ def _main(argv: list[str] | None = None) -> None:
     for option in ("node_limit", "games", "table_bits"):
         if getattr(args, option, 1) < 1:
             parser.error(f"--{option.replace('_', '-')} must be at least 1, got {getattr(args, option)}")
+    if not 0 <= getattr(args, "max_empty", 0) <= 49:
+        parser.error(f"--max-empty must be in 0..49 (Fire & Ice has 49 holes), got {args.max_empty}")
     if not 10 <= getattr(args, "table_bits", 20) <= 30:
         parser.error(f"--table-bits must be in 10..30, got {args.table_bits}")
     out = run_dir_or_exit(parser, args.runs, args.run_name, f"perfect-{args.command}")
