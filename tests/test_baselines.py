@@ -583,6 +583,19 @@ def test_the_auto_thread_count_does_not_depend_on_the_load(monkeypatch) -> None:
     assert choose_torch_threads({"torch_threads": 3, "vec_env": "dummy"})[0] == 3
 
 
+def test_every_default_training_config_runs_on_one_torch_thread() -> None:
+    """One thread is the default (results page, "Torch threads"): the same weights on any machine,
+    whatever its cores; Thin Ice's update alone takes two (a fixed count, not the machine's)."""
+    from polarzoo.baselines.training.config import load_config
+    from polarzoo.baselines.training.ppo import choose_torch_threads
+    from polarzoo.envs import ENVIRONMENTS
+
+    for env_id in ENVIRONMENTS:
+        config = load_config(env_id)
+        assert choose_torch_threads(config) == (1, "torch_threads in the config"), env_id
+    assert choose_torch_threads({"vec_env": "dummy"})[0] == 1
+
+
 def test_a_random_opening_makes_deterministic_agents_play_different_games() -> None:
     """Fire & Ice has no chance: two greedy policies play one game over and over, unless the first
     plies are a random opening (drawn from its own seed: the same opening with the seats swapped)."""

@@ -44,12 +44,13 @@ def _result(path: Path) -> dict:
 def test_the_schedule_follows_the_protocol() -> None:
     runs = schedule(list(protocol.GAMES), sorted(protocol.ALGORITHMS), [0, 1], "short")
     assert RunSpec("thin_ice_v0", "az-jax", 0, "short") not in runs  # AlphaZero needs a JAX twin
-    assert len(runs) == 2 * (3 * 3 - 1) and runs[0].seed == 0 and runs[-1].seed == 1
+    assert RunSpec("thin_ice_v0-multiplayer", "ppo-board", 1, "short") in runs
+    assert len(runs) == 2 * (3 * 3 - 1 + 2) and runs[0].seed == 0 and runs[-1].seed == 1
     for game in protocol.GAMES:
         assert set(protocol.BUDGETS["short"][game]) >= {"ppo"}
 
 
-@pytest.mark.parametrize("game", protocol.GAMES)
+@pytest.mark.parametrize("game", [game for game in protocol.GAMES if game not in protocol.TRACKS])
 @pytest.mark.parametrize("algorithm", ["ppo-mlp", "ppo-board"])
 def test_the_protocol_trains_as_the_published_runs_did(game: str, algorithm: str) -> None:
     """The protocol's PPO config is the one the committed runs were trained with, whatever the
@@ -332,3 +333,45 @@ def test_the_aggregate_says_when_a_cell_has_fewer_seeds_than_the_protocol() -> N
     assert "| thin_ice_v0 | ppo-board | 1 of 5* | 1500 (one seed: no interval) |" in text
     assert "| thin_ice_v0 | ppo-mlp | 5 | 1400 [1350, 1450] |" in text
     assert "fewer seeds than the protocol's 5" in text
+
+
+@pytest.mark.slow
+def test_the_multiplayer_track_trains_on_every_table_and_scores_each(tmp_path: Path, monkeypatch) -> None:
+    """Thin Ice's multi-player track on the tiny budget: trained on tables of 2-6 players (the MLP
+    too: its observations are padded to six, in training and in play), scored at 2 players as
+    every run and at each of the track's counts (first place and mean points against the
+    heuristics, the league rating at that count); the aggregate has a table per count.  Scored at
+    3 and 6 players here (the protocol's 3-6 cost four times the games)."""
+    from polarzoo.baselines.benchmark.aggregate import aggregate, summarize
+
+    game, env_id, algorithm = "thin_ice_v0-multiplayer", "thin_ice_v0", "ppo-mlp"
+    track = protocol.TRACKS[game]
+    assert track.train_players == (2, 3, 4, 5, 6) and track.eval_players == (3, 4, 5, 6)
+    monkeypatch.setitem(protocol.TRACKS, game, protocol.Track(env_id, track.train_players, (3, 6)))
+    leagues = tmp_path / "leagues"
+    members = ["random", "heuristic:1", "heuristic:2", "heuristic:3", "heuristic"]  # 6-player games need 5
+    build(env_id, members, games=1, out=leagues / "build", bootstrap=20, show_progress=False)
+    (leagues / f"{env_id}.json").write_text((leagues / "build" / "league.json").read_text())
+    spec = RunSpec(game, algorithm, 0, "tiny")
+    out = tmp_path / "bench"
+    result = execute(spec, str(out), str(leagues))
+    config = json.loads((spec.folder(out) / "train" / "config.json").read_text())
+    assert config["env"] == env_id and config["env_kwargs"] == {"num_players": [2, 3, 4, 5, 6]}
+    assert set(result["win_rate"]) == {"random", "heuristic"}  # the 2-player scores every run has
+    assert set(result["by_players"]) == {"3", "6"}
+    for players, scores in result["by_players"].items():
+        assert scores["games"] == int(players)  # one game a rotation on the tiny budget
+        low, high = scores["first_place_ci95"]
+        assert 0.0 <= low <= scores["first_place"] <= high <= 1.0
+        assert scores["rating_games"] >= 1 and scores["opponents"] == f"{int(players) - 1} x heuristic"
+        lines = (spec.folder(out) / f"eval-{players}p" / "games.jsonl").read_text().splitlines()
+        assert len(lines) == int(players) and all(len(json.loads(line)["seats"]) == int(players) for line in lines)
+        rated = json.loads((spec.folder(out) / f"rating-{players}p" / "games.jsonl").read_text().splitlines()[0])
+        assert len(rated["seats"]) == int(players)
+    assert execute(spec, str(out), str(leagues)) == result  # finished: kept as it is
+    summary = summarize([result])
+    assert summary["iqm"]["players:6:first_place"][game][algorithm][3] == 1
+    assert {"players:3:rating", "players:6:mean_points"} <= set(summary["iqm"])
+    aggregate(out, "tiny")
+    text = (out / "tiny" / "aggregate.md").read_text()
+    assert "**first place at 6 players against 5 heuristics**" in text and "**league rating at 3 players**" in text

@@ -297,6 +297,7 @@ def test_ctrl_c_during_behaviour_cloning_then_resume(tmp_path: Path) -> None:
     )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "ignoring --seed" in resumed.stdout and "behaviour cloning" in resumed.stdout
+    assert f"resuming {run} in behaviour cloning" in resumed.stdout and "older code" not in resumed.stdout
     report = json.loads((run / "behaviour_cloning.json").read_text())
     assert len(report["loss_per_epoch"]) == 400
     assert (run / "model.zip").exists()

@@ -95,6 +95,14 @@ class PolicyAgent:
             if scale is None:
                 scale = self._scales[id(space)] = observation_scale(space)
             raw = normalize(raw, scale)
+        elif raw.ndim == 1 and len(self.model.observation_space.shape) == 1:
+            size = int(self.model.observation_space.shape[0])
+            if raw.shape[0] < size:
+                # A Thin Ice model trained on tables of several sizes reads each padded to the
+                # largest (wrappers.SingleAgentEnv); a smaller table is padded the same way here.
+                from polarzoo.envs.thin_ice.rules import pad_observation, players_of_size
+
+                raw = pad_observation(np.asarray(raw, dtype=np.float32), players_of_size(size))
         return raw, observation["action_mask"].astype(bool)
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:

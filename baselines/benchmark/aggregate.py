@@ -26,17 +26,35 @@ from polarzoo.baselines.cli.runs import atomic_write, save_figure
 from polarzoo.envs.utils import global_random_state_kept, require
 
 REPS = 5000
+#: a track's scores at each table size (``result.json``'s ``by_players``), as the aggregate titles them
+TABLE_FIELDS = {
+    "rating": "league rating at {n} players",
+    "first_place": "first place at {n} players against {n_1} heuristics",
+    "mean_points": "mean points at {n} players against {n_1} heuristics",
+}
 
 
 def load_results(out: Path, budget: str) -> list[dict[str, Any]]:
     return [json.loads(p.read_text()) for p in sorted((out / budget).glob("*/*/seed*/result.json"))]
 
 
+def _value(result: dict[str, Any], key: str) -> Any:
+    """One run's score named by ``key``: "rating", "win_rate:<opponent>", or a track's
+    "players:<N>:<rating | first_place | mean_points>" (None when the run has none)."""
+    if key == "rating":
+        return result["rating"]
+    kind, _, rest = key.partition(":")
+    if kind == "players":
+        players, _, field = rest.partition(":")
+        return result.get("by_players", {}).get(players, {}).get(field)
+    return result["win_rate"].get(rest)
+
+
 def _table(results: list[dict[str, Any]], key: str) -> dict[tuple[str, str], np.ndarray]:
-    """(game, algorithm) -> scores of its seeds, in seed order (``key``: "rating" or "win_rate:<opponent>")."""
+    """(game, algorithm) -> scores of its seeds, in seed order (``key``: see :func:`_value`)."""
     table: dict[tuple[str, str], list[tuple[int, float]]] = {}
     for r in results:
-        value = r["rating"] if key == "rating" else r["win_rate"].get(key.split(":", 1)[1])
+        value = _value(r, key)
         if value is not None:
             table.setdefault((r["game"], r["algorithm"]), []).append((r["seed"], float(value)))
     return {k: np.array([v for _, v in sorted(rows)]) for k, rows in table.items()}
@@ -73,7 +91,9 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
         "runs": len(results),
         "league_versions": {g: sorted(v, key=str) for g, v in sorted(versions.items())},
     }
-    for metric in ["rating", *(f"win_rate:{o}" for o in opponents)]:
+    counts = sorted({int(n) for r in results for n in r.get("by_players", {})})
+    table_metrics = [f"players:{n}:{field}" for field in TABLE_FIELDS for n in counts]
+    for metric in ["rating", *(f"win_rate:{o}" for o in opponents), *table_metrics]:
         for (game, algorithm), scores in sorted(_table(results, metric).items()):
             point, low, high = _iqm(scores)
             summary["iqm"].setdefault(metric, {}).setdefault(game, {})[algorithm] = [point, low, high, len(scores)]
@@ -112,6 +132,24 @@ def mixed_leagues(summary: dict[str, Any]) -> list[str]:
     ]
 
 
+def _title(metric: str) -> str:
+    if metric == "rating":
+        return "league rating"
+    kind, _, rest = metric.partition(":")
+    if kind == "players":
+        players, _, field = rest.partition(":")
+        return TABLE_FIELDS[field].format(n=players, n_1=int(players) - 1)
+    return f"win rate vs {rest}"
+
+
+def _format(metric: str) -> Any:
+    if metric == "rating" or metric.endswith(":rating"):
+        return lambda v: f"{v:.0f}"
+    if metric.endswith(":mean_points"):
+        return lambda v: f"{v:.2f}"
+    return lambda v: f"{v:.0%}"
+
+
 def markdown(summary: dict[str, Any]) -> str:
     lines = [f"Aggregate of {summary['runs']} runs: IQM over seeds [stratified bootstrap 95% interval] (rliable).", ""]
     versions = summary.get("league_versions", {})
@@ -120,12 +158,12 @@ def markdown(summary: dict[str, Any]) -> str:
     warnings_ = mixed_leagues(summary)
     lines += [f"**Warning**: {message}" for message in warnings_] + ([""] if warnings_ else [])
     for metric, games in summary["iqm"].items():
-        title = "league rating" if metric == "rating" else f"win rate vs {metric.split(':', 1)[1]}"
+        title = _title(metric)
         lines += [f"**{title}**", "", "| game | algorithm | seeds | IQM [95% CI] |", "|---|---|---:|---|"]
         short = False
         for game, algorithms in games.items():
             for algorithm, (point, low, high, seeds) in algorithms.items():
-                fmt = (lambda v: f"{v:.0f}") if metric == "rating" else (lambda v: f"{v:.0%}")
+                fmt = _format(metric)
                 asked = len(DEFAULT_SEEDS)
                 count = f"{seeds} of {asked}*" if seeds < asked else str(seeds)
                 short = short or seeds < asked

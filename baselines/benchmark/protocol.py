@@ -97,10 +97,41 @@ BUDGETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
     },
 }
 
-#: The benchmark's games: those its budgets name.
+
+@dataclass(frozen=True)
+class Track:
+    """A benchmark game that is not an env's default table: the env, the player counts its runs
+    train on (one drawn per episode, observations padded to the largest) and the counts they are
+    scored at besides the env's default (2 players)."""
+
+    env: str
+    train_players: tuple[int, ...]
+    eval_players: tuple[int, ...]
+    description: str = ""
+
+
+#: The multi-player track: Thin Ice trained on tables of 2 to 6 players and scored at each (first
+#: place and mean points against N-1 heuristics, the league rating at N players), besides the
+#: 2-player scores every run has.  Its budgets are Thin Ice's.
+TRACKS: dict[str, Track] = {
+    "thin_ice_v0-multiplayer": Track(
+        "thin_ice_v0", (2, 3, 4, 5, 6), (3, 4, 5, 6), "Thin Ice, trained on 2-6 players, scored at 2, 3, 4, 5 and 6"
+    ),
+}
+for _budget in BUDGETS.values():
+    for _name, _track in TRACKS.items():
+        _budget[_name] = _budget[_track.env]
+
+
+def env_of(game: str) -> str:
+    """The env id a benchmark game plays (a track's env, else the game itself)."""
+    return TRACKS[game].env if game in TRACKS else game
+
+
+#: The benchmark's games: those its budgets name (the envs' default tables, then the tracks).
 GAMES = tuple(BUDGETS["short"])
-#: The games with a JAX twin (AlphaZero runs on them only): env id -> the twin's name.
-TWIN_GAMES = {env_id: ENV_GAMES[env_id].jax_twin for env_id in GAMES if ENV_GAMES[env_id].jax_twin}
+#: The games with a JAX twin (AlphaZero runs on them only): game -> the twin's name.
+TWIN_GAMES = {game: ENV_GAMES[env_of(game)].jax_twin for game in GAMES if ENV_GAMES[env_of(game)].jax_twin}
 
 #: Every run's trainer settings that keep runs comparable and two of them side by side on two
 #: cores: one torch thread, the envs in the learner's process.
@@ -112,6 +143,7 @@ PPO_PINNED: dict[str, dict[str, Any]] = {
     "fire_and_ice_v0": {"bc_games": 0, "bc_epochs": 20, "opponents": {"random": 0.4, "heuristic": 0.2, "self": 0.4}},
     "go_with_the_floe_v0": {"bc_games": 0},
     "thin_ice_v0": {"bc_games": 0},
+    **{game: {"bc_games": 0, "env_kwargs": {"num_players": list(track.train_players)}} for game, track in TRACKS.items()},
 }
 
 
@@ -119,7 +151,7 @@ def ppo_config(game: str, algorithm: str, budget: str) -> dict[str, Any]:
     """The resolved MaskablePPO config of a protocol run (the game's hyperparams.yaml section,
     then the algorithm's, the budget's, the fixed and the pinned settings)."""
     settings = BUDGETS[budget][game]["ppo"]
-    return ppo.load_config(game, {**ALGORITHMS[algorithm].overrides, **settings, **PPO_FIXED, **PPO_PINNED.get(game, {})})
+    return ppo.load_config(env_of(game), {**ALGORITHMS[algorithm].overrides, **settings, **PPO_FIXED, **PPO_PINNED.get(game, {})})
 
 
 @dataclass(frozen=True)
@@ -131,15 +163,20 @@ class Evaluation:
     league_width: float = 120.0  # rate until the 95% interval is at most this wide...
     league_max_games: int = 600  # ...or this many games are played
     seed: int = 20_000  # the evaluation's first seed (the run's seed is added)
+    #: a track's tables of N players: games per rotation of the lineup (the run's agent and N-1
+    #: of ``table_opponent``: N x this many games), and the league rating's budget at N players
+    table_games: int = 10
+    table_opponent: str = "heuristic"
+    table_league_max_games: int = 200
 
 
 EVALUATIONS = {
     "short": Evaluation(),
-    "long": Evaluation(games_per_seat=100, league_width=80.0, league_max_games=1500),
-    "tiny": Evaluation(games_per_seat=1, league_width=10_000.0, league_max_games=12),
+    "long": Evaluation(games_per_seat=100, league_width=80.0, league_max_games=1500, table_games=40, table_league_max_games=800),
+    "tiny": Evaluation(games_per_seat=1, league_width=10_000.0, league_max_games=12, table_games=1, table_league_max_games=12),
 }
 
 
 def applicable(algorithm: str, game: str) -> bool:
     """Whether the protocol runs ``algorithm`` on ``game`` (AlphaZero needs a JAX twin)."""
-    return ALGORITHMS[algorithm].trainer != "alphazero_jax" or game in TWIN_GAMES
+    return ALGORITHMS[algorithm].trainer != "alphazero_jax" or (game in TWIN_GAMES and game not in TRACKS)

@@ -52,8 +52,9 @@ from polarzoo.baselines.cli.runs import (
 from polarzoo.baselines.evaluation.evaluate import finished_games
 from polarzoo.baselines.evaluation.league import load_league
 from polarzoo.baselines.evaluation.league_rate import rate
-from polarzoo.baselines.evaluation.tournament import game_key, head_to_head, wilson_interval
+from polarzoo.baselines.evaluation.tournament import game_key, head_to_head, multiplayer_table, wilson_interval
 from polarzoo.baselines.training import alphazero_jax, ppo
+from polarzoo.envs import GAMES
 
 MODULE = "polarzoo.baselines.benchmark"
 
@@ -197,13 +198,14 @@ def _trained_agent(spec: RunSpec, run_dir: Path) -> Any:
     model = _model_path(spec, run_dir)
     if protocol.ALGORITHMS[spec.algorithm].trainer == "ppo":
         return PolicyAgent(model, name=name)
-    agent = AlphaZeroJaxAgent(model, spec.game)
+    agent = AlphaZeroJaxAgent(model, protocol.env_of(spec.game))
     agent.name = name
     return agent
 
 
 def _league(game: str, leagues: str | None) -> Any:
-    return load_league(Path(leagues) / f"{game}.json" if leagues else game)
+    env_id = protocol.env_of(game)
+    return load_league(Path(leagues) / f"{env_id}.json" if leagues else env_id)
 
 
 def rerate_due(spec: RunSpec, out: Path, leagues: str | None = None) -> bool:
@@ -230,9 +232,10 @@ def _start_afresh(run_dir: Path) -> None:
 
 def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> dict[str, Any]:
     evaluation = protocol.EVALUATIONS[spec.budget]
+    env_id = protocol.env_of(spec.game)
     league = _league(spec.game, leagues)
     rating = rate(
-        spec.game,
+        env_id,
         agent,
         league,
         folder / "rating",
@@ -245,7 +248,7 @@ def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> d
     out = folder / "eval"
     out.mkdir(parents=True, exist_ok=True)
     seed = evaluation.seed + 1000 * spec.seed
-    finished = finished_games(out, spec.game, seed)
+    finished = finished_games(out, env_id, seed)
     win_rate, intervals = {}, {}
     # The finished games are kept whole; head_to_head hands them back too, and they are not written twice.
     games = LineFile(out / "games.jsonl", [json.dumps(record) for record in finished.values()])
@@ -256,9 +259,9 @@ def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> d
 
     try:
         for name in evaluation.opponents:
-            opponent = make_agent(name, spec.game)
+            opponent = make_agent(name, env_id)
             result = head_to_head(
-                spec.game,
+                env_id,
                 agent,
                 opponent,
                 evaluation.games_per_seat,
@@ -270,7 +273,7 @@ def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> d
             intervals[name] = list(wilson_interval(result.wins, result.games))
     finally:
         games.close()
-    return {
+    scores = {
         "rating": rating.rating,
         "rating_ci95": list(rating.ci95),
         "rating_games": rating.games,
@@ -278,6 +281,72 @@ def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> d
         "win_rate": win_rate,
         "win_rate_ci95": intervals,
         "games_per_seat": evaluation.games_per_seat,
+    }
+    if spec.game in protocol.TRACKS:
+        scores["by_players"] = {
+            str(players): _score_table(spec, agent, folder, league, players)
+            for players in protocol.TRACKS[spec.game].eval_players
+        }
+    return scores
+
+
+def _score_table(spec: RunSpec, agent: Any, folder: Path, league: Any, players: int) -> dict[str, Any]:
+    """A track's run at a table of ``players``: first place and mean points against
+    ``players - 1`` of the evaluation's table opponent (every seat in turn), and its league rating
+    at that count; games in ``rating-<N>p/`` and ``eval-<N>p/`` (kept across an interruption)."""
+    evaluation = protocol.EVALUATIONS[spec.budget]
+    env_id = protocol.env_of(spec.game)
+    rating = rate(
+        env_id,
+        agent,
+        league,
+        folder / f"rating-{players}p",
+        width=evaluation.league_width,
+        max_games=evaluation.table_league_max_games,
+        players=players,
+        seed=evaluation.seed + spec.seed,
+        log=lambda line: print(line, flush=True),
+    )
+    atomic_write(folder / f"rating-{players}p" / "rating.json", json.dumps(asdict(rating), indent=2) + "\n")
+    out = folder / f"eval-{players}p"
+    out.mkdir(parents=True, exist_ok=True)
+    seed = evaluation.seed + 1000 * spec.seed
+    finished = finished_games(out, env_id, seed)
+    games = LineFile(out / "games.jsonl", [json.dumps(record) for record in finished.values()])
+
+    def on_game(record: dict[str, Any]) -> None:
+        if game_key(record) not in finished:
+            games.add(json.dumps(record))
+
+    lineup = [agent] + [make_agent(evaluation.table_opponent, env_id) for _ in range(players - 1)]
+    for index, opponent in enumerate(lineup[1:], start=1):
+        opponent.name = f"{evaluation.table_opponent} ({index})" if players > 2 else opponent.name
+    try:
+        stats = multiplayer_table(
+            env_id,
+            lineup,
+            evaluation.table_games,
+            seed=seed,
+            env_kwargs=GAMES[env_id].env_kwargs(players),
+            on_game=on_game,
+            finished=finished,
+        )
+    finally:
+        games.close()
+    mine = next(entry for entry in stats if entry.name == agent.name)
+    table = mine.as_dict()
+    first = sum(rank == 1 for rank in mine.ranks)
+    return {
+        "rating": rating.rating,
+        "rating_ci95": list(rating.ci95),
+        "rating_games": rating.games,
+        "opponents": f"{players - 1} x {evaluation.table_opponent}",
+        "games": table["games"],
+        "first_place": first / table["games"],
+        "first_place_ci95": list(wilson_interval(first, table["games"])),
+        "mean_points": table["mean_points"],
+        "mean_points_ci95": table["mean_points_ci95"],
+        "opponents_mean_points": float(np.mean([p for entry in stats if entry is not mine for p in entry.points])),
     }
 
 
@@ -412,7 +481,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
         parser.error("--seeds must be distinct whole numbers >= 0")
     for game in args.games:
         try:
-            load_league(Path(args.leagues) / f"{game}.json" if args.leagues else game)
+            _league(game, args.leagues)
         except ValueError as error:
             parser.error(f"{game}: {error}")
     writable_folder_or_exit(parser, "--out", args.out)

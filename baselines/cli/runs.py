@@ -129,6 +129,19 @@ def writable_folder_or_exit(parser: argparse.ArgumentParser, option: str, folder
     return folder
 
 
+def one_torch_thread() -> None:
+    """Games are played on one torch thread: a policy's forward passes give the same numbers on
+    any thread count (the networks' sums over a batch of one do not split), so the games are the
+    same, and one thread is as fast on an idle machine and 3-4x faster beside a busy core, where
+    two threads wait for each other (results page, "Torch threads").  The shipped leagues were
+    built this way.  For a command line's own process only: training sets its own count."""
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
+
+
 def atomic_write(path: Path, data: bytes | str) -> None:
     """Write ``path`` whole or not at all: a temporary name beside it, then a rename (a kill or a
     full disk never leaves half a file; the temporary file is removed on failure)."""

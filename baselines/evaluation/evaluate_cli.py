@@ -19,6 +19,7 @@ from polarzoo.baselines.cli.runs import (
     apply_trust_pickles,
     atomic_write,
     new_run_dir,
+    one_torch_thread,
     prog_name,
     saved_command,
     writable_folder_or_exit,
@@ -142,6 +143,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
             out = Path("runs") / "eval-unwritable"
             print(f"warning: cannot create a run folder under runs/ ({error.strerror or error})")
     print(f"writing to {out}", flush=True)
+    one_torch_thread()
     apply_time_control(args, out)  # a proc: agent's stderr goes to OUT/agent-logs
     if finished is None:
         # what --resume needs to play the rest of the same evaluation

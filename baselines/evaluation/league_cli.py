@@ -30,6 +30,7 @@ from polarzoo.baselines.cli.runs import (
     apply_trust_pickles,
     atomic_write,
     new_run_dir,
+    one_torch_thread,
     prog_name,
     saved_command,
     writable_folder_or_exit,
@@ -140,7 +141,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
         # in this process's place (an exec, not an import: the layers only point down).
         os.execv(sys.executable, [sys.executable, "-m", EXPLOIT_MODULE, *raw[1:]])
     args = parser.parse_args(raw)
-    _one_torch_thread()
+    one_torch_thread()
     try:
         if args.command == "show":
             league = load_league(args.league or args.env, trusted=args.trust_member)
@@ -156,18 +157,6 @@ def _main_writes(argv: list[str] | None = None) -> None:
         again = f"--resume {out}" if args.command == "rate" else "the same command"
         print(f"\ninterrupted: the finished games are in {out}/games.jsonl; continue with {again}", file=sys.stderr)
         sys.exit(130)
-
-
-def _one_torch_thread() -> None:
-    """League games run on one torch thread, as the shipped leagues were built.  A greedy
-    policy's exactly tied moves (the board networks are equivariant) no longer depend on the
-    thread count (:data:`polarzoo.baselines.agents.policy.TIE_TOLERANCE`); one thread keeps
-    the networks' remaining rounding, and the time per game, the same on every machine."""
-    try:
-        import torch
-    except ImportError:
-        return
-    torch.set_num_threads(1)
 
 
 def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[str]) -> None:

@@ -34,6 +34,7 @@ from polarzoo.baselines.cli.runs import (
     LineFile,
     atomic_write,
     ctrl_c_is_one_line,
+    one_torch_thread,
     prog_name,
     run_dir_or_exit,
     writes_fail_in_one_line,
@@ -285,6 +286,7 @@ def _main(argv: list[str] | None = None) -> None:
         parser.error(f"--table-bits must be in 10..30, got {args.table_bits}")
     out = run_dir_or_exit(parser, args.runs, args.run_name, f"perfect-{args.command}")
     print(f"run folder: {out}", file=sys.stderr)
+    one_torch_thread()
     if args.command == "size":
         _size(args, out)
     elif args.command == "solve":

@@ -58,7 +58,9 @@ class TrainConfig:
     policy: str = field(default="board", metadata={"help": "board | mlp", "choices": ("board", "mlp")})
     board_policy: dict[str, Any] = field(default_factory=lambda: {"dim": 32, "blocks": 3})
     net_arch: list[int] = field(default_factory=lambda: [256, 256])
-    torch_threads: int = field(default=0, metadata={"help": "0 = auto", "least": 0})
+    torch_threads: int = field(
+        default=1, metadata={"help": "1: the same weights on every machine; 0 = one per core (results page)", "least": 0}
+    )
     update_threads: int = field(default=0, metadata={"help": "0 = as torch_threads", "least": 0})
     device: str = field(default="cpu", metadata={"choices": ("cpu", "cuda", "auto")})
     learner_seat: Any = "alternate"
