@@ -28,6 +28,7 @@ from typing import Any
 
 from polarzoo.baselines.agents.oracle import FALLBACKS, MAX_EMPTY_HOLES, NODE_LIMIT, in_reach, make_solver
 from polarzoo.baselines.agents.registry import make_agent
+from polarzoo.baselines.cli.progress import LogProgress
 from polarzoo.baselines.cli.progress import progress as progress_bar
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
@@ -174,6 +175,13 @@ def _size(args: argparse.Namespace, out: Path) -> None:
     )
 
 
+def _progress(args: argparse.Namespace, total: int, desc: str, unit: str) -> Any:
+    """A bar on a terminal, steady lines in a log; ``--no-progress``: steady lines always."""
+    if args.no_progress:
+        return LogProgress(total, desc, unit)
+    return progress_bar(total, desc, unit)
+
+
 def _solve(args: argparse.Namespace, out: Path) -> None:
     solver = make_solver(args.env, args.table_bits)
     rules = floe_rules
@@ -194,7 +202,7 @@ def _solve(args: argparse.Namespace, out: Path) -> None:
             for action in rules.legal_actions(state):
                 nxt[(*line, int(action))] = rules.apply(state, int(action))
         frontier = nxt
-        bar = progress_bar(len(frontier), f"ply {ply}", "position", not args.no_progress)
+        bar = _progress(args, len(frontier), f"ply {ply}", "position")
         wins = [0, 0]
         undecided, nodes, seconds = 0, 0, 0.0
         first_moves: dict[str, int] = {}
@@ -245,7 +253,7 @@ def _accuracy(args: argparse.Namespace, out: Path, parser: argparse.ArgumentPars
     atomic_write(out / "config.json", json.dumps(config, indent=2) + "\n")
     log = LineFile(out / "games.jsonl")
     lines: dict[str, list[dict[str, Any]]] = {spec: [] for spec in agents}
-    bar = progress_bar(len(agents) * args.games, "judging", "game", not args.no_progress)
+    bar = _progress(args, len(agents) * args.games, "judging", "game")
     try:
         for spec, agent in agents.items():
             for game in range(args.games):
