@@ -375,3 +375,36 @@ def test_the_multiplayer_track_trains_on_every_table_and_scores_each(tmp_path: P
     aggregate(out, "tiny")
     text = (out / "tiny" / "aggregate.md").read_text()
     assert "**first place at 6 players against 5 heuristics**" in text and "**league rating at 3 players**" in text
+
+
+def test_a_damaged_result_is_said_and_the_run_finished_again_without_training(
+    leagues: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``result.json`` that is not JSON (or not a run's result) is one warning line: the
+    aggregate leaves that run out, and ``benchmark run`` finishes it again from its folder (its
+    model kept, not trained again), ending with the result it had."""
+    from polarzoo.baselines.benchmark.aggregate import load_results
+    from polarzoo.baselines.benchmark.runner import run_all
+
+    spec = RunSpec(GAME, "ppo-mlp", 0, "tiny")
+    out = tmp_path / "bench"
+    first = execute(spec, str(out), str(leagues))
+    trained = (spec.folder(out) / "train" / "training.json").stat().st_mtime_ns
+    for damage in ("{broken", '{"rating": 1500}'):
+        (spec.folder(out) / "result.json").write_text(damage)
+        assert load_results(out, "tiny") == []
+        assert "result.json is damaged" in capsys.readouterr().err
+        lines: list[str] = []
+        again = run_all([spec], out, leagues=str(leagues), log=lines.append)
+        assert any("is damaged" in line for line in lines) and "1 to run" in lines[1]
+        assert {k: v for k, v in again[0].items() if k not in TIMING} == {k: v for k, v in first.items() if k not in TIMING}
+        assert (spec.folder(out) / "train" / "training.json").stat().st_mtime_ns == trained  # not trained again
+    (spec.folder(out) / "result.json").write_text("{broken")
+    result = subprocess.run(
+        [sys.executable, "-m", "polarzoo.baselines.benchmark", "aggregate", "--out", str(out), "--budget", "tiny"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert "result.json is damaged" in result.stderr and "nothing to aggregate" in result.stderr

@@ -34,8 +34,38 @@ TABLE_FIELDS = {
 }
 
 
+#: what every run's ``result.json`` has
+RESULT_KEYS = ("game", "algorithm", "seed", "rating", "rating_ci95", "win_rate")
+
+
+def read_result(folder: Path, warn: Any = None) -> dict[str, Any] | None:
+    """The ``result.json`` of the run in ``folder``; None when there is none, or when it is
+    damaged (not JSON, not a run's result): then ``warn`` (default: standard error) gets one
+    line, and the run counts as not finished, so ``benchmark run`` finishes it again from what
+    its folder keeps (its model, its games)."""
+    path = folder / "result.json"
+    try:
+        result = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        problem = getattr(error, "strerror", None) or type(error).__name__
+    else:
+        if isinstance(result, dict) and all(key in result for key in RESULT_KEYS):
+            return result
+        problem = "not a run's result"
+    message = (
+        f"warning: {path} is damaged ({problem}): that run is left out; `benchmark run` with the same "
+        "--out finishes it again from its folder"
+    )
+    (warn or (lambda line: print(line, file=sys.stderr)))(message)
+    return None
+
+
 def load_results(out: Path, budget: str) -> list[dict[str, Any]]:
-    return [json.loads(p.read_text()) for p in sorted((out / budget).glob("*/*/seed*/result.json"))]
+    """The finished runs' results (damaged ones said and left out: :func:`read_result`)."""
+    found = (read_result(path.parent) for path in sorted((out / budget).glob("*/*/seed*/result.json")))
+    return [result for result in found if result is not None]
 
 
 def _value(result: dict[str, Any], key: str) -> Any:

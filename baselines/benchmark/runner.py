@@ -39,7 +39,7 @@ import polarzoo.baselines.benchmark.protocol as protocol
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.alphazero_jax import AlphaZeroJaxAgent
 from polarzoo.baselines.agents.policy import PolicyAgent
-from polarzoo.baselines.benchmark.aggregate import aggregate
+from polarzoo.baselines.benchmark.aggregate import aggregate, read_result
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     LineFile,
@@ -91,11 +91,9 @@ def execute(spec: RunSpec, out: str, leagues: str | None = None) -> dict[str, An
     its ``result.json``.  A top-level function: local worker processes and Ray tasks call it."""
     folder = spec.folder(Path(out))
     done = folder / "result.json"
-    stale = None
-    if done.exists():
-        stale = json.loads(done.read_text())
-        if not rerate_due(spec, Path(out), leagues):
-            return stale
+    stale = read_result(folder, warn=lambda _: None)  # (a damaged one: run_all said so; it is finished again)
+    if stale is not None and not rerate_due(spec, Path(out), leagues):
+        return stale
     folder.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
     # One core per run, for the training (PPO_FIXED) and the games alike: a network's sums depend
@@ -213,10 +211,10 @@ def rerate_due(spec: RunSpec, out: Path, leagues: str | None = None) -> bool:
     current one and its model is here to be rated again (a run folder from a clean clone has
     its records but not its model: it keeps its old rating, and the aggregate says which
     league each rating is on)."""
-    done = spec.folder(out) / "result.json"
-    if not done.exists():
+    done = read_result(spec.folder(out), warn=lambda _: None)  # (a damaged one is said where it is run)
+    if done is None:
         return False
-    version = json.loads(done.read_text()).get("league_version")
+    version = done.get("league_version")
     return version != _league(spec.game, leagues).version and _model_path(spec, spec.folder(out) / "train").exists()
 
 
@@ -361,7 +359,7 @@ def run_all(
 ) -> list[dict[str, Any]]:
     """Every run of ``specs`` not finished yet, ``workers`` at a time (or as Ray tasks)."""
     rerate = [s for s in specs if rerate_due(s, out, leagues)]
-    pending = rerate + [s for s in specs if not (s.folder(out) / "result.json").exists()]
+    pending = rerate + [s for s in specs if read_result(s.folder(out), warn=log) is None]
     log(
         f"{len(specs)} runs, {len(specs) - len(pending) + len(rerate)} finished before, {len(pending) - len(rerate)} to run"
         + (f", {len(rerate)} to rate again (rated against an older league)" if rerate else "")
@@ -472,7 +470,11 @@ def _main_writes(argv: list[str] | None = None) -> None:
     if args.command == "aggregate":
         if not (args.out / args.budget).is_dir():
             parser.error(f"--out {args.out}: no {args.budget} runs there")
-        for path in aggregate(args.out, args.budget):
+        written = aggregate(args.out, args.budget)
+        if not written:
+            print(f"error: no finished run in {args.out / args.budget}: nothing to aggregate", file=sys.stderr)
+            sys.exit(1)
+        for path in written:
             print(f"written: {path}")
         return
     if args.workers < 1:
