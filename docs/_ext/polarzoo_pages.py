@@ -142,7 +142,8 @@ def exploit_section(source_dir: Path) -> list[str]:
         "",
         "Each row: `python -m polarzoo.baselines.training.exploit --env ENV --agent AGENT --timesteps T --games G "
         "--rate-games R --torch-threads 1` (`--init pretrained` where the row says so) with the row's numbers (G games "
-        "a seat; R: 200, 100 for Thin Ice and `az:20`); the runs are in `docs/results/exploit/`.",
+        "a seat; R: 200, 100 for Thin Ice's `pretrained` and `heuristic` and for `az:20`, the default 400 for the "
+        "others); the runs are in `docs/results/exploit/`.",
         "",
     ]
     return parts
