@@ -130,7 +130,8 @@ def exploit_section(source_dir: Path) -> list[str]:
         start += f", {result['distinct_games']} distinct" if "distinct_games" in result else ""
         rating = result.get("rating")
         rated = (
-            f"{rating['rating']:.0f} [{rating['ci95'][0]:.0f}, {rating['ci95'][1]:.0f}] (the agent: {rating['target_rating']})"
+            f"{rating['rating']:.0f} [{rating['ci95'][0]:.0f}, {rating['ci95'][1]:.0f}] "
+            f"(league v{rating.get('league_version', '?')}; the agent: {rating['target_rating']})"
             if rating
             else "-"
         )
