@@ -68,16 +68,24 @@ def load_results(out: Path, budget: str) -> list[dict[str, Any]]:
     return [result for result in found if result is not None]
 
 
+def _table_metric(key: str) -> tuple[str, str] | None:
+    """(players, field) of a track's metric "players:<N>:<rating | first_place | mean_points>"."""
+    kind, _, rest = key.partition(":")
+    if kind != "players":
+        return None
+    players, _, field = rest.partition(":")
+    return players, field
+
+
 def _value(result: dict[str, Any], key: str) -> Any:
     """One run's score named by ``key``: "rating", "win_rate:<opponent>", or a track's
-    "players:<N>:<rating | first_place | mean_points>" (None when the run has none)."""
+    :func:`_table_metric` (None when the run has none)."""
     if key == "rating":
         return result["rating"]
-    kind, _, rest = key.partition(":")
-    if kind == "players":
-        players, _, field = rest.partition(":")
-        return result.get("by_players", {}).get(players, {}).get(field)
-    return result["win_rate"].get(rest)
+    table = _table_metric(key)
+    if table is not None:
+        return result.get("by_players", {}).get(table[0], {}).get(table[1])
+    return result["win_rate"].get(key.partition(":")[2])
 
 
 def _table(results: list[dict[str, Any]], key: str) -> dict[tuple[str, str], np.ndarray]:
@@ -165,11 +173,10 @@ def mixed_leagues(summary: dict[str, Any]) -> list[str]:
 def _title(metric: str) -> str:
     if metric == "rating":
         return "league rating"
-    kind, _, rest = metric.partition(":")
-    if kind == "players":
-        players, _, field = rest.partition(":")
-        return TABLE_FIELDS[field].format(n=players, n_1=int(players) - 1)
-    return f"win rate vs {rest}"
+    table = _table_metric(metric)
+    if table is not None:
+        return TABLE_FIELDS[table[1]].format(n=table[0], n_1=int(table[0]) - 1)
+    return f"win rate vs {metric.partition(':')[2]}"
 
 
 def _format(metric: str) -> Any:

@@ -107,16 +107,13 @@ class Track:
     env: str
     train_players: tuple[int, ...]
     eval_players: tuple[int, ...]
-    description: str = ""
 
 
 #: The multi-player track: Thin Ice trained on tables of 2 to 6 players and scored at each (first
 #: place and mean points against N-1 heuristics, the league rating at N players), besides the
 #: 2-player scores every run has.  Its budgets are Thin Ice's.
 TRACKS: dict[str, Track] = {
-    "thin_ice_v0-multiplayer": Track(
-        "thin_ice_v0", (2, 3, 4, 5, 6), (3, 4, 5, 6), "Thin Ice, trained on 2-6 players, scored at 2, 3, 4, 5 and 6"
-    ),
+    "thin_ice_v0-multiplayer": Track("thin_ice_v0", (2, 3, 4, 5, 6), (3, 4, 5, 6)),
 }
 for _budget in BUDGETS.values():
     for _name, _track in TRACKS.items():

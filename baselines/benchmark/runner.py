@@ -318,7 +318,7 @@ def _score_table(spec: RunSpec, agent: Any, folder: Path, league: Any, players: 
 
     lineup = [agent] + [make_agent(evaluation.table_opponent, env_id) for _ in range(players - 1)]
     for index, opponent in enumerate(lineup[1:], start=1):
-        opponent.name = f"{evaluation.table_opponent} ({index})" if players > 2 else opponent.name
+        opponent.name = f"{evaluation.table_opponent} ({index})"
     try:
         stats = multiplayer_table(
             env_id,

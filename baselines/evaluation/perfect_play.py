@@ -215,10 +215,8 @@ def _solve(args: argparse.Namespace, out: Path) -> None:
                 undecided += 1
             if ply == 1:
                 first_moves[rules.action_to_notation(line[0], start)] = proof.winner
-            if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
+            bar.update(1)
+        bar.close()
         level = {"plies": ply, "positions": len(frontier), "black_wins": wins[0], "white_wins": wins[1]}
         level.update({"undecided": undecided, "nodes": nodes, "seconds": seconds})
         if first_moves:
@@ -266,12 +264,10 @@ def _accuracy(args: argparse.Namespace, out: Path, parser: argparse.ArgumentPars
                 line["actions"] = record.actions
                 log.add(json.dumps(line))
                 lines[spec].append(line)
-                if bar is not None:
-                    bar.update(1)
+                bar.update(1)
     finally:
         log.close()
-        if bar is not None:
-            bar.close()
+        bar.close()
     rows = {spec: summarize(found) for spec, found in lines.items()}
     result = {"config": config, "agents": rows, "table_entries": solver.entries}
     atomic_write(out / "accuracy.json", json.dumps(result, indent=2) + "\n")
