@@ -40,6 +40,7 @@ def fps(
 ) -> float:
     import torch
     from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.logger import Logger
 
     torch.set_num_threads(threads)
     venv = make_venv()
@@ -54,6 +55,7 @@ def fps(
         device="cpu",
         verbose=0,
     )
+    model.set_logger(Logger(folder=None, output_formats=[]))  # else SB3 makes an empty folder in /tmp
     model.learn(min(512, timesteps))  # warm-up
     start = time.perf_counter()
     model.learn(timesteps, reset_num_timesteps=False)

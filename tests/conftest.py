@@ -1,11 +1,17 @@
 """Test configuration: headless rendering for pygame windows and MuJoCo; one core per xdist worker."""
 
 import os
+import tempfile
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 os.environ.setdefault("MUJOCO_GL", "egl")
+
+# Tests that call SB3's learn() without a logger would each leave an empty SB3-<time> folder in
+# /tmp (SB3 makes one when no log folder is named); they go to one folder removed at exit.
+_SB3_LOGS = tempfile.TemporaryDirectory(prefix="polarzoo-tests-sb3-")
+os.environ.setdefault("SB3_LOGDIR", _SB3_LOGS.name)
 
 
 def _one_core_per_worker() -> None:

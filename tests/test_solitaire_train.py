@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -82,3 +83,20 @@ def test_cli_trains_a_loadable_model(tmp_path) -> None:
         [sys.executable, "-m", "polarzoo.baselines.solitaire_train", "--deals", "0"], capture_output=True, text=True
     )
     assert bad.returncode == 2 and "--deals must be at least 1" in bad.stderr
+
+
+def test_solitaire_eval_training_leaves_nothing_in_the_temp_folder(tmp_path) -> None:
+    """SB3 makes an empty ``SB3-<time>`` folder in the temp folder on each learn() without a logger."""
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "SB3_LOGDIR"} | {"TMPDIR": str(temp)}
+    out = subprocess.run(
+        [sys.executable, "-m", "polarzoo.baselines.solitaire_eval", "--timesteps", "64", "--deals", "1"]
+        + ["--out", str(tmp_path / "s")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "s" / "model.safetensors").is_file()
+    assert [p.name for p in temp.iterdir() if p.name.startswith("SB3-")] == []

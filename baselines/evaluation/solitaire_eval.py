@@ -106,6 +106,7 @@ def _main(argv: list[str] | None = None) -> None:
     import torch
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.logger import Logger
 
     torch.set_num_threads(1)
     started = time.perf_counter()
@@ -138,6 +139,9 @@ def _main(argv: list[str] | None = None) -> None:
             device="cpu",
             verbose=0,
         )
+        # No logger set: SB3 would make an empty folder in /tmp on every learn(); this run's
+        # numbers go to its report, so the logger writes nowhere.
+        model.set_logger(Logger(folder=None, output_formats=[]))
         model.learn(args.timesteps, progress_bar=True)
         save_model(model, args.out / "model.zip")
         save_policy(model, args.out / "model.safetensors", env_id="polarzoo/FireAndIceSolitaire-v0")  # weights only, to share
