@@ -1,6 +1,6 @@
 #!/bin/bash
 # The mixed-count Thin Ice model (thin_ice_mixed, then 48,000 more PPO steps on 2-6 player tables
-# against the heuristic, the shipped 2-player model, itself and random) judged by issue 55's
+# against the heuristic, the shipped 2-player model, itself and random) judged by the
 # protocol: first place and mean points against N-1 heuristics at 3-6 players, 2 players against
 # random and the heuristic, head to head with the shipped `pretrained`, and its league rating at
 # every count (the shipped league v4, beside `pretrained`'s).
