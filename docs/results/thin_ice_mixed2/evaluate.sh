@@ -4,11 +4,13 @@
 # protocol: first place and mean points against N-1 heuristics at 3-6 players, 2 players against
 # random and the heuristic, head to head with the shipped `pretrained`, and its league rating at
 # every count (the shipped league v4, beside `pretrained`'s).
+# Usage: evaluate.sh [MODEL_FOLDER] (default this one; ../thin_ice_mixed3/evaluate.sh calls it with its own).
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 PY=${PY:-.venv/bin/python}
-NEW=model:docs/results/thin_ice_mixed2/model.safetensors
-OUT=${OUT:-runs/thin_ice_mixed2_eval}
+FOLDER=${1:-docs/results/thin_ice_mixed2}
+NEW=model:$FOLDER/model.safetensors
+OUT=${OUT:-runs/$(basename "$FOLDER")_eval}
 mkdir -p "$OUT"
 ev() { out=$1; shift; $PY -m polarzoo.baselines.evaluate --env thin_ice_v0 --no-progress --workers 2 --out "$OUT/$out" "$@" > "$OUT/$out.log" 2>&1; echo "$out done $(date +%T)"; }
 ev new-2p --agents $NEW random heuristic --games 100  # the results page's protocol for the shipped agents
