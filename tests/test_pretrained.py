@@ -77,9 +77,9 @@ GOLDEN = Path(__file__).parent / "playthroughs" / "pretrained_greedy_moves.json"
 
 @pytest.mark.parametrize("env_id", sorted(GOLDEN_POSITIONS))
 def test_the_weight_only_models_play_the_zips_moves(env_id: str) -> None:
-    """The shipped models, converted from the SB3 zips of earlier versions to weight-only files,
-    play the zips' greedy moves (recorded from the zips with MaskablePPO.load by
-    ``python tests/test_pretrained.py OLD_ZIP_FOLDER``) in thousands of positions."""
+    """The shipped models, converted from their runs' SB3 zips to weight-only files, play the zips'
+    greedy moves (recorded from the zips with MaskablePPO.load by ``python tests/test_pretrained.py
+    ZIP_FOLDER [ENV_ID ...]``, each zip named ``<env_id>.zip``) in thousands of positions."""
     if env_id == "thin_ice_v0":
         pytest.importorskip("mujoco")
     import json
@@ -94,15 +94,18 @@ def test_the_weight_only_models_play_the_zips_moves(env_id: str) -> None:
     )
 
 
-if __name__ == "__main__":  # record the zips' moves: python tests/test_pretrained.py FOLDER_WITH_THE_ZIPS
+if __name__ == "__main__":  # record the zips' moves: python tests/test_pretrained.py FOLDER_WITH_THE_ZIPS [ENV_ID ...]
     import json
 
     from sb3_contrib import MaskablePPO
 
     from polarzoo.baselines.agents import PolicyAgent
 
-    golden = {}
+    # only the named envs' moves are recorded again (a new model for one game), the others kept
+    golden = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
     for env_id, count in GOLDEN_POSITIONS.items():
+        if sys.argv[2:] and env_id not in sys.argv[2:]:
+            continue
         old = PolicyAgent(sys.argv[1] + f"/{env_id}.zip", model=MaskablePPO.load(sys.argv[1] + f"/{env_id}.zip", device="cpu"))
         rng = np.random.default_rng(0)
         golden[env_id] = greedy_moves(lambda env, who: old.act(env, who, rng), env_id, count)  # noqa: B023 (called here)
@@ -156,9 +159,9 @@ def test_thin_ice_search_plays_with_the_pretrained_policy(tmp_path, spec: str) -
     assert out.stdout.strip().endswith(f"ok {spec} [0, 0] [0, 0, 0]")
 
 
-def test_the_two_player_thin_ice_policy_plays_three_and_six_players() -> None:
-    """One network for any number of players: the shipped model (trained on 2) in bigger games,
-    where SB3's predict() would refuse the observation's size."""
+def test_the_thin_ice_policy_plays_three_and_six_players() -> None:
+    """One network for any number of players: the shipped model in 3- and 6-player games on a
+    small grid (its input does not depend on the count)."""
     pytest.importorskip("mujoco")
     from polarzoo.baselines.agents import make_agent
     from polarzoo.baselines.evaluation.tournament import play_game
