@@ -425,3 +425,35 @@ def test_a_game_edited_in_a_league_folder_is_played_again(small_league: Path, tm
         kept = read_games(edited)
     assert len(kept) == len(lines) - 1 and "edited after it was written" in said.getvalue()
     assert len(read_games(folder / "games.jsonl")) == len(lines)
+
+
+def test_a_rating_at_n_players_holds_the_members_at_their_n_player_fit(
+    small_league: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A league of several player counts fits each count on its own scale (a column of its
+    ladder); a newcomer rated at N players is held against the members' N-player ratings, so its
+    number reads against that column, not against the fit of all games (which mixes the counts)."""
+    import dataclasses
+
+    from polarzoo.baselines.evaluation import league_rate
+
+    league = load_league(small_league)
+    two = {name: {"rating": r + 300.0, "ci95": [r + 290.0, r + 310.0], "games": 1} for name, r in league.ratings.items()}
+    three = {name: {"rating": 1500.0, "ci95": [1490.0, 1510.0], "games": 1} for name in league.ratings}
+    several = dataclasses.replace(league, by_players={"2": two, "3": three})
+    assert several.ratings_at(2) == {name: r + 300.0 for name, r in league.ratings.items()}
+    assert league.ratings_at(5) == league.ratings  # no fit of that count: all games
+    held: list[dict[str, float]] = []
+    fit_one = league_rate.ratings.fit_one
+
+    def recording(games, name, fixed):  # type: ignore[no-untyped-def]
+        held.append(dict(fixed))
+        return fit_one(games, name, fixed)
+
+    monkeypatch.setattr(league_rate.ratings, "fit_one", recording)
+    rated = rate(
+        ENV, make_agent("random", ENV), several, tmp_path / "r", width=10_000, min_rounds=1, log=lambda _: None, min_games=0
+    )
+    assert held and all(fixed == several.ratings_at(2) for fixed in held)
+    text = league_rate.rating_markdown(rated, several, ENV)
+    assert "at 2 players" in text and f"| {league.ratings['heuristic'] + 300:.0f} |" in text

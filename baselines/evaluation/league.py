@@ -104,6 +104,15 @@ class League:
     fingerprint: str = ""
     protocol: dict[str, Any] = field(default_factory=dict)  # games per seat, seed, players, command, prior, bootstrap
 
+    def ratings_at(self, players: int) -> dict[str, float]:
+        """The members' ratings in games of ``players``: that count's own fit where the league
+        has one (its column on the ladder), else the fit of all games.  A newcomer rated at N
+        players is held against these, so its rating reads against the N-player column."""
+        fit = self.by_players.get(str(players))
+        if fit:
+            return {name: float(entry["rating"]) for name, entry in fit.items()}
+        return dict(self.ratings)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "format": LEAGUE_FORMAT,

@@ -32,6 +32,8 @@ class Rating:
     per_opponent: list[dict[str, Any]]
     #: games the agent lost without a move, by reason (a ``proc:`` agent: a timeout, a crash, a bad reply)
     forfeits: dict[str, int] = field(default_factory=dict)
+    #: players per game: the members were held at their ratings at this count (:meth:`League.ratings_at`)
+    players: int = 2
 
 
 def rate(
@@ -57,7 +59,9 @@ def rate(
         agent.name = f"{agent.name} (rated)"  # its games must not be mistaken for the member's
     members = [make_agent(spec, env_id) for spec in league.specs]
     versions = league_lib.member_versions(env_id, members, league.specs)
-    fixed = dict(league.ratings)
+    fixed = league.ratings_at(players)
+    if league.by_players and str(players) not in league.by_players:
+        log(f"league v{league.version} has no {players}-player fit: its members are held at their ratings over all its games")
     kwargs = GAMES[env_id].env_kwargs(players)
     if len(seat_names(env_id, kwargs)) != players:
         raise ValueError(f"{env_id} has {len(seat_names(env_id, kwargs))} seats, not {players}")
@@ -106,7 +110,9 @@ def rate(
         for seat, why in (line.get("forfeits") or {}).items():
             if line["seats"][int(seat)] == agent.name:
                 forfeits[why] = forfeits.get(why, 0) + 1
-    return Rating(agent.name, float(estimate), interval, len(lines), rounds, stopped, per_opponent(agent.name, lines), forfeits)
+    return Rating(
+        agent.name, float(estimate), interval, len(lines), rounds, stopped, per_opponent(agent.name, lines), forfeits, players
+    )
 
 
 def informative(groups: list[list[Any]], estimate: float, fixed: dict[str, float]) -> list[list[Any]]:
@@ -152,21 +158,23 @@ def per_opponent(name: str, lines: Sequence[dict[str, Any]]) -> list[dict[str, A
 
 def rating_markdown(result: Rating, league: League, env_id: str) -> str:
     low, high = result.ci95
-    order = sorted(league.ratings, key=lambda n: -league.ratings[n])
-    above = sum(league.ratings[n] > result.rating for n in order)
+    fixed = league.ratings_at(result.players)
+    order = sorted(fixed, key=lambda n: -fixed[n])
+    above = sum(fixed[n] > result.rating for n in order)
+    count = f" at {result.players} players" if len(league.by_players) > 1 else ""
     lines = [
-        f"**{result.agent}** on league `{env_id}` v{league.version}: **{result.rating:.0f} [{low:.0f}, {high:.0f}]** "
+        f"**{result.agent}** on league `{env_id}` v{league.version}{count}: **{result.rating:.0f} [{low:.0f}, {high:.0f}]** "
         f"(95% interval; {result.games} games in {result.rounds} rounds, stopped by {result.stopped}); "
         f"place {above + 1} of {len(order) + 1}.",
         "",
         "| opponent | its rating | games | W | D | L | win rate [95% Wilson] | by seat (W-D-L) |",
         "|---|---:|---:|---:|---:|---:|---|---|",
     ]
-    for entry in sorted(result.per_opponent, key=lambda e: -league.ratings.get(e["opponent"], 0)):
+    for entry in sorted(result.per_opponent, key=lambda e: -fixed.get(e["opponent"], 0)):
         seats = ", ".join(f"seat {s}: {t['wins']}-{t['draws']}-{t['losses']}" for s, t in sorted(entry["by_seat"].items()))
         lo, hi = entry["win_rate_ci95"]
         lines.append(
-            f"| {entry['opponent']} | {league.ratings.get(entry['opponent'], float('nan')):.0f} | {entry['games']} | "
+            f"| {entry['opponent']} | {fixed.get(entry['opponent'], float('nan')):.0f} | {entry['games']} | "
             f"{entry['wins']} | {entry['draws']} | {entry['losses']} | {entry['win_rate']:.0%} [{lo:.0%}, {hi:.0%}] | {seats} |"
         )
     if result.forfeits:
