@@ -102,10 +102,15 @@ if __name__ == "__main__":  # record the zips' moves: python tests/test_pretrain
     from polarzoo.baselines.agents import PolicyAgent
 
     # only the named envs' moves are recorded again (a new model for one game), the others kept
+    unknown = sorted(set(sys.argv[2:]) - set(GOLDEN_POSITIONS))
+    if len(sys.argv) < 2 or unknown:
+        sys.exit(f"usage: python tests/test_pretrained.py ZIP_FOLDER [ENV_ID ...]; unknown env ids: {unknown or 'none'}")
     golden = json.loads(GOLDEN.read_text()) if GOLDEN.exists() else {}
     for env_id, count in GOLDEN_POSITIONS.items():
         if sys.argv[2:] and env_id not in sys.argv[2:]:
             continue
+        if not Path(sys.argv[1], f"{env_id}.zip").is_file():
+            sys.exit(f"{sys.argv[1]}/{env_id}.zip: no such file (name the envs whose zips the folder holds)")
         old = PolicyAgent(sys.argv[1] + f"/{env_id}.zip", model=MaskablePPO.load(sys.argv[1] + f"/{env_id}.zip", device="cpu"))
         rng = np.random.default_rng(0)
         golden[env_id] = greedy_moves(lambda env, who: old.act(env, who, rng), env_id, count)  # noqa: B023 (called here)
