@@ -251,7 +251,8 @@ def runs_markdown(results: list[dict[str, Any]]) -> str:
         "",
         f"Training time of the {len(timed)} runs that record it: {sum(timed) / 3600:.2f} h of one core"
         + (f" ({missing} without a recorded time)" if missing else "")
-        + ".",
+        + ".  The times are wall clock on the machine each run had: its load, and any time the"
+        " process was stopped (SIGSTOP), count in them; the scores do not depend on either.",
     ]
     return "\n".join(lines)
 
