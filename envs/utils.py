@@ -1,6 +1,7 @@
 """What the layers above ``envs/`` (and users writing a game of their own) use from the envs'
 shared pieces, under public names: the turn-based AEC base class and its checks, render helpers,
-the optional-extras check, outcome helpers, a restricted unpickler and seeding helpers.
+the optional-extras check, outcome helpers, bounded readers of data from outside (JSON with
+limits, regular files under a size cap), a restricted unpickler and seeding helpers.
 ``polarzoo.envs._common`` holds their implementations and may change; these names stay.
 
 >>> from polarzoo.envs.utils import TurnBasedAECEnv, check_choice, wilson_interval
@@ -21,11 +22,18 @@ from polarzoo.envs._common.aec import (
 from polarzoo.envs._common.extras import MissingExtra, require
 from polarzoo.envs._common.outcome import wilson_interval, zero_sum_returns
 from polarzoo.envs._common.render import HumanWindow, no_display_reason, require_pygame
+from polarzoo.envs._common.safe_io import MAX_MODEL_BYTES, DataError, check_regular_file, loads_json, read_bounded, read_json_file
 from polarzoo.envs._common.safe_pickle import UnsafePickle, restricted_loads
 from polarzoo.envs._common.seeding import global_random_state_kept
 from polarzoo.envs._common.spaces import LegalDiscrete
 
 __all__ = [
+    "MAX_MODEL_BYTES",
+    "DataError",
+    "check_regular_file",
+    "loads_json",
+    "read_bounded",
+    "read_json_file",
     "HumanWindow",
     "LegalDiscrete",
     "MissingExtra",

@@ -357,7 +357,7 @@ def test_a_forged_league_file_imports_nothing(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "change, words",
     [
-        ({"ratings": {"random": float("nan")}}, "no finite rating"),
+        ({"ratings": {"random": float("nan")}}, "NaN, which is not a number"),
         ({"ratings": {"random": "1422"}}, "no finite rating"),
         ({"ratings": {}}, "no finite rating"),
         ({"ci95": {"random": [1, "x"]}}, "no [low, high] interval"),

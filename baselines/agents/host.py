@@ -24,6 +24,8 @@ def main(argv: list[str] | None = None) -> None:
     spec, env_id = args
     replies, sys.stdout = sys.stdout, sys.stderr  # what the agent prints goes to its log, not into the protocol
     agent = make_agent(spec, env_id)
+    replies.write('{"ready": true}\n')  # imports done: the rater starts the first move's clock now
+    replies.flush()
     rng = np.random.default_rng(0)  # one process per game: the same agent plays the same game
     for line in sys.stdin:
         message = json.loads(line)

@@ -30,6 +30,7 @@ import os
 import pickle
 import select
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -39,15 +40,28 @@ from typing import Any
 
 import numpy as np
 
+from polarzoo.baselines.agents.jail import MEMORY_EXIT, PROCESS_EXIT, START_EXIT
+from polarzoo.envs.utils import loads_json
+
 PROTOCOL = "polarzoo-agent/1"
 #: the longest reply line read (a larger one is a malformed reply)
 MAX_REPLY = 1 << 20
 
 
+#: the longest forfeit reason kept (an agent's own text is quoted in some)
+MAX_REASON = 300
+#: the keeper of the agent's processes (:mod:`polarzoo.baselines.agents.jail`), run as a script
+JAIL = str(Path(__file__).with_name("jail.py"))
+
+
 class AgentForfeit(Exception):
-    """The agent lost the game without a legal move: ``reason`` says why (one line)."""
+    """The agent lost the game (before a legal move, or by an illegal one): ``reason`` says why
+    (one line, at most :data:`MAX_REASON` characters)."""
 
     def __init__(self, reason: str) -> None:
+        reason = " ".join(str(reason).split())
+        if len(reason) > MAX_REASON:
+            reason = reason[: MAX_REASON - 3] + "..."
         super().__init__(reason)
         self.reason = reason
 
@@ -56,10 +70,23 @@ def _limit(name: str, default: float | None) -> float | None:
     text = os.environ.get(name)
     if text is None or text == "":
         return default
-    value = float(text)
-    if not value > 0:
-        raise ValueError(f"{name} must be a positive number of seconds, got {text!r}")
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1e9:
+        raise ValueError(f"{name} must be a positive number of seconds, got {text[:40]!r}")
     return value
+
+
+def _whole(name: str, default: int) -> int:
+    """A positive whole number from the environment variable ``name`` (``ValueError`` naming it)."""
+    text = os.environ.get(name)
+    if text is None or text == "":
+        return default
+    if not (text.strip().isascii() and text.strip().isdigit()) or len(text.strip()) > 12 or int(text) < 1:
+        raise ValueError(f"{name} must be a positive whole number, got {text[:40]!r}")
+    return int(text)
 
 
 def _to_json(value: Any) -> Any:
@@ -87,6 +114,10 @@ class ProcessAgent:
         log_dir: str | Path | None = None,
         name: str | None = None,
         send_env: bool = False,
+        ready: bool = False,
+        sandbox: bool | None = None,
+        processes: int | None = None,
+        extra_env: dict[str, str] | None = None,
     ) -> None:
         argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not argv:
@@ -100,7 +131,18 @@ class ProcessAgent:
         self.move_time = move_time if move_time is not None else _limit("POLARZOO_MOVE_TIME", 5.0)
         self.bank_size = bank if bank is not None else _limit("POLARZOO_MOVE_BANK", 2.0 * float(self.move_time or 5.0))
         self.game_time = game_time if game_time is not None else _limit("POLARZOO_GAME_TIME", None)
-        self.memory_mb = memory_mb if memory_mb is not None else int(os.environ.get("POLARZOO_AGENT_MEMORY_MB", "4096"))
+        self.memory_mb = memory_mb if memory_mb is not None else _whole("POLARZOO_AGENT_MEMORY_MB", 4096)
+        self.processes = processes if processes is not None else _whole("POLARZOO_AGENT_PROCESSES", 64)
+        self.file_bytes = _whole("POLARZOO_AGENT_FILE_MB", 256) * 1024 * 1024
+        self.stderr_bytes = _whole("POLARZOO_AGENT_STDERR_KB", 1024) * 1024
+        self.start_time = _limit("POLARZOO_AGENT_START_TIME", 120.0) or 120.0
+        #: the host of an isolated agent says ``{"ready": true}`` once its imports are done; the
+        #: first move's clock starts then
+        self.ready = ready
+        self.extra_env = dict(extra_env or {})
+        self.sandbox = sandbox if sandbox is not None else os.environ.get("POLARZOO_AGENT_SANDBOX", "") == "1"
+        if self.sandbox and shutil.which("bwrap") is None:
+            raise ValueError("--sandbox runs agents under bubblewrap, which is not installed (apt-get install bubblewrap)")
         self.log_dir = Path(log_dir) if log_dir is not None else None  # else POLARZOO_AGENT_LOG_DIR at the start of a game
         self._process: subprocess.Popen[bytes] | None = None
         self._env_key: int | None = None
@@ -111,47 +153,56 @@ class ProcessAgent:
     # ---- the process ------------------------------------------------------------------------
     def _start(self) -> None:
         self.close()
-        memory = self.memory_mb * 1024 * 1024
-
-        def limits() -> None:  # in the child, before it runs the command
-            import resource
-
-            # the data segment and private mappings (RLIMIT_AS would also count the address space
-            # a runtime only reserves, which Node.js and the JVM reserve by the gigabyte)
-            resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
-
-        stderr: Any = subprocess.DEVNULL
         folder = self.log_dir or (
             Path(os.environ["POLARZOO_AGENT_LOG_DIR"]) if os.environ.get("POLARZOO_AGENT_LOG_DIR") else None
         )
+        log = None
+        hidden = []
         if folder is not None:
+            hidden = [str(folder.resolve()), str(folder.resolve().parent)]
             try:
                 folder.mkdir(parents=True, exist_ok=True)
                 safe = "".join(c if c.isalnum() else "_" for c in self.name)[:60]
-                stderr = open(folder / f"{safe}.stderr.txt", "ab")  # noqa: SIM115 (the child holds it)
+                log = str((folder / f"{safe}.stderr.txt").resolve())
             except OSError:
-                stderr = subprocess.DEVNULL
+                log = None
+        settings = {
+            "argv": self.argv,
+            "memory_mb": self.memory_mb,
+            "processes": self.processes,
+            "file_bytes": self.file_bytes,
+            "stderr_bytes": self.stderr_bytes,
+            "log": log,
+            "sandbox": self.sandbox,
+            "hidden": [h for h in hidden if len(h) > 1],
+            # (off only to test the subreaper alone, as on a system without PID namespaces)
+            "env": self.extra_env,
+            "namespace": os.environ.get("POLARZOO_AGENT_NAMESPACE", "1") != "0",
+        }
         try:
             self._process = subprocess.Popen(
-                self.argv,
+                [sys.executable, "-I", "-S", JAIL, json.dumps(settings)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=stderr,
+                stderr=subprocess.DEVNULL,
                 start_new_session=True,
-                preexec_fn=limits if os.name == "posix" else None,
                 close_fds=True,
             )
         except OSError as error:
             raise AgentForfeit(f"could not start {self.argv[0]!r}: {error.strerror or error}") from None
-        finally:
-            if stderr is not subprocess.DEVNULL:
-                stderr.close()
+        assert self._process.stdin is not None
+        os.set_blocking(self._process.stdin.fileno(), False)  # a write never waits past the agent's clock
         self._buffer = b""
         self.bank = self.bank_size
         self.game_left = self.game_time
+        if self.ready:  # the host's imports are not the agent's move time
+            line = self._read_line(self.start_time, "no ready line within the start-up limit")
+            if line.strip() != b'{"ready": true}':
+                self._forfeit(f"a first line other than its ready line: {line[:80]!r}")
 
     def close(self) -> None:
-        """End the agent's process and every process it started (its process group)."""
+        """End the agent and every process it started: its keeper kills the whole tree (orphans
+        re-parented to it, a PID namespace where there is one) and exits."""
         process, self._process = self._process, None
         if process is None:
             return
@@ -161,6 +212,11 @@ class ProcessAgent:
                     stream.close()
             except OSError:
                 pass
+        try:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=5)
+        except (subprocess.TimeoutExpired, OSError):
+            pass
         try:
             os.killpg(process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError, OSError):
@@ -209,24 +265,64 @@ class ProcessAgent:
         reply = self._exchange(json.dumps(message, separators=(",", ":")) + "\n", allowed)
         return self._parse(reply, env, legal)
 
+    def _exited(self, when: str) -> str:
+        process = self._process
+        status = process.poll() if process is not None else None
+        if status is None and process is not None:
+            try:
+                status = process.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                status = None
+        if status == MEMORY_EXIT:
+            return f"the agent went over its memory cap ({self.memory_mb} MB, every mapping counted) {when}"
+        if status == START_EXIT:
+            return f"could not start {self.argv[0]!r}: no such program, or not executable"
+        if status == PROCESS_EXIT:
+            return f"the agent started more than {self.processes} processes {when}"
+        return "the agent exited" + (f" (status {status})" if status is not None else "") + f" {when}"
+
     def _exchange(self, line: str, allowed: float) -> bytes:
         process = self._process
         assert process is not None and process.stdin is not None and process.stdout is not None
         if process.poll() is not None:
-            self._forfeit(f"the agent exited (status {process.returncode}) before its move")
-        try:
-            process.stdin.write(line.encode())
-            process.stdin.flush()
-        except (BrokenPipeError, OSError):
-            self._forfeit("the agent closed its input (it exited or crashed)")
+            self._forfeit(self._exited("before its move"))
         started = time.monotonic()
         budget = allowed + self.bank
         if self.game_left is not None:
             budget = min(budget, self.game_left)
-        fd = process.stdout.fileno()
-        while b"\n" not in self._buffer:
+        data = memoryview(line.encode())
+        fd = process.stdin.fileno()
+        while data:
             left = budget - (time.monotonic() - started)
             if left <= 0:
+                self._charge(time.monotonic() - started, allowed)
+                self._forfeit(f"did not read its input within the time limit ({allowed:g} s a move, bank {self.bank:.1f} s)")
+            _, ready, _ = select.select([], [fd], [], left)
+            if not ready:
+                continue
+            try:
+                data = data[os.write(fd, data) :]
+            except BlockingIOError:
+                continue
+            except (BrokenPipeError, OSError):
+                self._forfeit(self._exited("and closed its input"))
+        reply = self._read_line(budget - (time.monotonic() - started), None, allowed=allowed, started=started)
+        self._charge(time.monotonic() - started, allowed)
+        return reply
+
+    def _read_line(self, budget: float, late: str | None, allowed: float = 0.0, started: float | None = None) -> bytes:
+        """The agent's next line within ``budget`` seconds (``late``: the reason of a forfeit when
+        it does not come; ``None``: a move's time limit)."""
+        process = self._process
+        assert process is not None and process.stdout is not None
+        started = time.monotonic() if started is None else started
+        deadline = time.monotonic() + max(0.0, budget)
+        fd = process.stdout.fileno()
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if late is not None:
+                    self._forfeit(late)
                 self._charge(time.monotonic() - started, allowed)
                 self._forfeit(f"no answer within the time limit ({allowed:g} s a move, bank {self.bank:.1f} s)")
             ready, _, _ = select.select([fd], [], [], left)
@@ -234,13 +330,11 @@ class ProcessAgent:
                 continue
             chunk = os.read(fd, 65536)
             if not chunk:
-                status = process.poll()
-                self._forfeit("the agent exited" + (f" (status {status})" if status is not None else "") + " without an answer")
+                self._forfeit(self._exited("without an answer"))
             self._buffer += chunk
             if len(self._buffer) > MAX_REPLY:
                 self._forfeit(f"a reply longer than {MAX_REPLY} bytes")
         reply, _, self._buffer = self._buffer.partition(b"\n")
-        self._charge(time.monotonic() - started, allowed)
         return reply
 
     def _charge(self, spent: float, allowed: float) -> None:
@@ -250,9 +344,9 @@ class ProcessAgent:
 
     def _parse(self, reply: bytes, env: Any, legal: list[int]) -> int:
         try:
-            answer = json.loads(reply)
-        except ValueError:
-            self._forfeit(f"a reply that is not JSON: {reply[:80]!r}")
+            answer = loads_json(reply, what="its reply", max_bytes=MAX_REPLY, max_depth=16)
+        except ValueError as error:
+            self._forfeit(f"a reply that is not JSON ({error}): {reply[:80]!r}")
         if not isinstance(answer, dict):
             self._forfeit(f"a reply that is not a JSON object: {reply[:80]!r}")
         if "action" in answer:
@@ -285,4 +379,16 @@ def isolated(spec: str, env_id: str, name: str | None = None) -> ProcessAgent:
     """``spec`` (a ``module:callable``, a ``model:PATH`` ...) played in a process of its own, under
     the arena's limits (time, memory, one process group), through the JSON-lines protocol: its
     code and files are loaded there, never in the caller's process (``--isolate``)."""
-    return ProcessAgent([sys.executable, "-m", HOST, spec, env_id], name=name or spec, send_env=True)
+    from polarzoo.baselines.agents.spec import parse_spec, with_absolute_paths
+
+    # The agent runs in a private folder: its files are named from here, its module is looked for
+    # here (as `python -m` and the console scripts look for it in this process).
+    here = os.getcwd()
+    path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH", "")) if p)
+    return ProcessAgent(
+        [sys.executable, "-m", HOST, with_absolute_paths(parse_spec(spec), here), env_id],
+        name=name or spec,
+        send_env=True,
+        ready=True,
+        extra_env={"PYTHONPATH": path},
+    )

@@ -20,8 +20,10 @@ from polarzoo.baselines.agents.oracle import FALLBACKS, Oracle
 from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.baselines.agents.pretrained import PRETRAINED_AZ_JAX, PRETRAINED_DIR, pretrained_path
 from polarzoo.baselines.agents.process import ProcessAgent
+from polarzoo.baselines.agents.spec import KINDS, AgentSpec, Trust, parse_spec, trust_of
 from polarzoo.baselines.agents.thin_ice import ThinIceHeuristic, ThinIceSearch
 from polarzoo.envs import GAMES
+from polarzoo.envs.utils import check_regular_file
 
 HEURISTICS: dict[str, type] = {
     "fire_and_ice_v0": FireAndIceHeuristic,
@@ -34,56 +36,52 @@ HEURISTICS: dict[str, type] = {
 SEARCHES: dict[str, type] = {"go_with_the_floe_v0": FloeSearch, "thin_ice_v0": ThinIceSearch}
 
 
-def _count(argument: str, kind: str, default: int, what: str = "simulations") -> int:
-    if not argument:
-        return default
-    if not (argument.isascii() and argument.isdigit()) or len(argument) > 12 or int(argument) < 1:
-        raise ValueError(f"{kind} needs a positive whole number of {what}, e.g. {kind}:{default}; got {argument!r}")
-    return int(argument)
-
-
 def model_path(path: str) -> str:
-    """``path`` if it is a file, else ``FileNotFoundError`` naming it."""
-    if not Path(path).is_file():
-        raise FileNotFoundError(f"no model file {path} (give the path of a model.safetensors or a saved model.zip)")
+    """``path`` if it is a regular file under the model size limit, else one clear error naming it."""
+    check_regular_file(path, "model file", hint="give the path of a model.safetensors or a saved model.zip")
     return path
 
 
-def make_agent(spec: str, env_id: str) -> Any:
+def make_agent(spec: str | AgentSpec, env_id: str) -> Any:
     """``"random"``, ``"heuristic"``, ``"mcts"`` / ``"mcts:N"``, ``"model:PATH"``, ``"pretrained"``,
     ``"az:N"`` / ``"az:N:PATH"``, ``"az-jax:PATH"`` / ``"az-jax:N:PATH"`` (AlphaZero trained on the JAX
     twins), ``"search:K"`` / ``"search:K:PATH"`` and ``"vsearch:K"`` / ``"vsearch:K:PATH"`` (Thin Ice: K placements
     tried), ``"search:D"`` / ``"search:D:PATH"`` (Go with the Floe: the endgame searched D White moves),
     ``"oracle"`` / ``"oracle:SPEC"`` (perfect play where the exact search proves the position, SPEC
-    elsewhere) -> agent."""
-    kind, _, argument = spec.partition(":")
+    elsewhere), ``"proc:COMMAND"``, ``"module:callable"`` -> agent.  The spec is parsed by the one
+    grammar (:mod:`polarzoo.baselines.agents.spec`); this builds what it says, code included: the
+    callers that take specs from data check its trust class first."""
+    parsed = spec if isinstance(spec, AgentSpec) else parse_spec(spec)
+    kind, budget, path = parsed.kind, parsed.budget, parsed.path
     if kind == "random":
         return RandomAgent()
     if kind == "proc":  # any executable, in its own process, over JSON lines (docs/arena.md)
-        return ProcessAgent(argument)
+        assert parsed.command is not None
+        return ProcessAgent(parsed.command)
+    if kind == "module":
+        assert parsed.module is not None and parsed.attribute is not None
+        return user_agent(parsed.module, parsed.attribute, env_id)
     if kind == "heuristic":
         if env_id not in HEURISTICS:
             raise ValueError(f"no heuristic agent for {env_id}; known: {sorted(HEURISTICS)}")
-        if argument:  # Thin Ice: heuristic:K tries K placements (default 6)
+        if budget is not None:  # Thin Ice: heuristic:K tries K placements (default 6)
             if "candidates" not in inspect.signature(HEURISTICS[env_id]).parameters:
                 raise ValueError(f"heuristic:K (placements to try) is Thin Ice's; {env_id}'s heuristic takes no argument")
-            agent = HEURISTICS[env_id](_count(argument, "heuristic", 6, "placements to try"))
+            agent = HEURISTICS[env_id](budget)
             agent.name = f"heuristic:{agent.candidates}"
             return agent
         return HEURISTICS[env_id]()
     if kind == "mcts":
         if env_id not in GAMES or not GAMES[env_id].rules_core:
             raise ValueError(f"MCTS needs a two-player rules core; {env_id} has none")
-        return MCTSAgent(_count(argument, "mcts", 200))
+        return MCTSAgent(budget or 200)
     if kind == "model":
-        if not argument:
-            raise ValueError("model agents need a path: model:runs/.../model.zip")
-        return PolicyAgent(model_path(argument)).check_fits(env_id)
+        assert path is not None
+        return PolicyAgent(model_path(path)).check_fits(env_id)
     if kind == "pretrained":
         return PolicyAgent(pretrained_path(env_id), name="pretrained")
     if kind == "search" and SEARCHES.get(env_id) is FloeSearch:
-        count, _, path = argument.partition(":")
-        depth = _count(count, "search", 3, "White moves to search")
+        depth = budget or 3
         policy = (
             PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
         )
@@ -92,8 +90,7 @@ def make_agent(spec: str, env_id: str) -> Any:
         if SEARCHES.get(env_id) is not ThinIceSearch:
             hint = "search:D for the Floe's endgame search, " if env_id in SEARCHES else ""
             raise ValueError(f"{kind}:K is the Thin Ice policy look-ahead; for {env_id} use {hint}az:N or mcts:N")
-        count, _, path = argument.partition(":")
-        k = _count(count, kind, 4, "placements to try")
+        k = budget or 4
         policy = (
             PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
         )
@@ -106,57 +103,29 @@ def make_agent(spec: str, env_id: str) -> Any:
     if kind == "oracle":  # perfect play where the game's exact search proves the position
         if env_id not in FALLBACKS:
             raise ValueError(f"oracle needs a game with an exact search: {sorted(FALLBACKS)}; {env_id} has none")
-        fallback = argument or FALLBACKS[env_id]
-        if fallback.partition(":")[0] == "oracle":
-            raise ValueError("oracle:SPEC names the agent that moves where the search does not decide; it cannot be an oracle")
-        return Oracle(env_id, make_agent(fallback, env_id), name="oracle" if not argument else f"oracle:{argument}")
+        fallback = parsed.inner if parsed.inner is not None else parse_spec(FALLBACKS[env_id])
+        return Oracle(env_id, make_agent(fallback, env_id), name="oracle" if parsed.inner is None else parsed.text)
     if kind == "az-jax":
-        count, _, path = argument.partition(":")
-        if not count.isdigit():  # az-jax:PATH
-            count, path = "", argument
-        if not path:
-            raise ValueError(
-                "az-jax agents need a model: az-jax:PATH, az-jax:N:PATH (runs/az-.../model.npz) or az-jax:pretrained"
-            )
-        if path == "pretrained":
+        if path is None:
             if env_id not in PRETRAINED_AZ_JAX:
                 raise ValueError(f"no pretrained az-jax model for {env_id}; available: {sorted(PRETRAINED_AZ_JAX)}")
             path = str(PRETRAINED_DIR / PRETRAINED_AZ_JAX[env_id])
-        return AlphaZeroJaxAgent(path, env_id, _count(count, "az-jax", 1) if count else None)
+        return AlphaZeroJaxAgent(path, env_id, budget)
     if kind == "az":
         from polarzoo.baselines.agents.alphazero import AlphaZeroAgent
 
-        count, _, path = argument.partition(":")
-        simulations = _count(count, "az", 100)
+        simulations = budget or 100
         if path:
             return AlphaZeroAgent.from_path(model_path(path), env_id, simulations)
         return AlphaZeroAgent.from_path(str(pretrained_path(env_id)), env_id, simulations)
-    if argument and kind not in KINDS:
-        return user_agent(kind, argument, env_id)
-    raise ValueError(
-        f"unknown agent spec {spec!r}: use random, heuristic, mcts[:N], model:PATH, pretrained, az[:N[:PATH]], "
-        "az-jax:[N:]PATH, (Thin Ice) search[:K[:PATH]], vsearch[:K[:PATH]] or heuristic:K, (Go with the Floe) "
-        "search[:D[:PATH]], oracle[:SPEC] (Fire & Ice, Go with the Floe), or your own module:callable"
-    )
-
-
-#: The spec kinds :func:`make_agent` knows; any other ``a.b:c`` is a user's ``module:callable``.
-KINDS = ("random", "heuristic", "mcts", "model", "pretrained", "search", "vsearch", "az-jax", "az", "proc", "oracle")
+    raise ValueError(f"agent spec {parsed.text!r}: the kind {kind!r} has no builder")  # a grammar entry without one
 
 
 def names_code_or_file(spec: str) -> bool:
-    """Whether ``spec`` imports a module (``module:callable``) or reads a file it names
-    (``model:PATH``, ``az:N:PATH``, ``search:K:PATH``, ``vsearch:K:PATH``, ``az-jax:PATH``): the
-    agents ``--isolate`` plays in a process of their own."""
-    kind, _, argument = spec.partition(":")
-    parts = argument.split(":") if argument else []
-    if kind not in KINDS or kind == "model":
-        return True
-    if kind == "oracle":
-        return bool(argument) and names_code_or_file(argument)
-    if kind == "az-jax":
-        return bool(parts) and parts[-1] != "pretrained"
-    return kind in ("az", "search", "vsearch") and len(parts) > 1
+    """Whether ``spec`` (or a spec nested in it) imports a module, runs a command or reads a file
+    it names: the agents ``--isolate`` plays in a process of their own.  A string the grammar
+    refuses counts as code."""
+    return trust_of(spec) >= Trust.READS_FILE
 
 
 def user_agent(module_name: str, attribute: str, env_id: str) -> Any:
@@ -198,21 +167,19 @@ def user_agent(module_name: str, attribute: str, env_id: str) -> Any:
     return agent
 
 
-def model_files(spec: str, env_id: str) -> list[Path]:
-    """The model files ``spec`` plays from (none for random, heuristic, mcts or a user's agent)."""
-    kind, _, argument = spec.partition(":")
-    count, _, path = argument.partition(":")
-    if kind == "model":
-        return [Path(argument)]
-    if kind == "oracle":
-        return model_files(argument or FALLBACKS.get(env_id, "random"), env_id)
-    if kind == "pretrained" or (kind in ("az", "search", "vsearch") and not path):
-        return [pretrained_path(env_id)]
-    if kind in ("az", "search", "vsearch"):
-        return [Path(path)]
-    if kind == "az-jax":
-        path = argument if not count.isdigit() else path
-        if path == "pretrained":
-            path = str(PRETRAINED_DIR / PRETRAINED_AZ_JAX[env_id])
-        return [Path(path), Path(path).with_suffix(".json")]
-    return []
+def model_files(spec: str | AgentSpec, env_id: str) -> list[Path]:
+    """The model files ``spec`` plays from (none for random, heuristic, mcts or a user's agent):
+    the files it names and the shipped files its built-in parts play."""
+    parsed = spec if isinstance(spec, AgentSpec) else parse_spec(spec)
+    if parsed.kind == "oracle" and parsed.inner is None:
+        parsed = AgentSpec(parsed.text, "oracle", inner=parse_spec(FALLBACKS.get(env_id, "random")))
+    files: list[Path] = []
+    for part in parsed.parts():
+        if part.kind == "az-jax":
+            path = part.path if part.path is not None else str(PRETRAINED_DIR / PRETRAINED_AZ_JAX[env_id])
+            files += [Path(path), Path(path).with_suffix(".json")]
+        elif part.path is not None:
+            files.append(Path(part.path))
+        elif part.kind in ("pretrained", "az", "search", "vsearch"):
+            files.append(pretrained_path(env_id))
+    return files

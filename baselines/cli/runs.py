@@ -8,11 +8,13 @@ import errno
 import io
 import json
 import os
+import shlex
+import shutil
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -370,18 +372,70 @@ def save_model(model: Any, path: Path) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def saved_command(parser: argparse.ArgumentParser, folder: Path, given: list[str], what: str) -> list[str]:
+def add_trust(parser: argparse.ArgumentParser) -> None:
+    """``--trust SPEC``: with ``--resume``, a spec of the saved command that runs code, named again."""
+    parser.add_argument(
+        "--trust",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="with --resume: run this spec of the folder's saved command that imports a module or runs a command "
+        "(module:callable, proc:COMMAND, or a spec nesting one); a run folder is data, so each such spec must be named "
+        "again here (repeatable)",
+    )
+
+
+def saved_command(
+    parser: argparse.ArgumentParser,
+    folder: Path,
+    given: list[str],
+    what: str,
+    specs: Callable[[argparse.Namespace], list[str]] | None = None,
+    trusted: Sequence[str] = (),
+) -> list[str]:
     """The arguments an interrupted run saved in ``folder/command.json`` (for ``--resume``);
     ``parser.error`` when there is none, or when ``given`` (the command line) has options other
-    than ``--resume`` and ``--no-progress``: a resume replays the saved command, it changes nothing."""
+    than ``--resume``, ``--no-progress`` and ``--trust``: a resume replays the saved command, it
+    changes nothing.  A run folder is data: each spec of the saved command (``specs`` reads them
+    from the parsed arguments) that runs code must be in ``trusted`` (``--trust SPEC``), as it
+    would have had to be typed on a command line."""
+    from polarzoo.baselines.agents.spec import Trust, parse_spec, SpecError
+    from polarzoo.envs.utils import read_json_file
+
     try:
-        saved = json.loads((folder / "command.json").read_text())["argv"]
+        saved = read_json_file(folder / "command.json", "saved command", 1024 * 1024)["argv"]
+        if not isinstance(saved, list) or not all(isinstance(a, str) for a in saved):
+            raise ValueError("argv is not a list of strings")
     except (OSError, ValueError, KeyError, TypeError) as error:
         parser.error(f"--resume {folder}: not {what} (no readable command.json: {error})")
-    extra = [a for a in given if a.startswith("--") and a != "--no-progress" and a.split("=")[0] != "--resume"]
+    extra = [
+        a
+        for a in given
+        if a.startswith("--") and a.split("=")[0] not in ("--no-progress", "--resume", "--trust", "--trust-pickles")
+    ]
     if extra:
         parser.error(
             f"--resume replays the saved command of {folder}; it takes no other options ({', '.join(extra)}): "
             "start a new one to change them"
         )
+    if "--trust-pickles" in saved and "--trust-pickles" not in given:
+        parser.error(
+            f"--resume {folder}: its saved command loads pickled SB3 zips (--trust-pickles), which runs their code; "
+            "a run folder is data: add --trust-pickles again if you trust them"
+        )
+    if specs is not None:
+        try:
+            named = specs(parser.parse_args(list(saved)))
+        except SystemExit:
+            parser.error(f"--resume {folder}: its command.json holds a command this version does not take")
+        for spec in named:
+            try:
+                code = parse_spec(spec).trust is Trust.RUNS_CODE
+            except SpecError:
+                code = False  # the command itself says what is wrong with it
+            if code and spec not in trusted:
+                parser.error(
+                    f"--resume {folder}: its saved command names {spec!r}, which runs code; a run folder is data: "
+                    f"add --trust {shlex.quote(spec)} if you trust it"
+                )
     return list(saved)

@@ -14,6 +14,7 @@ from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     add_isolate,
     add_time_control,
+    add_trust,
     add_trust_pickles,
     apply_time_control,
     apply_trust_pickles,
@@ -64,6 +65,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
     add_time_control(parser)
     add_isolate(parser)
     add_trust_pickles(parser)
+    add_trust(parser)
     parser.add_argument(
         "--resume",
         type=Path,
@@ -77,8 +79,19 @@ def _main_writes(argv: list[str] | None = None) -> None:
     finished = None
     if args.resume is not None:
         folder = args.resume
-        saved = saved_command(parser, folder, sys.argv[1:] if argv is None else list(argv), "an evaluation folder")
-        args = parser.parse_args([*saved, "--out", str(folder)] + (["--no-progress"] if args.no_progress else []))
+        saved = saved_command(
+            parser,
+            folder,
+            sys.argv[1:] if argv is None else list(argv),
+            "an evaluation folder",
+            specs=lambda saved_args: list(saved_args.agents),
+            trusted=args.trust,
+        )
+        args = parser.parse_args(
+            [*saved, "--out", str(folder)]
+            + (["--no-progress"] if args.no_progress else [])
+            + (["--trust-pickles"] if args.trust_pickles else [])
+        )
         try:
             finished = finished_games(folder, args.env, args.seed)
         except (OSError, UnicodeDecodeError) as error:  # games.jsonl a folder, unreadable, not text

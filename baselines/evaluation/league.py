@@ -40,7 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.agents.registry import KINDS, model_files
+from polarzoo.baselines.agents.registry import model_files
+from polarzoo.baselines.agents.spec import SpecError, Trust, parse_spec
+
+from polarzoo.envs.utils import MAX_MODEL_BYTES, DataError, check_regular_file, read_bounded, read_json_file
 from polarzoo.baselines.cli.moved import moved_names
 from polarzoo.baselines.cli.progress import progress
 from polarzoo.baselines.cli.runs import (
@@ -142,15 +145,22 @@ def _model_digests(spec: str, env_id: str) -> list[bytes]:
     a policy file plays (:func:`~polarzoo.baselines.policies.weights.policy_digest`: the same for
     an SB3 zip and its weight-only copy), of the bytes of any other file."""
     digests = []
-    for path in model_files(spec, env_id):
+    try:
+        paths = model_files(spec, env_id)
+    except (SpecError, KeyError) as error:
+        raise LeagueError(f"league member {str(spec)[:80]!r}: {error}") from None
+    for path in paths:
         try:
+            check_regular_file(path, "model file")
             if path.suffix in (".zip", ".safetensors"):
                 try:
                     digests.append(policy_digest(path))
                     continue
                 except ModelFileError as error:
                     raise LeagueError(f"league member {spec}: {error}") from None
-            digests.append(hashlib.sha256(path.read_bytes()).digest())
+            digests.append(hashlib.sha256(read_bounded(path, "model file", MAX_MODEL_BYTES)).digest())
+        except DataError as error:
+            raise LeagueError(f"league member {spec}: {error}") from None
         except OSError as error:
             raise LeagueError(f"league member {spec}: cannot read its model file {path} ({error.strerror or error})") from None
     return digests
@@ -186,18 +196,23 @@ def league_path(env_id: str) -> Path:
 
 def member_problem(spec: Any, trusted: Sequence[str] = ()) -> str | None:
     """Why a league file's member may not be loaded (``None``: it may).  A league file is data:
-    its members are built-in specs (model files among them, read as data); a ``module:callable``
-    member imports and runs code, so it is loaded only when the command line names it."""
-    if not isinstance(spec, str) or not spec or len(spec) > 1000:
-        return f"member spec {str(spec)[:60]!r} is not a spec"
-    kind, _, argument = spec.partition(":")
-    if (kind in KINDS and kind != "proc") or not argument or spec in trusted:
+    its members are built-in specs or specs that read a model file (as data); a member that runs
+    code (``module:callable``, ``proc:COMMAND``, or any spec nesting one, ``oracle:proc:...``) is
+    loaded only when the command line names it (``--trust-member SPEC``).  The spec grammar
+    (:mod:`polarzoo.baselines.agents.spec`) decides, nested specs included."""
+    try:
+        parsed = parse_spec(spec)
+    except SpecError as error:
+        return f"member {str(spec)[:60]!r}: {error}"
+    if parsed.trust is not Trust.RUNS_CODE or spec in trusted:
         return None
-    if kind == "proc":
-        return f"member {spec!r} runs a command: it is run only when the command line names it (--trust-member {spec})"
+    code = parsed.code_parts()[0]
+    nested = f" (it nests {code.text!r})" if code is not parsed else ""
+    if code.kind == "proc":
+        return f"member {spec!r} runs a command{nested}: it is run only when the command line names it (--trust-member {spec})"
     return (
-        f"member {spec!r} is your own module:callable agent, which would import and run code: it is loaded only when the "
-        f"command line names it (--trust-member {spec})"
+        f"member {spec!r} is your own module:callable agent{nested}, which would import and run code: it is loaded only "
+        f"when the command line names it (--trust-member {spec})"
     )
 
 
@@ -212,7 +227,9 @@ def load_league(source: str | Path, check: bool = True, trusted: Sequence[str] =
             shipped = sorted(p.stem for p in LEAGUES_DIR.glob("*.json"))
             raise LeagueError(f"no league for {source}; leagues shipped: {', '.join(shipped) or 'none'}")
     try:
-        data = json.loads(path.read_text())
+        data = read_json_file(path, "league file")
+    except FileNotFoundError as error:
+        raise LeagueError(str(error)) from None
     except (OSError, ValueError) as error:
         raise LeagueError(f"{path}: not a readable league file ({error})") from None
     if not isinstance(data, dict) or data.get("format") != LEAGUE_FORMAT:

@@ -21,10 +21,12 @@ from pathlib import Path
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.process import isolated
 from polarzoo.baselines.agents.registry import names_code_or_file
+from polarzoo.envs.utils import read_json_file
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     add_isolate,
     add_time_control,
+    add_trust,
     add_trust_pickles,
     apply_time_control,
     apply_trust_pickles,
@@ -85,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
         help="a module:callable member of --league that may be imported (a league file alone never imports code)",
     )
     add_trust_pickles(rate_parser)
+    add_trust(rate_parser)
     add_time_control(rate_parser)
     add_isolate(rate_parser)
     rate_parser.add_argument(
@@ -210,7 +213,15 @@ def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[
 def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[str]) -> None:
     resumed = False
     if args.resume is not None:
-        saved = saved_command(parser, args.resume, raw[1:], "a rating folder")  # raw[0] is "rate"
+        trusted = [*args.trust, *args.trust_member]
+        saved = saved_command(
+            parser,
+            args.resume,
+            raw[1:],  # raw[0] is "rate"
+            "a rating folder",
+            specs=lambda saved_args: [saved_args.agent or "", *saved_args.trust_member],
+            trusted=trusted,
+        )
         folder, args = args.resume, parser.parse_args([*saved, "--out", str(args.resume)])
         resumed = True
         print(f"resuming {folder}", flush=True)
@@ -249,7 +260,7 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
             out / "command.json", json.dumps({"argv": [a for a in raw if a != "--resume"], "league_version": league.version})
         )
     else:
-        saved_version = json.loads((out / "command.json").read_text()).get("league_version")
+        saved_version = read_json_file(out / "command.json", "saved command", 1024 * 1024).get("league_version")
         if saved_version != league.version:
             parser.error(f"--resume {out}: it was rated against league v{saved_version}, this league is v{league.version}")
     print(f"writing to {out}", flush=True)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.agents.registry import KINDS
+from polarzoo.baselines.agents.spec import SpecError, Trust, parse_spec
 from polarzoo.baselines.play.board import legal_moves, position, web_games
 from polarzoo.baselines.play.replay import read_records, record_label
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line
@@ -42,33 +42,24 @@ _AGENT_LOCK = threading.Lock()
 
 def page_agent_problem(spec: str, env_id: str = "") -> str | None:
     """Why the page may not name ``spec`` (``None``: it may): a request names built-in agents
-    only, none of which reads a file the request names, with capped budgets.  The answer never
-    depends on the file system (it does not say whether a path exists)."""
-    kind, _, argument = spec.partition(":")
-    parts = argument.split(":") if argument else []
-    if kind not in KINDS or kind in ("model", "proc"):  # the registry's kinds; model:PATH names a file, proc: a command
+    only (the grammar's trust class, nested specs included: :mod:`polarzoo.baselines.agents.spec`),
+    with capped budgets.  The answer never depends on the file system (it does not say whether a
+    path exists)."""
+    try:
+        parsed = parse_spec(spec)
+    except SpecError as error:
+        parsed = None
+        if "needs a positive whole number" in str(error):  # a budget's own problem, said as it is
+            return str(error)
+    if parsed is None or parsed.trust is not Trust.BUILTIN:
         return (
             "the page names built-in agents (" + ", ".join(OPPONENTS) + ") or the server's own; your "
-            "module:callable agents and model files are given on the command line (polarzoo-web --opponent SPEC)"
+            "module:callable agents, commands and model files are given on the command line (polarzoo-web --opponent SPEC)"
         )
-    if kind == "oracle":  # oracle or oracle:SPEC, the fallback under the page's own rule
-        return page_agent_problem(argument, env_id) if argument else None
-    if kind == "az-jax":  # az-jax:pretrained, az-jax:N:pretrained
-        if not parts or parts[-1] != "pretrained" or len(parts) > 2:
-            return (
-                "az-jax from the page plays the shipped network only (az-jax:pretrained or az-jax:N:pretrained); "
-                "other model files are given on the command line (polarzoo-web --opponent SPEC)"
-            )
-        parts = parts[:-1]
-    if kind in ("random", "pretrained") and parts or len(parts) > 1:
-        return "agents that play a file a request names are given on the command line (polarzoo-web --opponent SPEC), not from the page"
-    if parts:
-        budget = parts[0]
-        if not (budget.isascii() and budget.isdigit()) or len(budget) > 9:
-            return f"{kind}:N takes a positive whole number, got {budget!r}"
-        cap = GAME_BUDGET_CAPS.get((kind, env_id), BUDGET_CAPS.get(kind))
-        if cap is not None and int(budget) > cap:
-            return f"{kind}:{budget} is more than the page allows ({kind}:{cap} at most; a bigger budget is given on the command line)"
+    for part in parsed.parts():
+        cap = GAME_BUDGET_CAPS.get((part.kind, env_id), BUDGET_CAPS.get(part.kind))
+        if part.budget is not None and cap is not None and part.budget > cap:
+            return f"{part.kind}:{part.budget} is more than the page allows ({part.kind}:{cap} at most; a bigger budget is given on the command line)"
     return None
 
 

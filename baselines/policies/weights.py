@@ -33,7 +33,10 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.cli.runs import TRUST_PICKLES_VARIABLE, atomic_write
-from polarzoo.envs.utils import global_random_state_kept
+from polarzoo.envs.utils import MAX_MODEL_BYTES, DataError, check_regular_file, global_random_state_kept, loads_json
+
+#: the largest SB3 zip ``data`` member read
+MAX_SMALL_FILE_BYTES = 64 * 1024 * 1024
 
 #: the ``format`` entry of a weight-only file's metadata, and its version
 FORMAT, FORMAT_VERSION = "polarzoo-policy", "1"
@@ -208,9 +211,11 @@ def build_policy(
         raise ModelFileError(
             f"{where}: policy class {class_name[:60]!r} is not one polarzoo rebuilds ({', '.join(POLICY_CLASSES)})"
         )
+    kwargs = _policy_kwargs(class_name, kwargs, where)
+    _check_size(class_name, kwargs, observation_space, action_space, state, where)
     try:
         policy = _policy_class(class_name)(
-            observation_space, action_space, lambda _: 0.0, **_policy_kwargs(class_name, kwargs, where)
+            observation_space, action_space, lambda _: 0.0, **kwargs
         )
         policy.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()}, strict=True)
     except ModelFileError:
@@ -221,6 +226,61 @@ def build_policy(
         ) from None
     policy.set_training_mode(False)
     return policy
+
+
+#: the most parameters a model file's network may have (the shipped ones have under 300,000)
+MAX_POLICY_PARAMETERS = 50_000_000
+
+
+def parameters_lower_bound(class_name: str, kwargs: dict[str, Any], observation_space: Any, action_space: Any) -> int:
+    """At least how many parameters the network these settings describe has, computed from the
+    settings alone (nothing allocated): the MLP's linear layers, a board network's blocks."""
+
+    def whole(name: str, value: Any, default: int) -> int:
+        value = default if value is None else value
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ModelFileError(f"setting {name} must be a whole number >= 0, got {str(value)[:40]!r}")
+        return value
+
+    if class_name == "BoardPolicy":
+        dim, blocks = whole("dim", kwargs.get("dim"), 32), whole("blocks", kwargs.get("blocks"), 3)
+        return (blocks + 1) * dim * dim
+    features = int(np.prod(observation_space.shape)) if observation_space.shape else 1
+    arch = kwargs.get("net_arch", [64, 64])
+    chains = [arch.get("pi", []), arch.get("vf", [])] if isinstance(arch, dict) else [arch or [], arch or []]
+    total = 0
+    for chain in chains:
+        if not isinstance(chain, list):
+            raise ModelFileError(f"setting net_arch must list layer sizes, got {str(chain)[:40]!r}")
+        width = features
+        for size in chain:
+            size = whole("net_arch", size, 0)
+            total += width * size
+            width = size
+        total += width * int(getattr(action_space, "n", 1))
+    return total
+
+
+def _check_size(
+    class_name: str, kwargs: dict[str, Any], observation_space: Any, action_space: Any, state: dict[str, Any], where: str
+) -> None:
+    """Refuse a header that names a network far larger than the weights its file holds, or than
+    :data:`MAX_POLICY_PARAMETERS`, before anything is allocated."""
+    try:
+        needed = parameters_lower_bound(class_name, kwargs, observation_space, action_space)
+    except ModelFileError as error:
+        raise ModelFileError(f"{where}: {error}") from None
+    held = sum(int(np.prod(np.shape(value))) for value in state.values())
+    if needed > MAX_POLICY_PARAMETERS:
+        raise ModelFileError(
+            f"{where}: its header names a network of at least {needed:,} parameters, more than the {MAX_POLICY_PARAMETERS:,} "
+            "a model file may have; refused before building it"
+        )
+    if needed > 2 * held + 10_000:
+        raise ModelFileError(
+            f"{where}: its header names a network of at least {needed:,} parameters but the file holds {held:,}; "
+            "refused before building it"
+        )
 
 
 def architecture(policy: Any) -> dict[str, Any]:
@@ -288,7 +348,13 @@ def read_weights(path: str | Path) -> tuple[dict[str, Any], dict[str, np.ndarray
     path = Path(path)
     where = str(path)
     try:
-        head = path.open("rb").read(8)
+        check_regular_file(path, "model file")
+        with path.open("rb") as handle:
+            head = handle.read(8)
+    except FileNotFoundError as error:
+        raise ModelFileError(str(error)) from None
+    except DataError as error:
+        raise ModelFileError(str(error)) from None
     except OSError as error:
         raise ModelFileError(f"{where}: cannot read it ({error.strerror or error})") from None
     if head[:4] == b"PK\x03\x04":
@@ -306,7 +372,7 @@ def _read_safetensors(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]
         size = int.from_bytes(raw[:8], "little")
         if len(raw) < 8 or size <= 0 or size > len(raw) - 8:
             raise ValueError("no safetensors header")
-        header = json.loads(raw[8 : 8 + size])
+        header = loads_json(raw[8 : 8 + size], what="its header", max_bytes=100_000_000)
         tensors = load(raw)
     except (OSError, ValueError, SafetensorError, UnicodeDecodeError, RecursionError) as error:
         raise ModelFileError(
@@ -323,8 +389,8 @@ def _read_safetensors(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]
             f"{where}: format version {str(metadata.get('format_version'))[:20]!r}; this polarzoo reads {FORMAT_VERSION}"
         )
     try:
-        settings = json.loads(metadata["settings"])
-    except (KeyError, ValueError, RecursionError):
+        settings = loads_json(metadata["settings"], what="its settings")
+    except (KeyError, ValueError, RecursionError, TypeError):
         raise ModelFileError(f"{where}: damaged settings in its header") from None
     if not isinstance(settings, dict):
         raise ModelFileError(f"{where}: damaged settings in its header")
@@ -341,7 +407,9 @@ def _read_zip(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
             names = set(archive.namelist())
             if "data" not in names or "policy.pth" not in names:
                 raise ModelFileError(f"{where}: a zip without SB3's 'data' and 'policy.pth': not a saved model")
-            data = json.loads(archive.read("data"))
+            if archive.getinfo("data").file_size > MAX_SMALL_FILE_BYTES or archive.getinfo("policy.pth").file_size > MAX_MODEL_BYTES:
+                raise ModelFileError(f"{where}: a member of the zip unpacks to more than a model file may hold")
+            data = loads_json(archive.read("data"), what="its data")
             state = torch.load(io.BytesIO(archive.read("policy.pth")), map_location="cpu", weights_only=True)
     except ModelFileError:
         raise
