@@ -1,7 +1,7 @@
 """What the layers above ``envs/`` (and users writing a game of their own) use from the envs'
 shared pieces, under public names: the turn-based AEC base class and its checks, render helpers,
 the optional-extras check, outcome helpers, bounded readers of data from outside (JSON with
-limits, regular files under a size cap), a restricted unpickler and seeding helpers.
+limits, regular files under a size cap), object state as data (checkpoints without pickle) and seeding helpers.
 ``polarzoo.envs._common`` holds their implementations and may change; these names stay.
 
 >>> from polarzoo.envs.utils import TurnBasedAECEnv, check_choice, wilson_interval
@@ -23,13 +23,15 @@ from polarzoo.envs._common.extras import MissingExtra, require
 from polarzoo.envs._common.outcome import wilson_interval, zero_sum_returns
 from polarzoo.envs._common.render import HumanWindow, no_display_reason, require_pygame
 from polarzoo.envs._common.safe_io import MAX_MODEL_BYTES, DataError, check_regular_file, loads_json, read_bounded, read_json_file
-from polarzoo.envs._common.safe_pickle import UnsafePickle, restricted_loads
 from polarzoo.envs._common.seeding import global_random_state_kept
 from polarzoo.envs._common.spaces import LegalDiscrete
+from polarzoo.envs._common.state_codec import encode_state, restore_state
 
 __all__ = [
     "MAX_MODEL_BYTES",
     "DataError",
+    "encode_state",
+    "restore_state",
     "check_regular_file",
     "loads_json",
     "read_bounded",
@@ -38,7 +40,6 @@ __all__ = [
     "LegalDiscrete",
     "MissingExtra",
     "TurnBasedAECEnv",
-    "UnsafePickle",
     "check_choice",
     "check_int_action",
     "check_number",
@@ -47,7 +48,6 @@ __all__ = [
     "no_display_reason",
     "require",
     "require_pygame",
-    "restricted_loads",
     "turn_based_parallel",
     "wilson_interval",
     "zero_sum_returns",

@@ -107,7 +107,7 @@ def test_train_and_evaluate_cli(tmp_path: Path) -> None:
         "eval.md",
         "winrate.png",
         "learning_curve.png",
-        "checkpoints/latest.zip",
+        "checkpoints/latest.safetensors",
         "behaviour_cloning.json",
     ):
         assert (run_dir / name).exists(), name

@@ -96,7 +96,9 @@ def test_tiny_benchmark_end_to_end_survives_kill_9(leagues: Path, tmp_path: Path
     # fixed wait let a fast machine finish the whole tiny run first).
     second = out / "tiny" / GAME / "ppo-board" / "seed0"
     while (
-        not (second / "train" / "checkpoints" / "latest.zip").exists() and process.poll() is None and time.monotonic() < deadline
+        not (second / "train" / "checkpoints" / "latest.safetensors").exists()
+        and process.poll() is None
+        and time.monotonic() < deadline
     ):
         time.sleep(0.01)
     os.killpg(process.pid, signal.SIGKILL)
@@ -265,12 +267,12 @@ def test_the_aggregate_depends_on_the_runs_only(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_a_run_killed_during_its_first_checkpoint_starts_afresh(tmp_path: Path) -> None:
-    """A kill between the model's rename and its state's write leaves ``latest.zip`` alone: there is
+    """A kill between the model's rename and its state's write leaves ``latest.safetensors`` alone: there is
     nothing to resume, so the run trains from the start (it tried to resume and failed)."""
     from polarzoo.baselines.benchmark.runner import _has_checkpoint
 
     (tmp_path / "checkpoints").mkdir()
-    (tmp_path / "checkpoints" / "latest.zip").write_bytes(b"PK\x05\x06" + bytes(18))
+    (tmp_path / "checkpoints" / "latest.safetensors").write_bytes(b"\x02\x00\x00\x00\x00\x00\x00\x00{}")
     assert not _has_checkpoint(tmp_path)
     assert not _has_checkpoint(tmp_path / "missing")
 

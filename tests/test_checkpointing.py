@@ -34,7 +34,7 @@ def test_a_saved_stack_continues_exactly_in_the_same_objects() -> None:
     assert env.env is inner and env.unwrapped is base  # the same objects (a vector env keeps references to them)
     assert _play(env, 40, seed=2) == expected
     other = Checkpointable(SingleAgentEnv("fire_and_ice_v0"))
-    with pytest.raises(ValueError, match="is not this one"):
+    with pytest.raises(ValueError, match="where this run has"):
         other.set_state(saved)
 
 

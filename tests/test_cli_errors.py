@@ -120,7 +120,7 @@ def test_resume_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 
     (broken / "config.yaml").write_text(yaml.safe_dump(load_config("fire_and_ice_v0")))
     (broken / "checkpoints" / "state.json").write_text("{not json")
-    (broken / "checkpoints" / "latest.zip").write_bytes(b"PK\x03\x04 truncated")
+    (broken / "checkpoints" / "latest.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{truncated")
     assert_one_line_error(run_main(capsys, TRAIN, "--resume", str(broken)), "no readable checkpoint")
 
 
@@ -372,7 +372,7 @@ def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(tmp_path: Pa
         "--no-final-eval",
     )
     assert first.returncode == 0, first.stderr[-2000:]
-    latest = run / "checkpoints" / "latest.zip"
+    latest = run / "checkpoints" / "latest.safetensors"
     latest.write_bytes(latest.read_bytes()[:100])  # a crash mid-write on a filesystem without atomic rename
     previous = json.loads((run / "checkpoints" / "previous_state.json").read_text())["timesteps"]
     resumed = cli(TRAIN, "--resume", str(run), "--total-timesteps", "1536", "--no-progress", "--no-final-eval")
@@ -511,52 +511,44 @@ def test_damaged_model_files_are_one_line(
         )
 
 
-def test_a_damaged_latest_checkpoint_falls_back_to_the_previous(tmp_path: Path) -> None:
-    """A latest.zip whose member data is corrupt (the zip directory intact, so it opens) is
-    caught by its CRCs, and the resume takes previous.zip."""
-    import zipfile
+def _two_checkpoints(tmp_path: Path) -> Path:
+    """A run folder's two checkpoints (200 and 100 timesteps) as ``save_checkpoint`` writes them."""
+    from types import SimpleNamespace
 
+    import torch
+
+    from polarzoo.baselines.training.checkpoints import save_checkpoint
+
+    policy = torch.nn.Linear(4, 3)
+    policy.optimizer = torch.optim.Adam(policy.parameters())  # type: ignore[assignment]
+    policy(torch.ones(2, 4)).sum().backward()
+    policy.optimizer.step()  # type: ignore[operator]
+    for steps in (100, 200):
+        model = SimpleNamespace(policy=policy, num_timesteps=steps, _n_updates=steps // 100)
+        save_checkpoint(tmp_path, model, {"timesteps": steps})
+    return tmp_path / "checkpoints"
+
+
+@pytest.mark.parametrize("damage", ["cut", "tensor_bytes", "header", "other_state"])
+def test_a_damaged_latest_checkpoint_falls_back_to_the_previous(tmp_path: Path, damage: str) -> None:
+    """A latest.safetensors cut short, with changed tensor bytes (its digest catches them), a
+    damaged header, or beside the state of another checkpoint: the resume takes the previous one."""
     from polarzoo.baselines.training.ppo import read_checkpoint_state
 
-    folder = tmp_path / "checkpoints"
-    folder.mkdir()
-    for name, state, steps in (("latest.zip", "state.json", 200), ("previous.zip", "previous_state.json", 100)):
-        with zipfile.ZipFile(folder / name, "w", compression=zipfile.ZIP_STORED) as archive:
-            archive.writestr("data", json.dumps({"n_envs": 1}))
-            archive.writestr("policy.pth", b"weights " * 200)
-        (folder / state).write_text(json.dumps({"timesteps": steps}))
-    assert read_checkpoint_state(tmp_path) == ({"timesteps": 200}, "latest.zip")
-    good = (folder / "latest.zip").read_bytes()
-    data = bytearray(good)
-    data[100:110] = b"XXXXXXXXXX"  # inside the stored member
-    (folder / "latest.zip").write_bytes(bytes(data))
-    assert read_checkpoint_state(tmp_path) == ({"timesteps": 100}, "previous.zip")
-
-
-def test_a_latest_checkpoint_cut_inside_its_saved_data_falls_back_to_the_previous(tmp_path: Path) -> None:
-    """Cut just after the end record of the zip inside it (torch's ``policy.pth``), the file
-    opens as that inner zip, with no ``data``: SB3 asserted "No data found"; previous.zip is taken."""
-    import io
-    import zipfile
-
-    from polarzoo.baselines.training.ppo import read_checkpoint_state
-
-    folder = tmp_path / "checkpoints"
-    folder.mkdir()
-    inner = io.BytesIO()
-    with zipfile.ZipFile(inner, "w") as archive:
-        archive.writestr("policy/data.pkl", b"tensors " * 100)
-    for name, state, steps in (("latest.zip", "state.json", 200), ("previous.zip", "previous_state.json", 100)):
-        with zipfile.ZipFile(folder / name, "w", compression=zipfile.ZIP_STORED) as archive:
-            archive.writestr("data", json.dumps({"n_envs": 1}))
-            archive.writestr("policy.pth", inner.getvalue())
-        (folder / state).write_text(json.dumps({"timesteps": steps}))
-    whole = (folder / "latest.zip").read_bytes()
-    cut = whole.index(inner.getvalue()) + len(inner.getvalue())  # right after the inner zip's end record
-    (folder / "latest.zip").write_bytes(whole[:cut])
-    with zipfile.ZipFile(folder / "latest.zip") as opened:  # the cut file opens, as the inner zip
-        assert opened.namelist() == ["policy/data.pkl"]
-    assert read_checkpoint_state(tmp_path) == ({"timesteps": 100}, "previous.zip")
+    folder = _two_checkpoints(tmp_path)
+    assert read_checkpoint_state(tmp_path) == ({"timesteps": 200}, "latest.safetensors")
+    latest = folder / "latest.safetensors"
+    data = bytearray(latest.read_bytes())
+    if damage == "cut":
+        data = data[: len(data) // 2]
+    elif damage == "tensor_bytes":
+        data[-6:-2] = b"XXXX"
+    elif damage == "header":
+        data[12:20] = b"\xff" * 8
+    else:
+        (folder / "state.json").write_text(json.dumps({"timesteps": 150}))
+    latest.write_bytes(bytes(data))
+    assert read_checkpoint_state(tmp_path) == ({"timesteps": 100}, "previous.safetensors")
 
 
 #: a folder nobody can write, root included (a read-only file system): Linux's /proc
@@ -751,17 +743,18 @@ def test_a_full_disk_during_training_is_one_line_and_the_last_checkpoint_resumes
 ) -> None:
     """No space left while writing the third checkpoint: one line, exit 1, the second checkpoint
     intact (nothing half-written beside it) and an exact point to resume from."""
-    from sb3_contrib import MaskablePPO
+    from polarzoo.baselines.training import checkpoints
 
-    original, calls = MaskablePPO.save, {"n": 0}
+    original, calls = checkpoints.atomic_write, {"n": 0}
 
-    def save(self, path, *args, **kwargs):  # type: ignore[no-untyped-def]
-        calls["n"] += 1
-        if calls["n"] == 3:  # checkpoints at 256 and 512 are written, the one at 768 meets a full disk
-            raise OSError(28, "No space left on device")
-        return original(self, path, *args, **kwargs)
+    def write(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if Path(path).name == "latest.tmp.safetensors":
+            calls["n"] += 1
+            if calls["n"] == 3:  # checkpoints at 256 and 512 are written, the one at 768 meets a full disk
+                raise OSError(28, "No space left on device")
+        return original(path, *args, **kwargs)
 
-    monkeypatch.setattr(MaskablePPO, "save", save)
+    monkeypatch.setattr(checkpoints, "atomic_write", write)
     runs = tmp_path / "runs"
     result = run_main(
         capsys,
@@ -844,27 +837,6 @@ def test_ctrl_c_stops_an_evaluation_with_workers_at_once_and_exits_130(tmp_path:
     kept = len(games.read_text().splitlines())
     time.sleep(1.0)
     assert len(games.read_text().splitlines()) == kept < 1600  # nothing plays on after the exit
-
-
-def test_a_checkpoint_cut_inside_its_nested_archive_falls_back_to_the_previous_one(tmp_path: Path) -> None:
-    """A latest.zip whose outer CRCs hold but whose policy.pth (itself an archive) is cut: the
-    resume takes previous.zip instead of a traceback."""
-    import zipfile
-
-    from polarzoo.baselines.training.ppo import read_checkpoint_state
-    from tests.helpers import sb3_zip_of
-
-    folder = tmp_path / "checkpoints"
-    folder.mkdir()
-    whole = sb3_zip_of("fire_and_ice_v0", tmp_path / "model.zip")
-    with zipfile.ZipFile(whole) as source, zipfile.ZipFile(folder / "latest.zip", "w") as cut:
-        for name in source.namelist():
-            data = source.read(name)
-            cut.writestr(name, data[: len(data) // 2] if name == "policy.pth" else data)
-    (folder / "previous.zip").write_bytes(whole.read_bytes())
-    for name, steps in (("state.json", 10), ("previous_state.json", 5)):
-        (folder / name).write_text(json.dumps({"timesteps": steps}))
-    assert read_checkpoint_state(tmp_path) == ({"timesteps": 5}, "previous.zip")
 
 
 def _policy_and_adam(model_zip: Path) -> tuple[dict, list]:

@@ -86,7 +86,11 @@ def test_a_hostile_agent_loses_its_game_with_the_reason_and_leaves_no_process(na
     started = time.monotonic()
     record = play_game("fire_and_ice_v0", [agent, RandomAgent()], seed=0)
     assert time.monotonic() - started < 15
-    assert record.scores == [0.0, 1.0] and 0 in record.forfeits and any(w in record.forfeits[0] for w in ([words] if isinstance(words, str) else words)), record.forfeits
+    assert (
+        record.scores == [0.0, 1.0]
+        and 0 in record.forfeits
+        and any(w in record.forfeits[0] for w in ([words] if isinstance(words, str) else words))
+    ), record.forfeits
     for pid in map(int, (tmp_path / f"{name}.pids").read_text().split()):
         assert not alive(pid), f"{name}: process {pid} left behind"
 

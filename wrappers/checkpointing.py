@@ -4,45 +4,34 @@ A training run that is interrupted and resumed should continue exactly where it 
 games in progress (mid-episode), every generator (the env's, the opponents' draws), the
 opponent pool and the wrappers' own state (``Monitor``'s episode sums, reward shaping's last
 potential).  :class:`Checkpointable` is the outermost wrapper of each env of a vector env;
-``vec_env.env_method("get_state")`` returns each env stack pickled (in subprocesses too), and
-``env_method("set_state", blob, indices=[i])`` copies a saved stack's state into the live
-objects layer by layer, so references held elsewhere (``OpponentBatchingVecEnv`` keeps the
+``vec_env.env_method("get_state")`` returns each env stack as data (a JSON tree and NumPy arrays:
+:func:`polarzoo.envs.utils.encode_state`; no pickle, in subprocesses too), and
+``env_method("set_state", saved, indices=[i])`` puts a saved stack's state into the live objects
+layer by layer (:func:`polarzoo.envs.utils.restore_state`: it builds nothing the file names), so
+references held elsewhere (``OpponentBatchingVecEnv`` keeps the
 :class:`~polarzoo.wrappers.SingleAgentEnv` underneath) stay valid.
 """
 
 from __future__ import annotations
 
-import pickle
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 
-from polarzoo.envs.utils import restricted_loads
-
-
-def _layers(env: Any) -> list[Any]:
-    layers = [env]
-    while isinstance(layers[-1], gym.Wrapper):
-        layers.append(layers[-1].env)
-    return layers
+from polarzoo.envs.utils import encode_state, restore_state
 
 
 class Checkpointable(gym.Wrapper):
     """Passes everything through; adds :meth:`get_state` and :meth:`set_state`."""
 
-    def get_state(self) -> bytes:
-        """The env stack below this wrapper, pickled (games in progress and generators included)."""
-        return pickle.dumps(self.env)
+    def get_state(self) -> tuple[Any, dict[str, np.ndarray]]:
+        """The env stack below this wrapper as data: ``(tree, arrays)`` (games in progress and
+        generators included)."""
+        return encode_state(self.env)
 
-    def set_state(self, blob: bytes) -> None:
-        """Make the live env stack continue exactly as the saved one would."""
-        saved = restricted_loads(blob)  # a checkpoint from elsewhere builds no arbitrary callable
-        live, stored = _layers(self.env), _layers(saved)
-        if [type(layer) for layer in live] != [type(layer) for layer in stored]:
-            raise ValueError(
-                f"the saved env stack {[type(x).__name__ for x in stored]} is not this one {[type(x).__name__ for x in live]}"
-            )
-        for mine, theirs in zip(live, stored):
-            for key, value in vars(theirs).items():
-                if key != "env":  # the layer below stays the live object (its state is copied next)
-                    setattr(mine, key, value)
+    def set_state(self, saved: tuple[Any, dict[str, np.ndarray]], where: str = "checkpoint") -> None:
+        """Make the live env stack continue exactly as the saved one would; ``DataError`` (one
+        line) for a saved stack that is not this one's."""
+        tree, arrays = saved
+        restore_state(self.env, tree, arrays, where)

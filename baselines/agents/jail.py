@@ -288,7 +288,9 @@ class Keeper:
             return 1
         if not self.sandbox and shutil.which(self.argv[0]) is None:
             return START_EXIT
-        memory_cgroup = _cgroup("memory", {"memory.limit_in_bytes": str(self.memory), "memory.memsw.limit_in_bytes": str(self.memory)})
+        memory_cgroup = _cgroup(
+            "memory", {"memory.limit_in_bytes": str(self.memory), "memory.memsw.limit_in_bytes": str(self.memory)}
+        )
         memory_cgroup = memory_cgroup or _cgroup("memory", {"memory.limit_in_bytes": str(self.memory)})
         pids_cgroup = _cgroup("pids", {"pids.max": str(self.processes)})
         self.cgroups = [c for c in (memory_cgroup, pids_cgroup) if c]

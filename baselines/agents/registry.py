@@ -20,7 +20,7 @@ from polarzoo.baselines.agents.oracle import FALLBACKS, Oracle
 from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.baselines.agents.pretrained import PRETRAINED_AZ_JAX, PRETRAINED_DIR, pretrained_path
 from polarzoo.baselines.agents.process import ProcessAgent
-from polarzoo.baselines.agents.spec import KINDS, AgentSpec, Trust, parse_spec, trust_of
+from polarzoo.baselines.agents.spec import AgentSpec, Trust, parse_spec, trust_of
 from polarzoo.baselines.agents.thin_ice import ThinIceHeuristic, ThinIceSearch
 from polarzoo.envs import GAMES
 from polarzoo.envs.utils import check_regular_file

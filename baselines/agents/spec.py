@@ -164,7 +164,9 @@ def parse_spec(text: object) -> AgentSpec:
             return AgentSpec(text, name)
         inner = parse_spec(argument)
         if inner.kind == name:
-            raise SpecError(f"{text[:80]!r}: {name}:SPEC names the agent that moves where the search does not decide; it cannot be an {name}")
+            raise SpecError(
+                f"{text[:80]!r}: {name}:SPEC names the agent that moves where the search does not decide; it cannot be an {name}"
+            )
         return AgentSpec(text, name, inner=inner)
     if kind.path == "required" and kind.budget is None:  # model:PATH
         if not argument:

@@ -6,10 +6,8 @@ import argparse
 import contextlib
 import errno
 import io
-import json
 import os
 import shlex
-import shutil
 import signal
 import sys
 import threading
@@ -399,7 +397,7 @@ def saved_command(
     changes nothing.  A run folder is data: each spec of the saved command (``specs`` reads them
     from the parsed arguments) that runs code must be in ``trusted`` (``--trust SPEC``), as it
     would have had to be typed on a command line."""
-    from polarzoo.baselines.agents.spec import Trust, parse_spec, SpecError
+    from polarzoo.baselines.agents.spec import SpecError, Trust, parse_spec
     from polarzoo.envs.utils import read_json_file
 
     try:

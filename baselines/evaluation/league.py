@@ -42,8 +42,6 @@ from typing import Any
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.registry import model_files
 from polarzoo.baselines.agents.spec import SpecError, Trust, parse_spec
-
-from polarzoo.envs.utils import MAX_MODEL_BYTES, DataError, check_regular_file, read_bounded, read_json_file
 from polarzoo.baselines.cli.moved import moved_names
 from polarzoo.baselines.cli.progress import progress
 from polarzoo.baselines.cli.runs import (
@@ -55,6 +53,7 @@ from polarzoo.baselines.evaluation import ratings
 from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord
 from polarzoo.baselines.policies.weights import ModelFileError, policy_digest
 from polarzoo.envs import ENVIRONMENTS, GAMES
+from polarzoo.envs.utils import MAX_MODEL_BYTES, DataError, check_regular_file, read_bounded, read_json_file
 
 LEAGUE_FORMAT = "polarzoo league v1"
 #: Random opening moves per game before the agents play (paired: the same opening in every seat
@@ -228,8 +227,6 @@ def load_league(source: str | Path, check: bool = True, trusted: Sequence[str] =
             raise LeagueError(f"no league for {source}; leagues shipped: {', '.join(shipped) or 'none'}")
     try:
         data = read_json_file(path, "league file")
-    except FileNotFoundError as error:
-        raise LeagueError(str(error)) from None
     except (OSError, ValueError) as error:
         raise LeagueError(f"{path}: not a readable league file ({error})") from None
     if not isinstance(data, dict) or data.get("format") != LEAGUE_FORMAT:

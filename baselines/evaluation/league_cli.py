@@ -21,7 +21,6 @@ from pathlib import Path
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.process import isolated
 from polarzoo.baselines.agents.registry import names_code_or_file
-from polarzoo.envs.utils import read_json_file
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     add_isolate,
@@ -51,7 +50,7 @@ from polarzoo.baselines.evaluation.league import (
 )
 from polarzoo.baselines.evaluation.league_rate import rate, rating_markdown
 from polarzoo.envs import ENVIRONMENTS, GAMES
-from polarzoo.envs.utils import MissingExtra
+from polarzoo.envs.utils import MissingExtra, read_json_file
 
 #: ``polarzoo-league exploit`` runs this program (it trains, so it lives in the training room).
 EXPLOIT_MODULE = "polarzoo.baselines.training.exploit"

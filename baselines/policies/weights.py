@@ -214,9 +214,7 @@ def build_policy(
     kwargs = _policy_kwargs(class_name, kwargs, where)
     _check_size(class_name, kwargs, observation_space, action_space, state, where)
     try:
-        policy = _policy_class(class_name)(
-            observation_space, action_space, lambda _: 0.0, **kwargs
-        )
+        policy = _policy_class(class_name)(observation_space, action_space, lambda _: 0.0, **kwargs)
         policy.load_state_dict({k: torch.as_tensor(v) for k, v in state.items()}, strict=True)
     except ModelFileError:
         raise
@@ -407,7 +405,10 @@ def _read_zip(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
             names = set(archive.namelist())
             if "data" not in names or "policy.pth" not in names:
                 raise ModelFileError(f"{where}: a zip without SB3's 'data' and 'policy.pth': not a saved model")
-            if archive.getinfo("data").file_size > MAX_SMALL_FILE_BYTES or archive.getinfo("policy.pth").file_size > MAX_MODEL_BYTES:
+            if (
+                archive.getinfo("data").file_size > MAX_SMALL_FILE_BYTES
+                or archive.getinfo("policy.pth").file_size > MAX_MODEL_BYTES
+            ):
                 raise ModelFileError(f"{where}: a member of the zip unpacks to more than a model file may hold")
             data = loads_json(archive.read("data"), what="its data")
             state = torch.load(io.BytesIO(archive.read("policy.pth")), map_location="cpu", weights_only=True)

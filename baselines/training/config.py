@@ -295,3 +295,12 @@ def config_defaults() -> Callable[[str], str]:
         return " (default from the config: " + ", ".join(f"{v} for {e}" for e, v in per_env.items()) + ")"
 
     return describe
+
+
+def config_specs(config: dict[str, Any]) -> list[str]:
+    """Every agent spec a training config names (the opponents, the cloning teacher and its
+    opponents, the references): what ``--resume`` of a run folder checks with the spec grammar."""
+    specs = [str(spec) for spec in dict(config.get("opponents") or {}) if spec != "self"]
+    specs.append(str(config.get("bc_teacher") or "heuristic"))
+    specs += [str(spec) for spec in dict(config.get("bc_opponents") or {}) if spec != "teacher"]
+    return specs + list(REFERENCE_AGENTS)

@@ -36,10 +36,13 @@ from polarzoo.baselines.evaluation.tournament import seat_names
 from polarzoo.baselines.policies.weights import ModelFileError, load_policy_weights, save_policy
 from polarzoo.baselines.training.checkpoints import (  # noqa: F401 (public here too: the trainer's checkpoints)
     capture_update_boundary,
-    checkpoint_objects,
     drop_later_evaluations,
+    legacy_checkpoint,
+    legacy_state,
+    load_checkpoint_weights,
     read_checkpoint_state,
     read_exact,
+    read_legacy,
     restore_update_boundary,
     save_checkpoint,
 )
@@ -209,26 +212,47 @@ def train(
     print(f"torch threads: {threads} ({why}){in_update}", flush=True)
     (run_dir / "snapshots").mkdir(parents=True, exist_ok=True)
     state: dict[str, Any] = {"timesteps": 0, "snapshots": [], "seed": seed}
-    model_name = "latest.zip"
+    model_name = "latest.safetensors"
+    legacy = resume and legacy_checkpoint(run_dir)
     if resume:
-        state, model_name = read_checkpoint_state(run_dir)
-        if model_name != "latest.zip":
-            print(f"checkpoints/latest.zip is unreadable: resuming from the previous checkpoint ({state['timesteps']} timesteps)")
+        state, model_name = legacy_state(run_dir) if legacy else read_checkpoint_state(run_dir)
+        if model_name not in ("latest.safetensors", "latest.zip"):
+            print(f"checkpoints/latest is unreadable: resuming from the previous checkpoint ({state['timesteps']} timesteps)")
         seed = int(state.get("seed", seed))
         state["snapshots"] = [p for p in state.get("snapshots", []) if Path(p).exists()]
     vec_env = make_vec_env(config, state["snapshots"], seed + state["timesteps"])
     counters = None
+    # SB3's objects are built from the config, new run or resumed: a checkpoint holds data only
+    policy, policy_kwargs = policy_and_kwargs(config)
+    model = algorithm(
+        policy,
+        vec_env,
+        learning_rate=config["learning_rate"],
+        n_steps=config["n_steps"],
+        batch_size=config["batch_size"],
+        n_epochs=config["n_epochs"],
+        gamma=config["gamma"],
+        gae_lambda=config["gae_lambda"],
+        ent_coef=config["ent_coef"],
+        clip_range=config["clip_range"],
+        policy_kwargs=policy_kwargs,
+        seed=seed,
+        device=config["device"],
+        tensorboard_log=str(run_dir / "tb"),
+        verbose=0,
+    )
     if resume:
-        model = algorithm.load(
-            run_dir / "checkpoints" / model_name,
-            env=vec_env,
-            device=config["device"],
-            tensorboard_log=str(run_dir / "tb"),
-            custom_objects=checkpoint_objects(run_dir / "checkpoints" / model_name),
-        )
-        boundary = read_exact(run_dir, model_name, state["timesteps"])
+        if legacy:
+            weights, boundary = read_legacy(run_dir, model_name, state["timesteps"])
+            model.policy.load_state_dict(weights["policy"], strict=True)
+            model.policy.optimizer.load_state_dict(weights["optimizer"])
+            model.num_timesteps, model._n_updates = weights["timesteps"], weights["n_updates"]
+            print(f"{run_dir}: a checkpoint of polarzoo < 0.5, read with --trust-pickles (its pickles were run)")
+        else:
+            load_checkpoint_weights(model, run_dir, model_name)
+            boundary = read_exact(run_dir, model_name, state["timesteps"])
         if boundary is not None:
-            restore_update_boundary(model, boundary)
+            restore_update_boundary(model, boundary, str(run_dir / "checkpoints"))
             counters = boundary["counters"]
             drop_later_evaluations(run_dir, state["timesteps"])
             print(
@@ -248,27 +272,8 @@ def train(
         else:
             print(
                 f"resuming {run_dir} at {model.num_timesteps} timesteps (seed {seed}); the checkpoint has no exact "
-                "state (written by older code): the envs start new games"
+                "state: the envs start new games"
             )
-    else:
-        policy, policy_kwargs = policy_and_kwargs(config)
-        model = algorithm(
-            policy,
-            vec_env,
-            learning_rate=config["learning_rate"],
-            n_steps=config["n_steps"],
-            batch_size=config["batch_size"],
-            n_epochs=config["n_epochs"],
-            gamma=config["gamma"],
-            gae_lambda=config["gae_lambda"],
-            ent_coef=config["ent_coef"],
-            clip_range=config["clip_range"],
-            policy_kwargs=policy_kwargs,
-            seed=seed,
-            device=config["device"],
-            tensorboard_log=str(run_dir / "tb"),
-            verbose=0,
-        )
     if config.get("init_model") and not resume:
         path = init_model_path(config)
         try:  # the weights only (a .safetensors or a zip's policy.pth): nothing in the file runs

@@ -8,9 +8,13 @@ import shlex
 import sys
 from pathlib import Path
 
+from polarzoo.baselines.agents.spec import Trust, trust_of
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     LineFile,
+    add_trust,
+    add_trust_pickles,
+    apply_trust_pickles,
     atomic_write,
     prog_name,
     run_dir_or_exit,
@@ -19,7 +23,13 @@ from polarzoo.baselines.cli.runs import (
 )
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.training import ppo
-from polarzoo.baselines.training.checkpoints import checkpoint_objects, read_checkpoint_state, read_exact
+from polarzoo.baselines.training.checkpoints import (
+    legacy_checkpoint,
+    legacy_state,
+    read_checkpoint_state,
+    read_exact,
+    read_legacy,
+)
 from polarzoo.baselines.training.config import (
     CONFIG_PATH,
     POSITIVE_KEYS,
@@ -28,6 +38,7 @@ from polarzoo.baselines.training.config import (
     InitModelError,
     check_config,
     config_defaults,
+    config_specs,
     load_config,
     saved_run_config,
     yaml,
@@ -42,6 +53,8 @@ def _main_writes(argv: list[str] | None = None) -> None:
     config_default = config_defaults()
     parser.add_argument("--env", choices=sorted(ENVIRONMENTS), help="environment id (not needed with --resume)")
     parser.add_argument("--resume", type=Path, default=None, help="continue an interrupted run from its folder")
+    add_trust(parser)
+    add_trust_pickles(parser)
     parser.add_argument(
         "--config",
         type=Path,
@@ -178,11 +191,21 @@ def _main_writes(argv: list[str] | None = None) -> None:
             saved = yaml.safe_load((run_dir / "config.yaml").read_text())
             config = saved_run_config(saved)
             check_config(config)
-            state, model_name = read_checkpoint_state(run_dir)
-            # a run folder from someone else: its pickles are read by the restricted unpickler
-            # now, so that one naming other code is refused in one line before any work
-            checkpoint_objects(run_dir / "checkpoints" / model_name)
-            read_exact(run_dir, model_name, state["timesteps"])
+            # a run folder is data: a spec of its config that runs code must be named again
+            for spec in config_specs(config):
+                if trust_of(spec) is Trust.RUNS_CODE and spec not in args.trust:
+                    parser.error(
+                        f"--resume {run_dir}: its config names the agent {spec!r}, which runs code; a run folder is "
+                        f"data: add --trust {shlex.quote(spec)} if you trust it"
+                    )
+            apply_trust_pickles(args)
+            if legacy_checkpoint(run_dir):
+                state, model_name = legacy_state(run_dir)
+                read_legacy(run_dir, model_name, state["timesteps"])  # refused in one line without --trust-pickles
+            else:
+                # read now, so that a damaged or crafted checkpoint is one line before any work
+                state, model_name = read_checkpoint_state(run_dir)
+                read_exact(run_dir, model_name, state["timesteps"])
         except (yaml.YAMLError, ValueError, TypeError, KeyError) as error:
             parser.error(f"--resume {run_dir}: {str(error).splitlines()[0]}")
         ignored = [

@@ -46,7 +46,7 @@ def _scan(text: str, max_depth: int, max_number: int) -> None:
             depth += 1 if match.group() in "[{" else -1
             if depth > max_depth:
                 raise DataError(f"JSON nested deeper than {max_depth} levels")
-    if re.search(r"[-+0-9.eE]{%d,}" % (max_number + 1), _STRING.sub('""', text)):
+    if re.search("[-+0-9.eE]{" + str(max_number + 1) + ",}", _STRING.sub('""', text)):
         raise DataError(f"a JSON number longer than {max_number} characters")
 
 
