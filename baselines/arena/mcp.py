@@ -142,9 +142,18 @@ class Games:
             raise BadRequest("the game is over (resigned); start a new game")
         if isinstance(move, bool) or not isinstance(move, (str, int)):
             raise BadRequest("move is the game's notation (a string) or an action id (an integer)")
+        if isinstance(move, int) and not 0 <= move < 10**9:
+            raise BadRequest(f"action id {str(move)[:20]} is out of range")
+        if isinstance(move, str) and len(move) > 100:
+            raise BadRequest(f"move has {len(move)} characters; a move's notation or action id is short")
         body: dict[str, Any] = {"action": move} if isinstance(move, int) else {"notation": move.strip()}
-        if isinstance(move, str) and move.strip().lstrip("-").isdigit():
-            body = {"action": int(move.strip())}
+        text = move.strip() if isinstance(move, str) else ""
+        if text and text.isascii() and text.isdigit():
+            if len(text) > 9:
+                raise BadRequest(f"action id {text[:20]}... is out of range")
+            body = {"action": int(text)}
+        elif text and any(c.isdigit() for c in text) and not text.isascii() and text.replace(" ", "").isdigit():
+            raise BadRequest(f"move {text[:20]!r}: an action id is written with the digits 0-9")
         with web.lock:
             web.move(body)
         return self.get_state(game_id)
@@ -200,8 +209,8 @@ def server(games: Games) -> Any:
         return answer(games.get_state, game_id)
 
     @app.tool()
-    def play(game_id: str, move: str) -> str:
-        """Play your move: the game's notation (as in legal_moves) or an action id; the opponents answer. Returns the new state."""
+    def play(game_id: str, move: str | int) -> str:
+        """Play your move: the game's notation (as in legal_moves, a string) or an action id (a JSON number); the opponents answer. Returns the new state."""
         return answer(games.play, game_id, move)
 
     @app.tool()

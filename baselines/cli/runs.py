@@ -220,6 +220,9 @@ def writes_fail_in_one_line(main: Callable[[list[str] | None], None], kept: str)
     def command(argv: list[str] | None = None) -> None:
         try:
             main(argv)
+        except KeyboardInterrupt:  # before the command's own handler is in place (torch still importing)
+            print("\ninterrupted", file=sys.stderr)
+            sys.exit(130)
         except OSError as error:
             if error.errno is None:
                 raise

@@ -264,9 +264,12 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
             parser.error(f"--resume {out}: it was rated against league v{saved_version}, this league is v{league.version}")
     print(f"writing to {out}", flush=True)
     apply_time_control(args, out)
-    result = rate(
-        args.env, agent, league, out, args.width, args.max_games, args.min_rounds, args.players, args.seed, args.workers
-    )
+    try:
+        result = rate(
+            args.env, agent, league, out, args.width, args.max_games, args.min_rounds, args.players, args.seed, args.workers
+        )
+    except ValueError as error:  # a member that cannot be held at its rating, e.g.
+        parser.error(str(error))
     summary = {
         "env": args.env,
         "agent": result.agent,

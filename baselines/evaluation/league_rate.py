@@ -58,6 +58,12 @@ def rate(
     if agent.name in league.ratings:
         agent.name = f"{agent.name} (rated)"  # its games must not be mistaken for the member's
     members = [make_agent(spec, env_id) for spec in league.specs]
+    for member, entry in zip(members, league.members):
+        if member.name != entry["name"]:  # its rating would be looked up under a name it never plays as
+            raise ValueError(
+                f"league member {entry['name']!r} ({entry['spec']}) plays as {str(member.name)[:60]!r}: its rating "
+                "cannot be held; rebuild the league with `league build`"
+            )
     versions = league_lib.member_versions(env_id, members, league.specs)
     fixed = league.ratings_at(players)
     if league.by_players and str(players) not in league.by_players:

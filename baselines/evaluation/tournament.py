@@ -66,7 +66,7 @@ def play_game(
             length += 1
             continue
         try:
-            action = agents[seat].act(env, agent, rng)
+            action = _checked_action(agents[seat].act(env, agent, rng), env, agent)
         except AgentForfeit as forfeit:  # no answer in time, a crash, a malformed or illegal reply
             forfeits[seat] = forfeit.reason
             action = -1
@@ -87,6 +87,18 @@ def play_game(
     result = env.result() if hasattr(env, "result") else {}
     env.close()
     return GameRecord([a.name for a in agents], scores, totals, length, illegal, result, actions, forfeits)
+
+
+def _checked_action(action: Any, env: Any, agent: str) -> int:
+    """An in-process agent's answer as an action id, or :class:`AgentForfeit` as a process agent's
+    would be when it is not a whole number or out of range (an illegal id in range is counted as
+    an illegal move by the caller)."""
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise AgentForfeit(f"an action that is not a whole number: {str(action)[:40]!r} ({type(action).__name__})")
+    mask = env.observe(agent)["action_mask"]
+    if not 0 <= int(action) < len(mask):
+        raise AgentForfeit(f"action {int(action)} is out of range (0 to {len(mask) - 1})")
+    return int(action)
 
 
 def seat_names(env_id: str, env_kwargs: dict[str, Any] | None = None) -> list[str]:

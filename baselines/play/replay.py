@@ -34,6 +34,7 @@ from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, 
 from polarzoo.baselines.play.board import picture_jpeg, position, web_games
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line
 from polarzoo.envs import ENVIRONMENTS, GAMES, games_with_player_range
+from polarzoo.envs.utils import loads_json
 
 
 class ReplayError(ValueError):
@@ -47,10 +48,10 @@ def read_records(text: str, source: str = "games.jsonl") -> list[dict[str, Any]]
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ReplayError(f"{source}:{number}: not JSON ({error.msg})") from None
+        try:  # the one safe reader: no RecursionError or 4,300-digit ValueError from a crafted line
+            record = loads_json(line, what=f"{source}:{number}", max_bytes=16 * 1024 * 1024, max_depth=16)
+        except ValueError as error:
+            raise ReplayError(str(error)) from None
         if not isinstance(record, dict):
             raise ReplayError(f"{source}:{number}: not a game record (a JSON object per line)")
         record["_line"] = number

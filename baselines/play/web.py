@@ -68,8 +68,57 @@ from polarzoo.baselines.play.web_game import (  # noqa: F401 (public here too: t
     replay_list,
 )
 from polarzoo.envs import ENVIRONMENTS, GAMES
+from polarzoo.envs.utils import loads_json
 
 STATIC = Path(__file__).parent / "web_static"
+
+
+#: seconds a client has to send a request's headers (a connection that never finishes them is closed)
+HEADER_TIMEOUT = 10.0
+
+
+def header_deadline_protocol() -> type:
+    """uvicorn's HTTP/1.1 protocol, closing a connection whose request headers are not complete
+    within :data:`HEADER_TIMEOUT` seconds of its start or of the previous response (a client that
+    opens connections and never finishes them would otherwise hold them for ever)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderDeadline(H11Protocol):  # type: ignore[misc]
+        _deadline: Any = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(HEADER_TIMEOUT, self._late)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _late(self) -> None:
+            self._deadline = None
+            if self.cycle is None or self.cycle.response_complete:
+                self.transport.close()
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def handle_events(self) -> None:
+            cycle = self.cycle
+            super().handle_events()
+            if self.cycle is not None and self.cycle is not cycle:  # a new request's headers are in
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return HeaderDeadline
 
 
 def host_allowed(host_header: str, served: str | None = None) -> bool:
@@ -194,12 +243,10 @@ def create_app(
 
     async def body_json(request: Request) -> dict[str, Any]:
         raw = await body_bytes(request, MAX_BODY)
-        try:
-            body = json.loads(raw or b"{}")
-        except (ValueError, UnicodeDecodeError) as problem:  # JSONDecodeError, and a number of 4,300+ digits
-            raise BadRequest(f"malformed JSON: {getattr(problem, 'msg', None) or str(problem)[:120]}") from None
-        except RecursionError:
-            raise BadRequest("malformed JSON: nested too deeply") from None
+        try:  # the one safe reader: depth, size and number length bounded before parsing
+            body = loads_json(raw or b"{}", what="malformed JSON", max_bytes=MAX_BODY, max_depth=32)
+        except ValueError as problem:
+            raise BadRequest(str(problem)) from None
         if not isinstance(body, dict):
             raise BadRequest("the request body must be a JSON object")
         return body
@@ -504,7 +551,10 @@ def serve(
                 os._exit(130)
 
         app = create_app(store, defaults, hint_spec, named, served_host=host)
-        server = Server(uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=1))
+        config = uvicorn.Config(
+            app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=1, http=header_deadline_protocol()
+        )
+        server = Server(config)
         server.run()  # uvicorn raises Ctrl-C again once it has shut down
         if not server.started:
             sys.exit(f"error: the server did not start on {host}:{port}")

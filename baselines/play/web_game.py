@@ -63,6 +63,31 @@ def page_agent_problem(spec: str, env_id: str = "") -> str | None:
     return None
 
 
+def held_bytes(value: Any) -> int:
+    """About how much memory ``value`` holds: its containers, strings, numbers and arrays, each
+    counted once (``sys.getsizeof``, an array's ``nbytes``)."""
+    import sys
+
+    seen: set[int] = set()
+    total, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        total += sys.getsizeof(item)
+        if isinstance(item, np.ndarray):
+            total += item.nbytes
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+        elif hasattr(item, "__dict__") and not isinstance(item, type):
+            stack.append(vars(item))
+    return total
+
+
 class BadRequest(ValueError):
     """A request the server refuses (``status``: the HTTP status) with one line that says why."""
 
@@ -322,7 +347,7 @@ class Store:
     def add_replays(self, text: str, source: str, env_id: str | None = None) -> tuple[str, dict[str, Any]]:
         records = read_records(text, source)
         # what the entry holds, about: its text, and later its replayed games and pictures
-        entry = {"source": source, "env": env_id, "records": records, "pictures": {}, "cache": {}, "size": len(text)}
+        entry = {"source": source, "env": env_id, "records": records, "pictures": {}, "cache": {}, "size": held_bytes(records)}
         replay_id = secrets.token_hex(6)
         with self.lock:
             self.replays[replay_id] = entry
@@ -331,8 +356,9 @@ class Store:
         return replay_id, entry
 
     def replay_bytes(self) -> int:
-        """What the replays kept hold, about (their text, replayed frames and pictures)."""
-        return sum(entry["size"] for entry in self.replays.values())
+        """The memory the replays kept hold, about: their parsed records (counted once, as Python
+        objects: several times their text), and the replayed games and pictures they cached since."""
+        return sum(entry["size"] + held_bytes(entry["pictures"]) + held_bytes(entry["cache"]) for entry in self.replays.values())
 
     def replay(self, replay_id: str) -> dict[str, Any]:
         with self.lock:
