@@ -124,12 +124,19 @@ def _cgroup(controller: str, settings: dict[str, str]) -> str | None:
 
 
 def _failed(cgroup: str) -> bool:
-    """Whether a memory cgroup hit its limit (v1's failure count)."""
-    try:
-        with open(os.path.join(cgroup, "memory.failcnt")) as handle:
-            return int(handle.read().strip() or 0) > 0
-    except (OSError, ValueError):
-        return False
+    """Whether the kernel's OOM killer acted in a memory cgroup (v1's ``memory.oom_control``,
+    v2's ``memory.events``: ``oom_kill N``), or it hit its limit (``memory.failcnt``)."""
+    for name in ("memory.oom_control", "memory.events", "memory.failcnt"):
+        try:
+            with open(os.path.join(cgroup, name)) as handle:
+                text = handle.read()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            words = line.split()
+            if (words[:1] == ["oom_kill"] or name == "memory.failcnt") and words and words[-1].isdigit() and int(words[-1]) > 0:
+                return True
+    return False
 
 
 def _user_processes() -> int:
@@ -155,6 +162,7 @@ class Keeper:
         self.sandbox = bool(settings.get("sandbox"))
         self.hidden = [str(v) for v in settings.get("hidden", [])]
         self.namespace = bool(settings.get("namespace", True))
+        self.cgroups_allowed = bool(settings.get("cgroups", True))
         self.extra_env = {str(k): str(v) for k, v in (settings.get("env") or {}).items()}
         self.libc = _libc()
         self.main: int | None = None
@@ -216,7 +224,7 @@ class Keeper:
             argv = self.argv
             if self.sandbox:
                 argv = [
-                    "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+                    "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
                     "--bind", workdir, workdir, "--unshare-all", "--die-with-parent", "--new-session",
                     "--chdir", workdir, "--", *argv,
                 ]  # fmt: skip
@@ -288,11 +296,13 @@ class Keeper:
             return 1
         if not self.sandbox and shutil.which(self.argv[0]) is None:
             return START_EXIT
-        memory_cgroup = _cgroup(
+        use_cgroups = self.cgroups_allowed
+        memory_cgroup = use_cgroups and _cgroup(
             "memory", {"memory.limit_in_bytes": str(self.memory), "memory.memsw.limit_in_bytes": str(self.memory)}
         )
-        memory_cgroup = memory_cgroup or _cgroup("memory", {"memory.limit_in_bytes": str(self.memory)})
-        pids_cgroup = _cgroup("pids", {"pids.max": str(self.processes)})
+        memory_cgroup = memory_cgroup or (use_cgroups and _cgroup("memory", {"memory.limit_in_bytes": str(self.memory)}))
+        memory_cgroup = memory_cgroup or (use_cgroups and _cgroup("memory", {"memory.max": str(self.memory)}))  # v2
+        pids_cgroup = use_cgroups and _cgroup("pids", {"pids.max": str(self.processes)})
         self.cgroups = [c for c in (memory_cgroup, pids_cgroup) if c]
         workdir = tempfile.mkdtemp(prefix="polarzoo-agent-")
         read_end, write_end = os.pipe()
@@ -323,7 +333,7 @@ class Keeper:
                     break
             time.sleep(POLL)
         self._end_all()
-        if memory_cgroup and code == -signal.SIGKILL and _failed(memory_cgroup):
+        if memory_cgroup and code in (-signal.SIGKILL, 128 + signal.SIGKILL) and _failed(memory_cgroup):
             code = MEMORY_EXIT  # the kernel's OOM killer ended it inside its cgroup
         copier.join(timeout=1.0)
         for cgroup in self.cgroups:

@@ -175,9 +175,11 @@ class ProcessAgent:
             "log": log,
             "sandbox": self.sandbox,
             "hidden": [h for h in hidden if len(h) > 1],
-            # (off only to test the subreaper alone, as on a system without PID namespaces)
+            # (off only to test the subreaper and the polled limits alone, as on a system without
+            # PID namespaces or writable cgroups)
             "env": self.extra_env,
             "namespace": os.environ.get("POLARZOO_AGENT_NAMESPACE", "1") != "0",
+            "cgroups": os.environ.get("POLARZOO_AGENT_CGROUPS", "1") != "0",
         }
         try:
             self._process = subprocess.Popen(

@@ -8,6 +8,7 @@ import errno
 import io
 import os
 import shlex
+import shutil
 import signal
 import sys
 import threading
@@ -326,6 +327,12 @@ def add_time_control(parser: argparse.ArgumentParser) -> None:
         help="seconds a proc:COMMAND agent may take a move, then a bank of twice that for the whole game (default 5)",
     )
     parser.add_argument("--game-time", type=_seconds, default=None, help="seconds a proc:COMMAND agent may take for a whole game")
+    parser.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="run proc:COMMAND and --isolate agents under bubblewrap (bwrap): no network, a read-only file system but "
+        "for their private folder (docs/security.md); refused where bwrap is not installed",
+    )
 
 
 def apply_time_control(args: argparse.Namespace, out: Path | None = None) -> None:
@@ -336,6 +343,10 @@ def apply_time_control(args: argparse.Namespace, out: Path | None = None) -> Non
         os.environ["POLARZOO_MOVE_BANK"] = repr(2.0 * float(args.move_time))
     if getattr(args, "game_time", None):
         os.environ["POLARZOO_GAME_TIME"] = repr(float(args.game_time))
+    if getattr(args, "sandbox", False):
+        if shutil.which("bwrap") is None:
+            sys.exit("--sandbox runs agents under bubblewrap, which is not installed here (apt-get install bubblewrap)")
+        os.environ["POLARZOO_AGENT_SANDBOX"] = "1"
     if out is not None:
         os.environ["POLARZOO_AGENT_LOG_DIR"] = str(out / "agent-logs")
 
