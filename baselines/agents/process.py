@@ -104,6 +104,9 @@ def _to_json(value: Any) -> Any:
 class ProcessAgent:
     """``proc:COMMAND``: the command run as an agent (see the module docstring)."""
 
+    #: a training checkpoint never saves nor changes it (its command comes from the run's config)
+    checkpoint_live = True
+
     def __init__(
         self,
         command: str | list[str],

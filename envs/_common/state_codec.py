@@ -12,7 +12,9 @@ What the tree holds: ``None``, booleans, numbers, strings, bytes, lists, tuples,
 of those), sets, deques, NumPy arrays (by name in the arrays; never of ``object`` dtype), NumPy
 scalars and dtypes, NumPy and Python generators (their states), objects (by type name, their
 state), shared references, and *live* values (functions, modules, classes, bound methods, torch
-and MuJoCo objects, a type's ``checkpoint_live`` fields): those are not saved, the live ones stay.
+and MuJoCo objects, a type whose ``checkpoint_live`` is ``True`` such as a process agent, whose
+command a file must not change, and the fields a type names in a ``checkpoint_live`` tuple):
+those are not saved, the live ones stay.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ def type_name(value: Any) -> str:
 
 
 def _is_live(value: Any) -> bool:
+    if getattr(type(value), "checkpoint_live", None) is True:  # a type that is never saved (a process agent)
+        return True
     if isinstance(
         value,
         (types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType, type, types.MethodWrapperType),
@@ -64,7 +68,7 @@ def _object_state(value: Any) -> Any:
     else:
         state = {name: getattr(value, name) for name in getattr(type(value), "__slots__", ()) if hasattr(value, name)}
     live = getattr(type(value), "checkpoint_live", ())
-    if isinstance(state, dict) and live:
+    if isinstance(state, dict) and isinstance(live, tuple) and live:
         state = {key: item for key, item in state.items() if key not in live}
     return state
 
@@ -171,8 +175,8 @@ class _Decoder:
                 return array.reshape(node["__from_array__"])
             return values
         if tag == "__tuple__":
-            template = live if isinstance(live, tuple) and len(live) == len(body) else [None] * len(body)
-            return tuple(self.decode(n, t) for n, t in zip(body, template))
+            items: Any = live if isinstance(live, tuple) and len(live) == len(body) else [None] * len(body)
+            return tuple(self.decode(n, t) for n, t in zip(body, items))
         if tag in ("__dict__", "__odict__"):
             out: dict[Any, Any] = {} if tag == "__dict__" else OrderedDict()
             for pair in body:
@@ -237,7 +241,7 @@ class _Decoder:
         if live is None and name in self.types:
             # (an object the live graph does not hold here, such as the opponent of a game in
             # progress: one of a type this run made itself, never a type the file names)
-            kind = self.types[name]
+            kind: Any = self.types[name]
             live = kind.__new__(kind)
         if live is None or type_name(live) != name or _is_live(live):
             raise self.fail(
@@ -247,17 +251,19 @@ class _Decoder:
         if dataclasses.is_dataclass(live) and not hasattr(type(live), "__setstate__"):
             # a plain record (a game's state): a new one of the live object's own type, so that no
             # other holder of the live record sees it change
-            live = type(live).__new__(type(live))
-        self.objects[node.get("id")] = live
+            record: Any = type(live)
+            live = record.__new__(record)
+        self.objects[int(node.get("id", -1))] = live
         state = self.decode(node.get("state"), template)
         setstate = getattr(type(live), "__setstate__", None)
-        kept = {key: getattr(live, key) for key in getattr(type(live), "checkpoint_live", ()) if hasattr(live, key)}
+        kept = {key: getattr(live, key) for key in getattr(type(live), "checkpoint_live", None) or () if hasattr(live, key)}
         if setstate is not None and setstate is not getattr(object, "__setstate__", None):
             live.__setstate__(state)
         elif state is None:  # an object without state of its own (Python 3.11's __getstate__ of an empty __dict__)
             pass
         elif isinstance(state, dict):
-            vars(live).update(state) if hasattr(live, "__dict__") else [setattr(live, k, v) for k, v in state.items()]
+            for key, value in state.items():
+                object.__setattr__(live, str(key), value)
         elif isinstance(state, tuple) and len(state) == 2 and isinstance(state[1], dict):  # (dict, slots)
             for key, value in {**(state[0] or {}), **state[1]}.items():
                 object.__setattr__(live, key, value)
