@@ -6,7 +6,7 @@ The code is :mod:`polarzoo.baselines.training.rllib`; this module keeps the docu
 from polarzoo.baselines.cli.moved import moved_names
 from polarzoo.baselines.training.rllib import main
 
-__getattr__ = moved_names("polarzoo.baselines.rllib_train", "polarzoo.baselines.training.rllib", ["build_config"])
+__getattr__ = moved_names(__name__, "polarzoo.baselines.training.rllib", ["build_config", "evaluate_vs_random"])
 
 if __name__ == "__main__":
     main()

@@ -346,7 +346,7 @@ def test_a_crafted_exact_state_runs_nothing_and_is_one_line(tmp_path: Path, trai
 
 
 def test_a_legacy_pickle_checkpoint_is_never_unpickled_without_trust(tmp_path: Path, trained_run: Path) -> None:
-    """A run folder of polarzoo < 0.5 whose exact.pkl would run ``os.system``: refused in one line."""
+    """A run folder of polarzoo 0.3 and earlier whose exact.pkl would run ``os.system``: refused in one line."""
     import pickle
 
     run = tmp_path / "run"
@@ -653,3 +653,43 @@ def test_mcp_play_refuses_odd_numbers_in_one_line(move: object) -> None:
     with pytest.raises(BadRequest) as caught:
         games.play(state["game_id"], move)  # type: ignore[arg-type]
     assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("after", [0.3, 1.5, 4.0])
+def test_ctrl_c_while_evaluate_imports_is_one_line_and_130(after: float) -> None:
+    """SIGINT at any moment of the start-up (numpy, torch, the model) or of the games: exit 130,
+    no traceback."""
+    import signal
+
+    process = subprocess.Popen(
+        [
+            PYTHON,
+            "-m",
+            "polarzoo.baselines.evaluate",
+            "--env",
+            ENV,
+            "--agents",
+            "pretrained",
+            "heuristic",
+            "--games",
+            "200",
+            "--no-progress",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(after)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=scaled(60))
+    assert process.returncode == 130, stderr[-2000:]
+    assert "Traceback" not in stderr, stderr[-2000:]
+
+
+def test_every_kind_of_the_grammar_has_a_builder() -> None:
+    """A new kind is one grammar entry and one builder: neither can be missing."""
+    from polarzoo.baselines.agents.registry import BUILDERS
+    from polarzoo.baselines.agents.spec import KINDS
+
+    assert set(BUILDERS) == set(KINDS) | {"module"}

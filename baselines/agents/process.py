@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents.jail import MEMORY_EXIT, PROCESS_EXIT, START_EXIT
+from polarzoo.baselines.agents.spec import parse_spec, with_absolute_paths
 from polarzoo.envs.utils import loads_json
 
 PROTOCOL = "polarzoo-agent/1"
@@ -384,8 +385,6 @@ def isolated(spec: str, env_id: str, name: str | None = None) -> ProcessAgent:
     """``spec`` (a ``module:callable``, a ``model:PATH`` ...) played in a process of its own, under
     the arena's limits (time, memory, one process group), through the JSON-lines protocol: its
     code and files are loaded there, never in the caller's process (``--isolate``)."""
-    from polarzoo.baselines.agents.spec import parse_spec, with_absolute_paths
-
     # The agent runs in a private folder: its files are named from here, its module is looked for
     # here (as `python -m` and the console scripts look for it in this process).
     here = os.getcwd()

@@ -7,6 +7,7 @@ import importlib
 import inspect
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,107 @@ def model_path(path: str) -> str:
     return path
 
 
+def _random(spec: AgentSpec, env_id: str) -> Any:
+    return RandomAgent()
+
+
+def _proc(spec: AgentSpec, env_id: str) -> Any:  # any executable, in its own process, over JSON lines (docs/arena.md)
+    assert spec.command is not None
+    return ProcessAgent(spec.command)
+
+
+def _module(spec: AgentSpec, env_id: str) -> Any:
+    assert spec.module is not None and spec.attribute is not None
+    return user_agent(spec.module, spec.attribute, env_id)
+
+
+def _heuristic(spec: AgentSpec, env_id: str) -> Any:
+    if env_id not in HEURISTICS:
+        raise ValueError(f"no heuristic agent for {env_id}; known: {sorted(HEURISTICS)}")
+    if spec.budget is None:
+        return HEURISTICS[env_id]()
+    # Thin Ice: heuristic:K tries K placements (default 6)
+    if "candidates" not in inspect.signature(HEURISTICS[env_id]).parameters:
+        raise ValueError(f"heuristic:K (placements to try) is Thin Ice's; {env_id}'s heuristic takes no argument")
+    agent = HEURISTICS[env_id](spec.budget)
+    agent.name = f"heuristic:{agent.candidates}"
+    return agent
+
+
+def _mcts(spec: AgentSpec, env_id: str) -> Any:
+    if env_id not in GAMES or not GAMES[env_id].rules_core:
+        raise ValueError(f"MCTS needs a two-player rules core; {env_id} has none")
+    return MCTSAgent(spec.budget or 200)
+
+
+def _model(spec: AgentSpec, env_id: str) -> Any:
+    assert spec.path is not None
+    return PolicyAgent(model_path(spec.path)).check_fits(env_id)
+
+
+def _pretrained(spec: AgentSpec, env_id: str) -> Any:
+    return PolicyAgent(pretrained_path(env_id), name="pretrained")
+
+
+def _policy_of(spec: AgentSpec, env_id: str) -> Any:
+    """The policy a search plays from: the spec's file, or the shipped one."""
+    return PolicyAgent(model_path(spec.path)).check_fits(env_id) if spec.path else _pretrained(spec, env_id)
+
+
+def _search(spec: AgentSpec, env_id: str) -> Any:
+    suffix = f":{Path(spec.path).parent.name}" if spec.path else ""
+    if spec.kind == "search" and SEARCHES.get(env_id) is FloeSearch:  # the Floe's endgame search
+        depth = spec.budget or 3
+        return FloeSearch(_policy_of(spec, env_id), depth, name=f"search:{depth}{suffix}")
+    if SEARCHES.get(env_id) is not ThinIceSearch:
+        hint = "search:D for the Floe's endgame search, " if env_id in SEARCHES else ""
+        raise ValueError(f"{spec.kind}:K is the Thin Ice policy look-ahead; for {env_id} use {hint}az:N or mcts:N")
+    k = spec.budget or 4
+    scoring = "value" if spec.kind == "vsearch" else "safe"
+    return ThinIceSearch(_policy_of(spec, env_id), k, name=f"{spec.kind}:{k}{suffix}", scoring=scoring)
+
+
+def _oracle(spec: AgentSpec, env_id: str) -> Any:  # perfect play where the game's exact search proves the position
+    if env_id not in FALLBACKS:
+        raise ValueError(f"oracle needs a game with an exact search: {sorted(FALLBACKS)}; {env_id} has none")
+    fallback = spec.inner if spec.inner is not None else parse_spec(FALLBACKS[env_id])
+    return Oracle(env_id, make_agent(fallback, env_id), name="oracle" if spec.inner is None else spec.text)
+
+
+def _az_jax(spec: AgentSpec, env_id: str) -> Any:
+    path = spec.path
+    if path is None:
+        if env_id not in PRETRAINED_AZ_JAX:
+            raise ValueError(f"no pretrained az-jax model for {env_id}; available: {sorted(PRETRAINED_AZ_JAX)}")
+        path = str(PRETRAINED_DIR / PRETRAINED_AZ_JAX[env_id])
+    return AlphaZeroJaxAgent(path, env_id, spec.budget)
+
+
+def _az(spec: AgentSpec, env_id: str) -> Any:
+    from polarzoo.baselines.agents.alphazero import AlphaZeroAgent
+
+    path = model_path(spec.path) if spec.path else str(pretrained_path(env_id))
+    return AlphaZeroAgent.from_path(path, env_id, spec.budget or 100)
+
+
+#: How each kind of the grammar (:data:`polarzoo.baselines.agents.spec.KINDS`, and ``module``)
+#: is built: a new kind is its grammar entry and its builder here.
+BUILDERS: dict[str, Callable[[AgentSpec, str], Any]] = {
+    "random": _random,
+    "proc": _proc,
+    "module": _module,
+    "heuristic": _heuristic,
+    "mcts": _mcts,
+    "model": _model,
+    "pretrained": _pretrained,
+    "search": _search,
+    "vsearch": _search,
+    "oracle": _oracle,
+    "az-jax": _az_jax,
+    "az": _az,
+}
+
+
 def make_agent(spec: str | AgentSpec, env_id: str) -> Any:
     """``"random"``, ``"heuristic"``, ``"mcts"`` / ``"mcts:N"``, ``"model:PATH"``, ``"pretrained"``,
     ``"az:N"`` / ``"az:N:PATH"``, ``"az-jax:PATH"`` / ``"az-jax:N:PATH"`` (AlphaZero trained on the JAX
@@ -52,73 +154,7 @@ def make_agent(spec: str | AgentSpec, env_id: str) -> Any:
     grammar (:mod:`polarzoo.baselines.agents.spec`); this builds what it says, code included: the
     callers that take specs from data check its trust class first."""
     parsed = spec if isinstance(spec, AgentSpec) else parse_spec(spec)
-    kind, budget, path = parsed.kind, parsed.budget, parsed.path
-    if kind == "random":
-        return RandomAgent()
-    if kind == "proc":  # any executable, in its own process, over JSON lines (docs/arena.md)
-        assert parsed.command is not None
-        return ProcessAgent(parsed.command)
-    if kind == "module":
-        assert parsed.module is not None and parsed.attribute is not None
-        return user_agent(parsed.module, parsed.attribute, env_id)
-    if kind == "heuristic":
-        if env_id not in HEURISTICS:
-            raise ValueError(f"no heuristic agent for {env_id}; known: {sorted(HEURISTICS)}")
-        if budget is not None:  # Thin Ice: heuristic:K tries K placements (default 6)
-            if "candidates" not in inspect.signature(HEURISTICS[env_id]).parameters:
-                raise ValueError(f"heuristic:K (placements to try) is Thin Ice's; {env_id}'s heuristic takes no argument")
-            agent = HEURISTICS[env_id](budget)
-            agent.name = f"heuristic:{agent.candidates}"
-            return agent
-        return HEURISTICS[env_id]()
-    if kind == "mcts":
-        if env_id not in GAMES or not GAMES[env_id].rules_core:
-            raise ValueError(f"MCTS needs a two-player rules core; {env_id} has none")
-        return MCTSAgent(budget or 200)
-    if kind == "model":
-        assert path is not None
-        return PolicyAgent(model_path(path)).check_fits(env_id)
-    if kind == "pretrained":
-        return PolicyAgent(pretrained_path(env_id), name="pretrained")
-    if kind == "search" and SEARCHES.get(env_id) is FloeSearch:
-        depth = budget or 3
-        policy = (
-            PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
-        )
-        return FloeSearch(policy, depth, name=f"search:{depth}" + (f":{Path(path).parent.name}" if path else ""))
-    if kind in ("search", "vsearch"):
-        if SEARCHES.get(env_id) is not ThinIceSearch:
-            hint = "search:D for the Floe's endgame search, " if env_id in SEARCHES else ""
-            raise ValueError(f"{kind}:K is the Thin Ice policy look-ahead; for {env_id} use {hint}az:N or mcts:N")
-        k = budget or 4
-        policy = (
-            PolicyAgent(model_path(path)).check_fits(env_id) if path else PolicyAgent(pretrained_path(env_id), name="pretrained")
-        )
-        return ThinIceSearch(
-            policy,
-            k,
-            name=f"{kind}:{k}" + (f":{Path(path).parent.name}" if path else ""),
-            scoring="value" if kind == "vsearch" else "safe",
-        )
-    if kind == "oracle":  # perfect play where the game's exact search proves the position
-        if env_id not in FALLBACKS:
-            raise ValueError(f"oracle needs a game with an exact search: {sorted(FALLBACKS)}; {env_id} has none")
-        fallback = parsed.inner if parsed.inner is not None else parse_spec(FALLBACKS[env_id])
-        return Oracle(env_id, make_agent(fallback, env_id), name="oracle" if parsed.inner is None else parsed.text)
-    if kind == "az-jax":
-        if path is None:
-            if env_id not in PRETRAINED_AZ_JAX:
-                raise ValueError(f"no pretrained az-jax model for {env_id}; available: {sorted(PRETRAINED_AZ_JAX)}")
-            path = str(PRETRAINED_DIR / PRETRAINED_AZ_JAX[env_id])
-        return AlphaZeroJaxAgent(path, env_id, budget)
-    if kind == "az":
-        from polarzoo.baselines.agents.alphazero import AlphaZeroAgent
-
-        simulations = budget or 100
-        if path:
-            return AlphaZeroAgent.from_path(model_path(path), env_id, simulations)
-        return AlphaZeroAgent.from_path(str(pretrained_path(env_id)), env_id, simulations)
-    raise ValueError(f"agent spec {parsed.text!r}: the kind {kind!r} has no builder")  # a grammar entry without one
+    return BUILDERS[parsed.kind](parsed, env_id)
 
 
 def names_code_or_file(spec: str) -> bool:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -195,16 +196,16 @@ def parse_spec(text: object) -> AgentSpec:
     return AgentSpec(text, name, budget=budget, path=path or None)
 
 
-def with_absolute_paths(spec: AgentSpec, base: str | Path) -> str:
-    """The text of ``spec`` with each file it names made absolute from ``base`` (for an agent that
-    runs in a folder of its own: ``--isolate``)."""
+def map_paths(spec: AgentSpec, rename: Callable[[str], str]) -> str:
+    """The text of ``spec`` with each file it names (nested specs included) replaced by
+    ``rename(path)``; a spec that names no file is its own text."""
 
     def rebuild(part: AgentSpec) -> str:
         if part.inner is not None:
             return f"{part.kind}:{rebuild(part.inner)}"
-        if part.path is None or Path(part.path).is_absolute():
+        if part.path is None:
             return part.text
-        path = str(Path(base) / part.path)
+        path = rename(part.path)
         if part.kind == "model":
             return f"model:{path}"
         if part.kind == "az-jax":
@@ -212,6 +213,12 @@ def with_absolute_paths(spec: AgentSpec, base: str | Path) -> str:
         return f"{part.kind}:{part.budget}:{path}"
 
     return rebuild(spec)
+
+
+def with_absolute_paths(spec: AgentSpec, base: str | Path) -> str:
+    """The text of ``spec`` with each file it names made absolute from ``base`` (for an agent that
+    runs in a folder of its own: ``--isolate``)."""
+    return map_paths(spec, lambda path: path if Path(path).is_absolute() else str(Path(base) / path))
 
 
 def spec_problem(text: object) -> str | None:
@@ -230,6 +237,15 @@ def trust_of(text: str) -> Trust:
         return parse_spec(text).trust
     except SpecError:
         return Trust.RUNS_CODE
+
+
+def runs_code(text: str) -> bool:
+    """Whether a spec (or a spec nested in it) imports a module or runs a command; a string the
+    grammar refuses is said in one line where it is made, not here."""
+    try:
+        return parse_spec(text).trust is Trust.RUNS_CODE
+    except SpecError:
+        return False
 
 
 def untrusted_code(texts: list[str] | tuple[str, ...], trusted: list[str] | tuple[str, ...] | set[str]) -> list[str]:

@@ -180,7 +180,11 @@ def server(games: Games) -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    app = MCPServer("polarzoo", instructions=__doc__.split("\n\n")[0] + " Start with list_games, then new_game.")
+    from polarzoo import __version__
+
+    app = MCPServer(
+        "polarzoo", version=__version__, instructions=__doc__.split("\n\n")[0] + " Start with list_games, then new_game."
+    )
 
     def answer(call: Any, *args: Any) -> str:
         try:

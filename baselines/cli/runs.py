@@ -404,14 +404,14 @@ def saved_command(
     what: str,
     specs: Callable[[argparse.Namespace], list[str]] | None = None,
     trusted: Sequence[str] = (),
+    runs_code: Callable[[str], bool] | None = None,
 ) -> list[str]:
     """The arguments an interrupted run saved in ``folder/command.json`` (for ``--resume``);
     ``parser.error`` when there is none, or when ``given`` (the command line) has options other
     than ``--resume``, ``--no-progress`` and ``--trust``: a resume replays the saved command, it
     changes nothing.  A run folder is data: each spec of the saved command (``specs`` reads them
-    from the parsed arguments) that runs code must be in ``trusted`` (``--trust SPEC``), as it
-    would have had to be typed on a command line."""
-    from polarzoo.baselines.agents.spec import SpecError, Trust, parse_spec
+    from the parsed arguments) that runs code (``runs_code``: the spec grammar's answer) must be
+    in ``trusted`` (``--trust SPEC``), as it would have had to be typed on a command line."""
     from polarzoo.envs.utils import read_json_file
 
     try:
@@ -435,17 +435,13 @@ def saved_command(
             f"--resume {folder}: its saved command loads pickled SB3 zips (--trust-pickles), which runs their code; "
             "a run folder is data: add --trust-pickles again if you trust them"
         )
-    if specs is not None:
+    if specs is not None and runs_code is not None:
         try:
             named = specs(parser.parse_args(list(saved)))
         except SystemExit:
             parser.error(f"--resume {folder}: its command.json holds a command this version does not take")
         for spec in named:
-            try:
-                code = parse_spec(spec).trust is Trust.RUNS_CODE
-            except SpecError:
-                code = False  # the command itself says what is wrong with it
-            if code and spec not in trusted:
+            if runs_code(spec) and spec not in trusted:
                 parser.error(
                     f"--resume {folder}: its saved command names {spec!r}, which runs code; a run folder is data: "
                     f"add --trust {shlex.quote(spec)} if you trust it"

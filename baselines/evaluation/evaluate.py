@@ -327,10 +327,13 @@ def _write_summary(
     summary gets ``"table"`` and ``"written"`` (the files written)."""
     if writer.forfeits:  # the games an agent lost without a move: a timeout, a crash, a bad reply
         summary["forfeits"] = writer.forfeits
-        table += "\n\n**Forfeits** (games lost without a move)\n\n| agent | games | reason |\n|---|---:|---|\n" + "\n".join(
-            f"| {name} | {count} | {why} |"
-            for name, reasons in sorted(writer.forfeits.items())
-            for why, count in sorted(reasons.items())
+        table += (
+            "\n\n**Forfeits** (games lost by a forfeit: no answer in time, a crash, a malformed or illegal reply)\n\n| agent | games | reason |\n|---|---:|---|\n"
+            + "\n".join(
+                f"| {name} | {count} | {why} |"
+                for name, reasons in sorted(writer.forfeits.items())
+                for why, count in sorted(reasons.items())
+            )
         )
     writer.write("eval.json", json.dumps(summary, indent=2))
     writer.write("eval.md", table + "\n")

@@ -10,6 +10,7 @@ from pathlib import Path
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.process import isolated
 from polarzoo.baselines.agents.registry import names_code_or_file
+from polarzoo.baselines.agents.spec import runs_code
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     add_isolate,
@@ -86,6 +87,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
             "an evaluation folder",
             specs=lambda saved_args: list(saved_args.agents),
             trusted=args.trust,
+            runs_code=runs_code,
         )
         args = parser.parse_args(
             [*saved, "--out", str(folder)]

@@ -21,6 +21,7 @@ from pathlib import Path
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.process import isolated
 from polarzoo.baselines.agents.registry import names_code_or_file
+from polarzoo.baselines.agents.spec import runs_code
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     add_isolate,
@@ -87,6 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     add_trust_pickles(rate_parser)
     add_trust(rate_parser)
+    rate_parser.add_argument(
+        "--no-progress", action="store_true", help="no progress (a bar on a terminal, a line every 30 s in a log)"
+    )
     add_time_control(rate_parser)
     add_isolate(rate_parser)
     rate_parser.add_argument(
@@ -220,8 +224,11 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
             "a rating folder",
             specs=lambda saved_args: [saved_args.agent or "", *saved_args.trust_member],
             trusted=trusted,
+            runs_code=runs_code,
         )
+        no_progress = args.no_progress
         folder, args = args.resume, parser.parse_args([*saved, "--out", str(args.resume)])
+        args.no_progress = args.no_progress or no_progress
         resumed = True
         print(f"resuming {folder}", flush=True)
     if args.env is None or args.agent is None:
@@ -266,7 +273,17 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
     apply_time_control(args, out)
     try:
         result = rate(
-            args.env, agent, league, out, args.width, args.max_games, args.min_rounds, args.players, args.seed, args.workers
+            args.env,
+            agent,
+            league,
+            out,
+            args.width,
+            args.max_games,
+            args.min_rounds,
+            args.players,
+            args.seed,
+            args.workers,
+            show_progress=not args.no_progress,
         )
     except ValueError as error:  # a member that cannot be held at its rating, e.g.
         parser.error(str(error))

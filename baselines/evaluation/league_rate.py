@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from polarzoo.baselines.agents import make_agent
+from polarzoo.baselines.cli.progress import progress
 from polarzoo.baselines.evaluation import league as league_lib
 from polarzoo.baselines.evaluation import ratings
 from polarzoo.baselines.evaluation.league import GameLog, League, play_lineups, read_games, rotations, to_game
@@ -35,6 +36,16 @@ class Rating:
     #: players per game: the members were held at their ratings at this count (:meth:`League.ratings_at`)
     players: int = 2
 
+    @property
+    def bounded(self) -> bool:
+        """Whether the games bound the rating: an agent that won (or lost) every game has an
+        interval of width 0 from any number of games, which says nothing of its width."""
+        return self.ci95[1] > self.ci95[0]
+
+    def interval_text(self) -> str:
+        low, high = self.ci95
+        return f"[{low:.0f}, {high:.0f}]" if self.bounded else "(too few games to bound)"
+
 
 def rate(
     env_id: str,
@@ -50,11 +61,15 @@ def rate(
     bootstrap: int = 400,
     log: Callable[[str], None] = print,
     min_games: int = MIN_GAMES,
+    show_progress: bool = False,
 ) -> Rating:
     """``agent`` against ``league`` (ratings held fixed) until its 95% interval is at most
     ``width`` points wide (after ``min_rounds`` rounds and ``min_games`` games: a bootstrap of a
     handful of games can be narrow by chance) or ``max_games`` are played; games in
-    ``out/games.jsonl`` (kept there from an interrupted run)."""
+    ``out/games.jsonl`` (kept there from an interrupted run).  ``max_games`` is a hard cap (a
+    round is cut short to keep it); ``show_progress``: a bar on a terminal, steady lines in a log,
+    a game at a time."""
+
     if agent.name in league.ratings:
         agent.name = f"{agent.name} (rated)"  # its games must not be mistaken for the member's
     members = [make_agent(spec, env_id) for spec in league.specs]
@@ -77,6 +92,8 @@ def rate(
     # The games this rating's schedule asked for: a log kept from a rating against an older
     # league may hold others, which must not count (the result is a fresh rating's).
     scheduled: set[tuple] = set()
+    bar = progress(max_games, f"rating {agent.name}", "game", enabled=show_progress)
+    tick = bar.update if bar is not None else None
     try:
         with GamePool(workers) as pool:
             while True:
@@ -84,8 +101,12 @@ def rate(
                 if rounds >= min_rounds and estimate is not None:
                     active = informative(groups, estimate, fixed)
                 lineups = [(lineup, rounds) for group in active for lineup in rotations([agent, *group])]
-                if len(scheduled) + len(lineups) > max_games and rounds > 0:
+                if len(scheduled) >= max_games:
                     break
+                if len(scheduled) + len(lineups) > max_games:
+                    if rounds > 0:  # a whole round or none, once the first round is in
+                        break
+                    lineups = lineups[: max_games - len(scheduled)]  # a hard cap, the first round too
                 play_lineups(
                     env_id,
                     lineups,
@@ -93,6 +114,7 @@ def rate(
                     kwargs,
                     game_log,
                     pool,
+                    tick=tick,
                     opening_plies=int(league.protocol.get("opening_plies", 0)),
                     versions=versions,
                 )
@@ -101,15 +123,27 @@ def rate(
                 games = [to_game(line) for line in _games_of(game_log, scheduled)]
                 estimate = ratings.fit_one(games, agent.name, fixed)
                 interval = ratings.bootstrap_one(games, agent.name, fixed, bootstrap, seed)
+                bounded = interval[1] > interval[0]
                 log(
-                    f"round {rounds}: {len(games)} games, rating {estimate:.0f} [{interval[0]:.0f}, {interval[1]:.0f}] "
-                    f"(width {interval[1] - interval[0]:.0f}; stop at {width:.0f})"
+                    f"round {rounds}: {len(games)} games, rating {estimate:.0f} "
+                    + (
+                        f"[{interval[0]:.0f}, {interval[1]:.0f}] (width {interval[1] - interval[0]:.0f}; stop at {width:.0f})"
+                        if bounded
+                        else "(too few games to bound)"
+                    )
                 )
-                if rounds >= min_rounds and len(games) >= min(min_games, max_games) and interval[1] - interval[0] <= width:
+                if (
+                    bounded
+                    and rounds >= min_rounds
+                    and len(games) >= min(min_games, max_games)
+                    and interval[1] - interval[0] <= width
+                ):
                     stopped = "width"
                     break
     finally:
         game_log.close()
+        if bar is not None:
+            bar.close()
     lines = _games_of(game_log, scheduled)
     forfeits: dict[str, int] = {}
     for line in lines:
@@ -169,8 +203,8 @@ def rating_markdown(result: Rating, league: League, env_id: str) -> str:
     above = sum(fixed[n] > result.rating for n in order)
     count = f" at {result.players} players" if len(league.by_players) > 1 else ""
     lines = [
-        f"**{result.agent}** on league `{env_id}` v{league.version}{count}: **{result.rating:.0f} [{low:.0f}, {high:.0f}]** "
-        f"(95% interval; {result.games} games in {result.rounds} rounds, stopped by {result.stopped}); "
+        f"**{result.agent}** on league `{env_id}` v{league.version}{count}: **{result.rating:.0f} {result.interval_text()}** "
+        f"({'95% interval; ' if result.bounded else ''}{result.games} games in {result.rounds} rounds, stopped by {result.stopped}); "
         f"place {above + 1} of {len(order) + 1}.",
         "",
         "| opponent | its rating | games | W | D | L | win rate [95% Wilson] | by seat (W-D-L) |",
@@ -184,6 +218,12 @@ def rating_markdown(result: Rating, league: League, env_id: str) -> str:
             f"{entry['wins']} | {entry['draws']} | {entry['losses']} | {entry['win_rate']:.0%} [{lo:.0%}, {hi:.0%}] | {seats} |"
         )
     if result.forfeits:
-        lines += ["", "**Forfeits** (games lost without a move)", "", "| games | reason |", "|---:|---|"]
+        lines += [
+            "",
+            "**Forfeits** (games lost by a forfeit: no answer in time, a crash, a malformed or illegal reply)",
+            "",
+            "| games | reason |",
+            "|---:|---|",
+        ]
         lines += [f"| {count} | {why} |" for why, count in sorted(result.forfeits.items())]
     return "\n".join(lines)

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from polarzoo.baselines.agents import make_agent
+from polarzoo.baselines.agents.spec import SpecError, map_paths, parse_spec
 from polarzoo.baselines.cli.runs import HelpFormatter, prog_name
 from polarzoo.baselines.play.board import picture_png, web_games
 from polarzoo.baselines.play.replay import ReplayError, replay
@@ -452,12 +453,16 @@ def _require_web() -> None:
 def offered_name(spec: str) -> str:
     """The name under which the page offers an agent of the command line: the spec itself, but
     for a file its folder and stem (``model:my-run/model``), never its path."""
-    kind, _, argument = spec.partition(":")
-    parts = argument.split(":")
-    if kind in ("model", "az", "search", "vsearch", "az-jax") and argument and ("/" in parts[-1] or "." in parts[-1]):
-        path = Path(parts[-1])
-        return ":".join([kind, *parts[:-1], f"{path.parent.name}/{path.stem}" if path.parent.name else path.stem])
-    return spec
+    try:
+        parsed = parse_spec(spec)
+    except SpecError:
+        return spec  # (said in one line when the agent is made)
+
+    def short(path: str) -> str:
+        where = Path(path)
+        return f"{where.parent.name}/{where.stem}" if where.parent.name else where.stem
+
+    return map_paths(parsed, short)
 
 
 def named_agents(specs: list[str] | None) -> dict[str, str]:

@@ -54,7 +54,8 @@ def page_agent_problem(spec: str, env_id: str = "") -> str | None:
     if parsed is None or parsed.trust is not Trust.BUILTIN:
         return (
             "the page names built-in agents (" + ", ".join(OPPONENTS) + ") or the server's own; your "
-            "module:callable agents, commands and model files are given on the command line (polarzoo-web --opponent SPEC)"
+            "module:callable agents, commands and model files are given on the command line that starts the server "
+            "(polarzoo-web or polarzoo-mcp --opponent SPEC)"
         )
     for part in parsed.parts():
         cap = GAME_BUDGET_CAPS.get((part.kind, env_id), BUDGET_CAPS.get(part.kind))

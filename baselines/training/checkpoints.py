@@ -5,7 +5,7 @@
 arrays: :func:`polarzoo.envs.utils.encode_state`; read with ``allow_pickle=False`` and put back
 into the live objects of the rebuilt run, never building what the file names).  The one before
 is kept (``previous.*``) for a latest file that a crash or a full disk left unreadable.  A run
-folder of polarzoo < 0.5 (``latest.zip``, ``exact.pkl``: pickles) is refused in one line, or
+folder of polarzoo 0.3 and earlier (``latest.zip``, ``exact.pkl``: pickles) is refused in one line, or
 read with ``--trust-pickles``, which runs what they hold."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.cli.runs import atomic_write, interrupts_deferred
+from polarzoo.baselines.policies.weights import pickles_trusted
 from polarzoo.envs.utils import DataError, check_regular_file, encode_state, loads_json, read_json_file, restore_state
 
 FORMAT = "polarzoo-checkpoint"
@@ -30,7 +31,7 @@ MAX_CHECKPOINT_BYTES = 1024 * 1024 * 1024
 #: the files of a checkpoint and of the one before it
 LATEST = {"model": "latest.safetensors", "state": "state.json", "exact": "exact.npz"}
 PREVIOUS = {"model": "previous.safetensors", "state": "previous_state.json", "exact": "previous_exact.npz"}
-#: what polarzoo < 0.5 wrote (pickles)
+#: what polarzoo 0.3 and earlier wrote (pickles)
 LEGACY = ("latest.zip", "exact.pkl", "previous.zip", "previous_exact.pkl")
 
 
@@ -173,7 +174,7 @@ def _save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any], boundary:
 
 
 def legacy_checkpoint(run_dir: Path) -> bool:
-    """Whether ``run_dir`` holds a checkpoint of polarzoo < 0.5 (pickles) and none of this format."""
+    """Whether ``run_dir`` holds a checkpoint of polarzoo 0.3 and earlier (pickles) and none of this format."""
     folder = run_dir / "checkpoints"
     return not (folder / LATEST["model"]).exists() and any((folder / name).exists() for name in LEGACY)
 
@@ -184,7 +185,7 @@ def read_checkpoint_state(run_dir: Path) -> tuple[dict[str, Any], str]:
     folder = run_dir / "checkpoints"
     if legacy_checkpoint(run_dir):
         raise ValueError(
-            f"{folder} holds a checkpoint of polarzoo < 0.5 (latest.zip, exact.pkl: pickles, which run code when "
+            f"{folder} holds a checkpoint of polarzoo 0.3 and earlier (latest.zip, exact.pkl: pickles, which run code when "
             "read): it is not loaded; add --trust-pickles to resume it if you made it"
         )
     problems = []
@@ -289,16 +290,14 @@ def read_exact(run_dir: Path, model_name: str, timesteps: int) -> dict[str, Any]
 
 
 def read_legacy(run_dir: Path, model_name: str, timesteps: int) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """A checkpoint of polarzoo < 0.5, read only under ``--trust-pickles`` (``exact.pkl`` is
+    """A checkpoint of polarzoo 0.3 and earlier, read only under ``--trust-pickles`` (``exact.pkl`` is
     unpickled: it runs what it holds): ``(weights, boundary)``, both in this version's form."""
     import pickle
 
     import torch
 
-    from polarzoo.baselines.policies.weights import pickles_trusted
-
     if not pickles_trusted():
-        raise ValueError(f"{run_dir}: a checkpoint of polarzoo < 0.5 (pickles) is read only with --trust-pickles")
+        raise ValueError(f"{run_dir}: a checkpoint of polarzoo 0.3 and earlier (pickles) is read only with --trust-pickles")
     folder = run_dir / "checkpoints"
     with zipfile.ZipFile(folder / model_name) as archive:
         data = loads_json(archive.read("data"), what="its data")
@@ -324,7 +323,7 @@ def read_legacy(run_dir: Path, model_name: str, timesteps: int) -> tuple[dict[st
 
 
 def legacy_state(run_dir: Path) -> tuple[dict[str, Any], str]:
-    """``read_checkpoint_state`` for a folder of polarzoo < 0.5 (``latest.zip`` / ``previous.zip``)."""
+    """``read_checkpoint_state`` for a folder of polarzoo 0.3 and earlier (``latest.zip`` / ``previous.zip``)."""
     folder = run_dir / "checkpoints"
     for model_name, state_name in (("latest.zip", "state.json"), ("previous.zip", "previous_state.json")):
         try:

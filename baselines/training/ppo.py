@@ -247,7 +247,7 @@ def train(
             model.policy.load_state_dict(weights["policy"], strict=True)
             model.policy.optimizer.load_state_dict(weights["optimizer"])
             model.num_timesteps, model._n_updates = weights["timesteps"], weights["n_updates"]
-            print(f"{run_dir}: a checkpoint of polarzoo < 0.5, read with --trust-pickles (its pickles were run)")
+            print(f"{run_dir}: a checkpoint of polarzoo 0.3 and earlier, read with --trust-pickles (its pickles were run)")
         else:
             load_checkpoint_weights(model, run_dir, model_name)
             boundary = read_exact(run_dir, model_name, state["timesteps"])

@@ -48,7 +48,7 @@ the observing agent X:
 
 >>> from polarzoo.envs.go_with_the_floe import rules
 >>> rules.notation_to_action("B2-C3"), rules.action_to_notation(145)
-(145, 'B2-C3')
+(146, 'B2-B4')
 
 ### Rewards
 Single game: winner +1, loser -1 when it ends.  Match (`match=True`): two games with roles
