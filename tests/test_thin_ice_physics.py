@@ -102,7 +102,10 @@ RECORDED_RANDOM_GAMES_SHA256 = {
     "6cb3802d2cdf46dc42f572f8180ff21a3d54b0ff026f4a9d6032e0263ef75271",
     "6b6f1e9226772e58994fcb36e76de461c607f3408c814646c54273a2aa66376b",
 }
-RECORDED_WITH_MUJOCO = "4.0.0"
+#: the MuJoCo versions the check holds with: recorded with 4.0.0; 4.0.1 (what the README's install
+#: gets now) gives the first digest with the same code on the AMD EPYC machine, where 4.0.0 gives
+#: one of the two as well (the same code, both versions, one session).
+RECORDED_WITH_MUJOCO = ("4.0.0", "4.0.1")
 
 
 def test_equivalence_check_accepts_the_default_settle_window_and_rejects_a_coarser_timestep() -> None:
@@ -158,8 +161,11 @@ def test_random_play_is_bit_identical_to_the_recorded_games() -> None:
 
     from polarzoo.envs import thin_ice_v0
 
-    if mujoco.__version__ != RECORDED_WITH_MUJOCO:
-        pytest.skip(f"the digest was recorded with MuJoCo {RECORDED_WITH_MUJOCO} (bit-identical only within a version)")
+    if mujoco.__version__ not in RECORDED_WITH_MUJOCO:
+        pytest.skip(
+            f"the digest was recorded with MuJoCo {' and '.join(RECORDED_WITH_MUJOCO)} (bit-identical only within the "
+            f"versions it was checked with), not {mujoco.__version__}"
+        )
 
     env = thin_ice_v0.raw_env(settle_steps=25, idle_pieces="parked")  # the settings of commit 9dc0992
     digest = random_games_digest(env, 5, seed=0)
