@@ -159,3 +159,17 @@ def test_env_pages_in_a_headless_browser(served: str) -> None:
             assert response is not None and response.ok, other
         browser.close()
     assert not errors, "\n".join(errors) + f"\nmissing: {MISSING}"
+
+
+def test_the_readmes_example_runs_as_written() -> None:
+    """README's example (``pettingzoo.make("aec", "polarzoo/...")``) plays a game to its end."""
+    import re
+
+    from tests.helpers import scaled
+
+    readme = (ROOT / "README.md").read_text()
+    code = re.search(r"## Example\n\n```python\n(.*?)```", readme, re.S)
+    assert code is not None and 'pettingzoo.make("aec", "polarzoo/' in code.group(1)
+    result = subprocess.run([sys.executable, "-c", code.group(1)], capture_output=True, text=True, timeout=scaled(300), cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "'winner'" in result.stdout
