@@ -226,3 +226,21 @@ def test_a_whole_game_by_clicks_in_the_browser(tmp_path: Path) -> None:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def test_the_add_a_game_page_is_this_game() -> None:
+    """docs/add_a_game.md's example is this game: its GameInfo block builds the same facts, and its
+    registration block registers it (the page stays true as the interface changes)."""
+    import re
+
+    page = (ROOT / "docs" / "add_a_game.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
+    facts = next(block for block in blocks if "GAME = GameInfo(" in block)
+    namespace: dict[str, Any] = {}
+    exec(compile(facts, "docs/add_a_game.md", "exec"), namespace)  # the page's own code
+    assert namespace["GAME"] == GAME
+    registration = next(block for block in blocks if "register_game(GAME)" in block)
+    exec(compile(registration, "docs/add_a_game.md", "exec"), {})  # registered already: the same facts are accepted
+    assert GAMES[ENV_ID] == GAME
+    entry = re.search(r'\[project.entry-points."polarzoo.games"\]\n(\w+) = "([\w.]+):GAME"', page)
+    assert entry is not None
