@@ -46,6 +46,7 @@ from polarzoo.baselines.evaluation.tournament import (
     round_robin,
     seat_names,
 )
+from polarzoo.envs.utils import loads_json
 
 
 def win_rate_matrix(results: Sequence[PairResult], names: Sequence[str]) -> np.ndarray:
@@ -170,7 +171,7 @@ def finished_games(out: Path, env_id: str | None = None, seed: int | None = None
     skipped, foreign = 0, 0
     for line in path.read_text().splitlines():
         try:
-            record = json.loads(line)
+            record = loads_json(line, what="a game record", max_depth=16)
             key = game_key(record)
             _check_record(record)
         except (json.JSONDecodeError, KeyError, TypeError, ValueError):

@@ -53,7 +53,7 @@ from polarzoo.baselines.evaluation import ratings
 from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord
 from polarzoo.baselines.policies.weights import ModelFileError, policy_digest
 from polarzoo.envs import ENVIRONMENTS, GAMES
-from polarzoo.envs.utils import MAX_MODEL_BYTES, DataError, check_regular_file, read_bounded, read_json_file
+from polarzoo.envs.utils import MAX_MODEL_BYTES, DataError, check_regular_file, loads_json, read_bounded, read_json_file
 
 LEAGUE_FORMAT = "polarzoo league v1"
 #: Random opening moves per game before the agents play (paired: the same opening in every seat
@@ -327,7 +327,7 @@ def read_games(path: Path) -> dict[tuple, dict[str, Any]]:
     text_of_file = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
     for number, text in enumerate(text_of_file.splitlines(), 1):
         try:
-            line = json.loads(text)
+            line = loads_json(text, what="a game record", max_depth=16)
             key = (tuple(line["seats"]), int(line["game"]))
             if len(line["points"]) != len(key[0]):
                 raise ValueError("points do not match the seats")

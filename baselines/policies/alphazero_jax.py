@@ -7,7 +7,6 @@ Trained by :mod:`polarzoo.baselines.training.alphazero_jax`; played by
 
 from __future__ import annotations
 
-import json
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from polarzoo.envs.utils import check_regular_file, read_json_file
 
 #: The ``format`` of a ``model.json`` this module reads.
 MODEL_FORMAT = "polarzoo alphazero_jax v1"
@@ -177,7 +178,8 @@ def load_model(path: str | Path) -> tuple[NetworkConfig, dict[str, Any], dict[st
     if not path.is_file() or not meta_path.is_file():
         raise FileNotFoundError(f"{path}: an az-jax model is a model.npz with its model.json beside it")
     try:
-        meta = json.loads(meta_path.read_text())
+        meta = read_json_file(meta_path, "az-jax model settings", 1024 * 1024)
+        check_regular_file(path, "az-jax model")
         arrays = dict(np.load(path, allow_pickle=False))  # arrays only: a model file is data
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:  # JSONDecodeError is a ValueError
         raise ValueError(f"{path} is not a readable az-jax model ({error})") from None

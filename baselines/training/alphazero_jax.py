@@ -71,6 +71,7 @@ from polarzoo.baselines.policies.alphazero_jax import (
     masked_logits,
     require_jax,
 )
+from polarzoo.envs.utils import loads_json, read_json_file
 
 MODULE = "polarzoo.baselines.alphazero_jax"
 
@@ -299,7 +300,7 @@ def read_checkpoint(run_dir: Path, config: TrainConfig) -> dict[str, Any]:
 
     if "key" not in arrays or "progress" not in arrays:
         raise ValueError(f"{CHECKPOINT} lacks the key or the progress")
-    progress = json.loads(str(arrays["progress"]))
+    progress = loads_json(str(arrays["progress"]), what=f"{CHECKPOINT} progress")
     if not isinstance(progress, dict):
         raise ValueError(f"{CHECKPOINT}: damaged progress")
     blob = {"params": filled(params, "params"), "opt_state": filled(opt_state, "opt"), "key": arrays["key"], "progress": progress}
@@ -539,7 +540,7 @@ def _main(argv: list[str] | None) -> None:
     if args.resume:
         run_dir = args.resume
         try:
-            config = TrainConfig(**json.loads((run_dir / "config.json").read_text()))
+            config = TrainConfig(**read_json_file(run_dir / "config.json", "run config", 1024 * 1024))
             check_config(config)
             if (run_dir / CHECKPOINT).exists() or (run_dir / "checkpoint.pkl").exists():
                 resume_blob = read_checkpoint(run_dir, config)
