@@ -7,6 +7,9 @@ os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 os.environ.setdefault("MUJOCO_GL", "egl")
+# The Ray tests start throwaway local clusters: Ray would otherwise write a token into the
+# user's home folder (~/.ray/auth_token) and turn token auth on for their later clusters.
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 # Tests that call SB3's learn() without a logger would each leave an empty SB3-<time> folder in
 # /tmp (SB3 makes one when no log folder is named); they go to one folder removed at exit.

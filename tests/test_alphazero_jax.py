@@ -20,6 +20,7 @@ from polarzoo.baselines.agents import make_agent  # noqa: E402
 from polarzoo.baselines.evaluation.tournament import head_to_head  # noqa: E402
 from polarzoo.baselines.policies import alphazero_jax as net  # noqa: E402
 from polarzoo.baselines.training import alphazero_jax as az  # noqa: E402
+from tests.helpers import scaled  # noqa: E402
 
 TINY = [
     "--games",
@@ -239,7 +240,7 @@ def test_ctrl_c_before_the_first_iteration_is_one_line_and_resume_starts_the_run
     assert line.startswith("run folder:"), line
     time.sleep(0.5)
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
+    out, err = process.communicate(timeout=scaled(120))
     assert process.returncode == 130, (process.returncode, err[-2000:])
     assert "no iteration had finished" in err and "Traceback" not in err and "double free" not in err
     run_dir = Path(line.split(":", 1)[1].strip())
@@ -247,7 +248,7 @@ def test_ctrl_c_before_the_first_iteration_is_one_line_and_resume_starts_the_run
         [sys.executable, "-m", "polarzoo.baselines.alphazero_jax", "--resume", str(run_dir), "--no-final-eval"],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=scaled(300),
     )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert "no finished iteration yet" in resumed.stdout and (run_dir / "model.npz").exists()

@@ -13,6 +13,7 @@ import pytest
 
 from polarzoo.envs import fire_and_ice_v0, go_with_the_floe_v0, thin_ice_v0
 from polarzoo.wrappers import SingleAgentEnv
+from tests.helpers import scaled  # noqa: E402
 
 
 def _after_reset(make: Callable[[], Any]) -> Any:
@@ -221,7 +222,7 @@ def test_solitaire_tools_on_ctrl_c_are_one_line_and_130(module: str, args: list[
     )
     time.sleep(4)
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
+    out, err = process.communicate(timeout=scaled(120))
     assert process.returncode == 130 and "interrupted" in err and "Traceback" not in err, (process.returncode, err[-2000:])
 
 

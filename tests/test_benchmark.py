@@ -22,7 +22,7 @@ from polarzoo.baselines.benchmark import protocol  # noqa: E402
 from polarzoo.baselines.benchmark.runner import RunSpec, execute, schedule  # noqa: E402
 from polarzoo.baselines.evaluation.league import build  # noqa: E402
 from polarzoo.baselines.training import ppo  # noqa: E402
-from tests.helpers import TIMEOUT_SCALE  # noqa: E402
+from tests.helpers import TIMEOUT_SCALE, scaled  # noqa: E402
 
 GAME = "fire_and_ice_v0"
 #: what differs between two runs of the same spec: the time they took
@@ -161,7 +161,7 @@ def test_cli_refuses_a_missing_league_in_one_line(tmp_path: Path) -> None:
         ],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
     )
     assert result.returncode == 2 and "not a readable league file" in result.stderr and "Traceback" not in result.stderr
 
@@ -409,7 +409,7 @@ def test_a_damaged_result_is_said_and_the_run_finished_again_without_training(
         [sys.executable, "-m", "polarzoo.baselines.benchmark", "aggregate", "--out", str(out), "--budget", "tiny"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
     )
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "result.json is damaged" in result.stderr and "nothing to aggregate" in result.stderr

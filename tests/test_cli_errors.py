@@ -929,7 +929,7 @@ def test_kill_9_then_resume_with_every_option_matches_one_straight_run(tmp_path:
             pass
         time.sleep(0.1)
     os.killpg(process.pid, signal.SIGKILL)  # the learner and its env subprocesses, no chance to save
-    process.wait(timeout=60)
+    process.wait(timeout=scaled(60))
     assert not (cut / "model.zip").exists()
     resumed = subprocess.run(
         [sys.executable, "-m", TRAIN, "--resume", str(cut), "--no-progress", "--no-final-eval"],

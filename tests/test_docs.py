@@ -21,6 +21,8 @@ from urllib.parse import urljoin, urlparse
 
 import pytest
 
+from tests.helpers import scaled  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ENV_PAGES = {
@@ -48,7 +50,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=scaled(600),
     )
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
     return out

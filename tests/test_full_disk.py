@@ -22,6 +22,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.helpers import scaled  # noqa: E402
 from tests.test_cli_errors import run_main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +68,12 @@ def run_full(capsys: pytest.CaptureFixture[str], mounted: bool, module: str, *ar
     if mounted:
         return run_main(capsys, module, *args)
     result = subprocess.run(
-        [sys.executable, "-m", module, *args], capture_output=True, text=True, cwd=ROOT, preexec_fn=_no_file_size, timeout=600
+        [sys.executable, "-m", module, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        preexec_fn=_no_file_size,
+        timeout=scaled(600),
     )
     return SimpleNamespace(returncode=result.returncode, stdout=result.stdout, stderr=result.stderr)
 
@@ -220,7 +226,7 @@ def test_a_line_file_cuts_a_failed_append_back_to_its_last_whole_line(tmp_path: 
         preexec_fn=lambda: _no_file_size(limit),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
     )
     assert child.returncode == 0, child.stderr
     assert path.read_text() == "one\ntwo\nthree\n"

@@ -287,7 +287,7 @@ def _trained_run(tmp_path: Path) -> Path:
         str(tmp_path),
         "--run-name",
         "run",
-        timeout=600,
+        timeout=scaled(600),
     )
     assert result.returncode == 0, result.stderr[-2000:]
     return tmp_path / "run"

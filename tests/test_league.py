@@ -167,7 +167,7 @@ def test_rating_stops_by_width_or_budget_and_is_the_same_twice(small_league: Pat
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "polarzoo.baselines.league", *args], capture_output=True, text=True, timeout=600, cwd=cwd
+        [sys.executable, "-m", "polarzoo.baselines.league", *args], capture_output=True, text=True, timeout=scaled(600), cwd=cwd
     )
 
 

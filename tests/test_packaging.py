@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 import tomllib
 
+from tests.helpers import scaled  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 OLD_TOP_LEVEL = {"envs", "wrappers", "baselines", "benchmarks"}
 PACKAGE_FOLDERS = {
@@ -202,7 +204,7 @@ def test_moved_names_still_import_for_one_version_with_a_warning(statement: str,
     """A documented import that moved keeps working until 0.4, with a DeprecationWarning naming
     its new place (CHANGELOG.md lists the moves)."""
     result = subprocess.run(
-        [sys.executable, "-W", "always::DeprecationWarning", "-c", statement], capture_output=True, text=True, timeout=120
+        [sys.executable, "-W", "always::DeprecationWarning", "-c", statement], capture_output=True, text=True, timeout=scaled(120)
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "DeprecationWarning" in result.stderr and f"moved to {new_place}." in result.stderr

@@ -18,6 +18,7 @@ import pytest
 from polarzoo.baselines.agents import RandomAgent, make_agent
 from polarzoo.baselines.agents.process import AgentForfeit, ProcessAgent
 from polarzoo.baselines.evaluation.tournament import play_game
+from tests.helpers import scaled  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "docs" / "examples"
@@ -167,7 +168,7 @@ def test_evaluate_rates_a_process_agent_and_records_forfeits(tmp_path: Path) -> 
         ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=scaled(300),
         cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -189,7 +190,9 @@ def test_the_javascript_example_plays() -> None:
 
 @pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler here")
 def test_the_c_example_plays(tmp_path: Path) -> None:
-    subprocess.run(["cc", "-O2", "-o", str(tmp_path / "first_action"), str(EXAMPLES / "first_action.c")], check=True, timeout=60)
+    subprocess.run(
+        ["cc", "-O2", "-o", str(tmp_path / "first_action"), str(EXAMPLES / "first_action.c")], check=True, timeout=scaled(60)
+    )
     agent = make_agent(f"proc:{tmp_path / 'first_action'}", "go_with_the_floe_v0")
     record = play_game("go_with_the_floe_v0", [RandomAgent(), agent], seed=3)
     assert not record.forfeits and record.length > 0
@@ -255,7 +258,7 @@ def test_a_bad_time_control_is_one_line(flag: str, value: str) -> None:
         [PYTHON, "-m", "polarzoo.baselines.evaluate", "--env", "fire_and_ice_v0", "--agents", "random", "random", flag, value],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=scaled(120),
         cwd=ROOT,
     )
     assert result.returncode == 2 and "Traceback" not in result.stderr
@@ -313,7 +316,7 @@ def test_isolate_plays_a_users_python_agent_in_its_own_process(tmp_path: Path) -
         ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=scaled(300),
         cwd=tmp_path,
         env={**os.environ, "HERE": str(tmp_path)},
     )

@@ -14,6 +14,7 @@ import pytest
 from polarzoo.baselines.play import replay as replays
 from polarzoo.baselines.play.board import position
 from polarzoo.envs import ENVIRONMENTS
+from tests.helpers import scaled  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -102,7 +103,7 @@ def test_export_cli(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        timeout=300,
+        timeout=scaled(300),
     )
     assert run.returncode == 0, run.stderr
     data = json.loads((tmp_path / "out" / "fire_and_ice_v0.json").read_text())
@@ -112,7 +113,7 @@ def test_export_cli(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         cwd=ROOT,
-        timeout=300,
+        timeout=scaled(300),
     )
     assert bad.returncode == 2 and "has 1 records" in bad.stderr and "Traceback" not in bad.stderr
 
@@ -140,6 +141,10 @@ def test_documentation_replays_are_current() -> None:
 )
 def test_replay_cli_mistakes_are_one_line(args: list[str], words: str) -> None:
     run = subprocess.run(
-        [sys.executable, "-m", "polarzoo.baselines.play.replay", *args], capture_output=True, text=True, cwd=ROOT, timeout=300
+        [sys.executable, "-m", "polarzoo.baselines.play.replay", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=scaled(300),
     )
     assert run.returncode != 0 and words in run.stderr and "Traceback" not in run.stderr, run.stderr

@@ -30,6 +30,7 @@ from polarzoo.baselines.play import replay as replays  # noqa: E402
 from polarzoo.baselines.play.board import position  # noqa: E402
 from polarzoo.baselines.play.web import create_app  # noqa: E402
 from polarzoo.envs import ENVIRONMENTS  # noqa: E402
+from tests.helpers import scaled  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -362,7 +363,7 @@ def test_cli_prints_its_url_and_ctrl_c_is_130() -> None:
         assert line.startswith("polarzoo web: http://127.0.0.1:"), line
     finally:
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
+        out, err = process.communicate(timeout=scaled(30))
     assert process.returncode == 130 and "Traceback" not in err, err
 
 
@@ -418,7 +419,7 @@ def test_a_fresh_server_answers_its_first_requests_at_once_and_ctrl_c_ends_a_sea
     finally:
         started = time.monotonic()
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
+        out, err = process.communicate(timeout=scaled(30))
     assert process.returncode == 130 and time.monotonic() - started < 10, (process.returncode, err)
     assert "Traceback" not in err and "Error" not in err, err
 
@@ -432,7 +433,7 @@ def test_replay_of_a_bad_file_is_one_line(tmp_path: Path, content: bytes, words:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
     )
     assert run.returncode == 1 and words in run.stderr and "Traceback" not in run.stderr, run.stderr
 
@@ -446,14 +447,16 @@ def test_cli_refuses_a_taken_port() -> None:
             cwd=ROOT,
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=scaled(60),
         )
     assert run.returncode == 1 and run.stderr.startswith("error: cannot listen on") and "Traceback" not in run.stderr
 
 
 @pytest.mark.parametrize("argv", [["polarzoo.baselines.play.web"], ["polarzoo.baselines.play", "--web"]])
 def test_a_bad_port_is_one_line(argv: list[str]) -> None:
-    run = subprocess.run([sys.executable, "-m", *argv, "--port", "70000"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", *argv, "--port", "70000"], cwd=ROOT, capture_output=True, text=True, timeout=scaled(60)
+    )
     assert run.returncode == 2 and "must be 0..65535, got 70000" in run.stderr and "Traceback" not in run.stderr, run.stderr
 
 
@@ -476,7 +479,7 @@ def test_window_without_a_display_is_one_line() -> None:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=scaled(60),
         env=env,
     )
     assert run.returncode == 1 and "needs a display" in run.stderr and len(run.stderr.strip().splitlines()) == 1, run.stderr
@@ -700,7 +703,7 @@ def test_an_exported_replay_plays_as_a_static_page(page: Any, tmp_path: Path) ->
         ],
         check=True,
         capture_output=True,
-        timeout=120,
+        timeout=scaled(120),
     )
     page.goto((tmp_path / "site" / "game.html").as_uri())
     page.wait_for_selector(".polarzoo-replay[data-mounted] svg")
