@@ -175,3 +175,28 @@ def test_the_readmes_example_runs_as_written() -> None:
     result = subprocess.run([sys.executable, "-c", code.group(1)], capture_output=True, text=True, timeout=scaled(300), cwd=ROOT)
     assert result.returncode == 0, result.stderr[-2000:]
     assert "'winner'" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "polarzoo",
+        "polarzoo.envs.game_info",
+        "polarzoo.envs.utils",
+        "polarzoo.envs.fire_and_ice.env",
+        "polarzoo.envs.go_with_the_floe.env",
+    ],
+)
+def test_the_docstring_examples_run(module: str) -> None:
+    """Every ``>>>`` example of the package's docstrings gives what it says (the Floe's action
+    145 once read B2-C3: it is B2-B4)."""
+    import doctest
+    import importlib
+
+    found = subprocess.run(
+        ["git", "grep", "-l", ">>> ", "--", "envs", "wrappers", "baselines", "polarzoo"], cwd=ROOT, capture_output=True, text=True
+    )
+    if found.returncode == 0:  # a new module with examples must join the list above
+        assert len(found.stdout.split()) == 5, found.stdout
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.attempted > 0 and result.failed == 0

@@ -72,6 +72,9 @@ def test_the_sdk_client_plays_a_whole_game_over_stdio() -> None:
     async def play() -> tuple[list[str], dict, str]:
         parameters = StdioServerParameters(command=sys.executable, args=["-m", "polarzoo.baselines.arena.mcp"])
         async with Client(parameters) as client:
+            from polarzoo import __version__
+
+            assert client.server_info.name == "polarzoo" and client.server_info.version == __version__
             tools = sorted(tool.name for tool in (await client.list_tools()).tools)
 
             async def call(name: str, **arguments: object) -> dict:
@@ -80,6 +83,8 @@ def test_the_sdk_client_plays_a_whole_game_over_stdio() -> None:
                 return json.loads(result.content[0].text)
 
             state = await call("new_game", game="go_with_the_floe_v0", opponent="random", seed=1)
+            # an action id as a JSON number, then the game's notation
+            state = await call("play", game_id=state["game_id"], move=state["legal_moves"][0]["action"])
             for _ in range(200):
                 if state["over"]:
                     break

@@ -195,6 +195,7 @@ def test_fresh_venv_imports_beside_users_own_packages(installed_wheel: Path, tmp
     [
         ("from polarzoo.baselines.tournament import head_to_head", "polarzoo.baselines.evaluation.tournament"),
         ("from polarzoo.baselines.rllib_train import build_config", "polarzoo.baselines.training.rllib"),
+        ("from polarzoo.baselines.rllib_train import evaluate_vs_random", "polarzoo.baselines.training.rllib"),
         ("from polarzoo.baselines.training.ppo import main", "polarzoo.baselines.training.ppo_cli"),
         ("from polarzoo.baselines.evaluation.evaluate import main", "polarzoo.baselines.evaluation.evaluate_cli"),
         ("from polarzoo.baselines.evaluation.league import rate", "polarzoo.baselines.evaluation.league_rate"),
