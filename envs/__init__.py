@@ -30,11 +30,9 @@ from polarzoo.envs.game_info import GameInfo
 #: Every multi-agent game's facts, by env id.
 GAMES: dict[str, GameInfo] = {info.id: info for info in (fire_and_ice.GAME, go_with_the_floe.GAME, thin_ice.GAME)}
 
-ENVIRONMENTS: dict[str, ModuleType] = {
-    "fire_and_ice_v0": fire_and_ice_v0,
-    "go_with_the_floe_v0": go_with_the_floe_v0,
-    "thin_ice_v0": thin_ice_v0,
-}
+#: Every multi-agent game's module (``env`` / ``raw_env`` / ``parallel_env``), by env id: derived
+#: from :data:`GAMES` (``GameInfo.module``), never kept beside it.
+ENVIRONMENTS: dict[str, ModuleType] = {info.id: info.load() for info in GAMES.values()}
 
 #: Single-agent Gymnasium envs: id -> module.
 GYMNASIUM_ENVIRONMENTS: dict[str, ModuleType] = {
