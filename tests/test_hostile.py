@@ -679,6 +679,9 @@ def test_ctrl_c_while_evaluate_imports_is_one_line_and_130(after: float) -> None
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # Python's own Ctrl-C: a program started in the background of a non-interactive shell
+        # (as CI may start the suite) inherits SIGINT ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(after)
     process.send_signal(signal.SIGINT)
