@@ -711,3 +711,31 @@ def test_an_exported_replay_plays_as_a_static_page(page: Any, tmp_path: Path) ->
     page.click(".replay-last")
     assert page.get_attribute(".polarzoo-replay", "data-ply") == str(len(record["actions"]))
     assert page.inner_text(".polarzoo-replay .result").strip().endswith("wins")
+
+
+def test_a_client_that_never_finishes_its_headers_is_closed() -> None:
+    """A connection that sends half a request line and waits (slowloris) is closed by the server
+    once its header deadline passes; a whole request on another connection is answered meanwhile."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "polarzoo.baselines.play.web", "--port", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "POLARZOO_WEB_HEADER_TIMEOUT": "1"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        line = process.stdout.readline()
+        base = line.split("polarzoo web: ", 1)[1].split()[0].rstrip("/")
+        host, port = base.removeprefix("http://").split(":")
+        slow = socket.create_connection((host, int(port)), timeout=scaled(30))
+        slow.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        assert _request(base + "/api/games")[0] in (200, 404, 405)  # the server still answers others
+        started = time.monotonic()
+        assert slow.recv(1024) == b""  # closed by the server, not by our timeout
+        assert time.monotonic() - started < scaled(20)
+        slow.close()
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=scaled(30))

@@ -74,7 +74,8 @@ from polarzoo.envs.utils import loads_json
 STATIC = Path(__file__).parent / "web_static"
 
 
-#: seconds a client has to send a request's headers (a connection that never finishes them is closed)
+#: seconds a client has to send a request's headers (a connection that never finishes them is
+#: closed); ``POLARZOO_WEB_HEADER_TIMEOUT`` sets another
 HEADER_TIMEOUT = 10.0
 
 
@@ -84,12 +85,20 @@ def header_deadline_protocol() -> type:
     opens connections and never finishes them would otherwise hold them for ever)."""
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
+    text = os.environ.get("POLARZOO_WEB_HEADER_TIMEOUT", "")
+    try:
+        seconds = float(text) if text else HEADER_TIMEOUT
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds < 3600:
+        sys.exit(f"error: POLARZOO_WEB_HEADER_TIMEOUT must be a number of seconds in (0, 3600), got {text[:40]!r}")
+
     class HeaderDeadline(H11Protocol):  # type: ignore[misc]
         _deadline: Any = None
 
         def _arm(self) -> None:
             self._disarm()
-            self._deadline = self.loop.call_later(HEADER_TIMEOUT, self._late)
+            self._deadline = self.loop.call_later(seconds, self._late)
 
         def _disarm(self) -> None:
             if self._deadline is not None:
