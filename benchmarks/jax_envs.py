@@ -46,7 +46,7 @@ def scan_length(batch: int) -> int:
     return max(16, min(1024, 16384 // batch))
 
 
-def make_rollout(env, batch: int, length: int):  # type: ignore[no-untyped-def]
+def make_rollout(env, batch: int, length: int):
     """A jitted function (state, key) -> (state, key) playing ``length`` random steps of
     ``batch`` games with auto reset."""
     import jax
@@ -60,27 +60,27 @@ def make_rollout(env, batch: int, length: int):  # type: ignore[no-untyped-def]
     step = jax.vmap(env.step)
     init = jax.vmap(env.init)
 
-    def body(carry, _):  # type: ignore[no-untyped-def]
+    def body(carry, _):
         state, key = carry
         key, action_key, reset_key = jax.random.split(key, 3)
         state = step(state, sample(state, jax.random.split(action_key, batch)))
         fresh = init(jax.random.split(reset_key, batch))
         done = state.terminated
 
-        def pick(a, b):  # type: ignore[no-untyped-def]
+        def pick(a, b):
             return jnp.where(done.reshape(done.shape + (1,) * (a.ndim - 1)), a, b)
 
         return (jax.tree.map(pick, fresh, state), key), None
 
     @jax.jit
-    def rollout(state, key):  # type: ignore[no-untyped-def]
+    def rollout(state, key):
         (state, key), _ = jax.lax.scan(body, (state, key), None, length=length)
         return state, key
 
     return rollout, jax.jit(init)
 
 
-def time_jax(env, batch: int, seconds: float, seed: int) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+def time_jax(env, batch: int, seconds: float, seed: int) -> tuple[float, float]:
     """(steps/s, compile seconds) of ``env`` at ``batch``."""
     import jax
 

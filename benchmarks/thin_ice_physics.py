@@ -153,10 +153,10 @@ def main(argv: list[str] | None = None) -> None:
     print("|---|---:|---:|---:|")
     rows = {}
     for label, sizes in buckets.items():
-        values = np.array([t for s in sizes for t in timings.get(s, [])])
-        if len(values):
-            rows[label] = {"n": len(values), "median": float(np.median(values)), "p90": float(np.percentile(values, 90))}
-            print(f"| {label} | {len(values)} | {np.median(values):.1f} | {np.percentile(values, 90):.1f} |")
+        bucket = np.array([t for s in sizes for t in timings.get(s, [])])
+        if len(bucket):
+            rows[label] = {"n": len(bucket), "median": float(np.median(bucket)), "p90": float(np.percentile(bucket, 90))}
+            print(f"| {label} | {len(bucket)} | {np.median(bucket):.1f} | {np.percentile(bucket, 90):.1f} |")
     print(f"| all | {len(everything)} | {np.median(everything):.1f} | {np.percentile(everything, 90):.1f} |")
     rate = 1000 / everything.mean()
     by_median = 1000 / np.median(everything)

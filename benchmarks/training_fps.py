@@ -16,6 +16,7 @@ command itself (its config, vectorisation, opponents and self-play; evaluations 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -84,8 +85,15 @@ def vectorisations(envs: list[str], timesteps: int) -> None:
             print(f"| {env_id} | {name} | {n_envs} | {rate:,.0f} |", flush=True)
 
 
-def policies(envs: list[str], timesteps: int) -> None:
+def _vec_env(env_id: str, n: int) -> Any:
     from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from polarzoo.wrappers import SingleAgentEnv
+
+    return DummyVecEnv([lambda: SingleAgentEnv(env_id)] * n)
+
+
+def policies(envs: list[str], timesteps: int) -> None:
 
     from polarzoo.baselines.training.ppo import load_config, policy_and_kwargs
     from polarzoo.wrappers import SingleAgentEnv
@@ -99,7 +107,7 @@ def policies(envs: list[str], timesteps: int) -> None:
             threads = int(config["torch_threads"] or os.cpu_count() or 1)
             n = config["n_envs"]
             rate = fps(
-                lambda env_id=env_id, n=n: DummyVecEnv([lambda: SingleAgentEnv(env_id)] * n),
+                functools.partial(_vec_env, env_id, n),
                 timesteps,
                 policy,
                 kwargs,

@@ -66,13 +66,13 @@ class LockstepReport:
         return not self.mismatches
 
 
-def _auto_reset_step(env: Any):  # type: ignore[no-untyped-def]
+def _auto_reset_step(env: Any):
     """One jitted, vmapped step with pgx-style auto reset that also returns what the batch core
     reports about the finished games (before their reset)."""
     import jax
     import jax.numpy as jnp
 
-    def one(state, action, key):  # type: ignore[no-untyped-def]
+    def one(state, action, key):
         mover = state.current_player
         after = env.step(state, action)
         final = env.observe(after, mover)  # the finished position seen by the player who moved

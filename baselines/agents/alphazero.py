@@ -77,8 +77,12 @@ class _Node:
         self.state = state
         self.mover = int(state.to_move)
         self.children: dict[int, _Node] = {}
-        self.actions: np.ndarray | None = None  # set on expansion
-        self.prior = self.visits = self.value_sum = self.lost = None  # type: ignore[assignment]
+        # arrays over the legal actions, set on expansion
+        self.actions: Any = None
+        self.prior: Any = None
+        self.visits: Any = None
+        self.value_sum: Any = None
+        self.lost: Any = None
         self.terminal_value: float | None = None  # exact value for the mover, when known
 
 

@@ -40,7 +40,7 @@ _MEMO_KEY = types.UniTuple(types.int64, 3)
 
 
 @njit(cache=True)
-def _token_moves(square, other, rings, destinations, new_rings):  # type: ignore[no-untyped-def]
+def _token_moves(square, other, rings, destinations, new_rings):
     """The moves of the token on ``square`` (the other token on ``other``; captures left out):
     their destination squares and the ring bits each adds; returns how many."""
     one = np.uint64(1)
@@ -59,7 +59,7 @@ def _token_moves(square, other, rings, destinations, new_rings):  # type: ignore
 
 
 @njit
-def endgame_value(white_to_move, bear, seal, rings, passes, depth, leaf, memo):  # type: ignore[no-untyped-def]
+def endgame_value(white_to_move, bear, seal, rings, passes, depth, leaf, memo):
     """White's winning chance with ``depth`` more White moves searched (then ``leaf`` for a
     position not yet decided): the best of White's moves, the mean of the seal's."""
     destinations, new_rings = np.empty(16, np.int64), np.empty(16, np.uint64)
@@ -91,7 +91,7 @@ def endgame_value(white_to_move, bear, seal, rings, passes, depth, leaf, memo): 
 
 
 @njit
-def best_bear_move(seal, rings, destinations, new_rings, count, depth, leaf, memo):  # type: ignore[no-untyped-def]
+def best_bear_move(seal, rings, destinations, new_rings, count, depth, leaf, memo):
     """(value, index) of the best of the bear's ``count`` moves, each searched ``depth - 1``
     White moves further (the first of equal ones; a move that isolates the seal is worth 0)."""
     one = np.uint64(1)
@@ -108,7 +108,7 @@ def best_bear_move(seal, rings, destinations, new_rings, count, depth, leaf, mem
 
 
 @njit
-def endgame_bound(bear, seal, rings, depth, leaf):  # type: ignore[no-untyped-def]
+def endgame_bound(bear, seal, rings, depth, leaf):
     """White's winning chance from an endgame position with the seal to move, searched ``depth``
     White moves deep with ``leaf`` for undecided positions: leaf 1 gives an upper bound on the
     exact value (White's best play against the random seal), leaf 0 a lower bound."""
@@ -117,7 +117,7 @@ def endgame_bound(bear, seal, rings, depth, leaf):  # type: ignore[no-untyped-de
 
 
 @njit
-def play_endgame(bear, seal, rings, depth, leaf, seed):  # type: ignore[no-untyped-def]
+def play_endgame(bear, seal, rings, depth, leaf, seed):
     """Play an endgame position (the seal to move) to its end: the seal uniformly at random, the
     bear by expectimax ``depth`` White moves deep.  Whether White won."""
     np.random.seed(seed)
@@ -174,7 +174,7 @@ def best_capture(board: np.ndarray, rings: np.ndarray, legal: np.ndarray, depth:
 
 
 @njit
-def endgame_move(bear, seal, rings, depth, leaf):  # type: ignore[no-untyped-def]
+def endgame_move(bear, seal, rings, depth, leaf):
     """The bear's destination square chosen by the expectimax (``depth`` White moves deep) in an
     endgame position with White to move, or -1 when the bear has no move (White passes)."""
     destinations, new_rings = np.empty(16, np.int64), np.empty(16, np.uint64)

@@ -50,11 +50,12 @@ class MCTSAgent:
                 outcome = zero_sum_returns(kernels.playout_winner(node.state, rng, self.rollout_limit))
             else:
                 outcome = self._rollout(node.state, rules, rng)
-            while node is not None:  # backpropagation
-                node.visits += 1
-                if node.mover >= 0:
-                    node.value += outcome[node.mover]
-                node = node.parent
+            climbing: _Node | None = node
+            while climbing is not None:  # backpropagation
+                climbing.visits += 1
+                if climbing.mover >= 0:
+                    climbing.value += outcome[climbing.mover]
+                climbing = climbing.parent
         return int(max(root.children, key=lambda c: c.visits).action)
 
     def _rollout(self, state: Any, rules: Any, rng: np.random.Generator) -> np.ndarray:

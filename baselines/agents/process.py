@@ -151,7 +151,7 @@ class ProcessAgent:
         self._process: subprocess.Popen[bytes] | None = None
         self._env_key: int | None = None
         self._buffer = b""
-        self.bank = float(self.bank_size or 0.0)
+        self.bank: float = float(self.bank_size or 0.0)
         self.game_left = self.game_time
 
     # ---- the process ------------------------------------------------------------------------
@@ -199,7 +199,7 @@ class ProcessAgent:
         assert self._process.stdin is not None
         os.set_blocking(self._process.stdin.fileno(), False)  # a write never waits past the agent's clock
         self._buffer = b""
-        self.bank = self.bank_size
+        self.bank = float(self.bank_size or 0.0)
         self.game_left = self.game_time
         if self.ready:  # the host's imports are not the agent's move time
             line = self._read_line(self.start_time, "no ready line within the start-up limit")

@@ -92,10 +92,11 @@ def _policy_of(spec: AgentSpec, env_id: str) -> Any:
 
 def _search(spec: AgentSpec, env_id: str) -> Any:
     suffix = f":{Path(spec.path).parent.name}" if spec.path else ""
-    if spec.kind == "search" and SEARCHES.get(env_id) is FloeSearch:  # the Floe's endgame search
+    search = SEARCHES.get(env_id)
+    if spec.kind == "search" and search is not None and issubclass(search, FloeSearch):  # the Floe's endgame search
         depth = spec.budget or 3
         return FloeSearch(_policy_of(spec, env_id), depth, name=f"search:{depth}{suffix}")
-    if SEARCHES.get(env_id) is not ThinIceSearch:
+    if search is None or not issubclass(search, ThinIceSearch):
         hint = "search:D for the Floe's endgame search, " if env_id in SEARCHES else ""
         raise ValueError(f"{spec.kind}:K is the Thin Ice policy look-ahead; for {env_id} use {hint}az:N or mcts:N")
     k = spec.budget or 4
@@ -197,7 +198,7 @@ def user_agent(module_name: str, attribute: str, env_id: str) -> Any:
         raise ValueError(f"{spec}: {attribute} made a {type(agent).__name__}, which has no act(env, agent, rng) method")
     if not isinstance(getattr(agent, "name", None), str):
         try:
-            agent.name = spec
+            agent.name = spec  # type: ignore[attr-defined]
         except AttributeError:
             raise ValueError(f"{spec}: the agent has no name attribute and cannot be given one") from None
     return agent

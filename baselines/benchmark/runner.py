@@ -179,8 +179,8 @@ def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
             _start_afresh(run_dir)
         run_dir.mkdir(parents=True, exist_ok=True)
         atomic_write(run_dir / "config.json", json.dumps(asdict(config), indent=2))
-        resume = alphazero_jax.read_checkpoint(run_dir, config) if checkpoint.exists() else None
-        alphazero_jax.train(config, run_dir, resume, log=lambda line: print(line, flush=True))
+        saved = alphazero_jax.read_checkpoint(run_dir, config) if checkpoint.exists() else None
+        alphazero_jax.train(config, run_dir, saved, log=lambda line: print(line, flush=True))
     with np.load(checkpoint, allow_pickle=False) as data:  # data only: the progress is JSON
         seconds = json.loads(str(data["progress"]))["seconds"]
     return _trained_agent(spec, run_dir), {"iterations": config.iterations, "train_seconds": seconds}

@@ -76,7 +76,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefau
         text = action.help or ""
         if action.default is None or "default" in text.lower():
             return text
-        return super()._get_help_string(action)
+        return super()._get_help_string(action) or ""
 
 
 def new_run_dir(parent: Path, stem: str | None, prefix: str) -> Path:
@@ -167,7 +167,8 @@ class LineFile:
     left behind as 0 bytes."""
 
     def __init__(self, path: Path, kept: Iterable[str] | None = None) -> None:
-        self.path, self.handle = path, None
+        self.path = path
+        self.handle: Any = None
         if kept is None:
             return
         text = "".join(line.rstrip("\n") + "\n" for line in kept)

@@ -208,7 +208,8 @@ class _Writer:
     (the table is still printed: no finished game is lost to a full disk or a bad path)."""
 
     def __init__(self, out: Path, finished: dict[tuple, dict[str, Any]] | None = None) -> None:
-        self.out, self.failed = out, None
+        self.out = out
+        self.failed: str | None = None
         self.forfeits: dict[str, dict[str, int]] = {}  # agent -> reason -> games
         # The finished games of a resumed evaluation are kept as they were (written whole first);
         # the games come back through ``game`` in play order, and those are not written twice.

@@ -261,7 +261,7 @@ def load_league(source: str | Path, check: bool = True, trusted: Sequence[str] =
     if len(set(map(str, names))) != len(names) or not all(isinstance(n, str) and n for n in names):
         raise LeagueError(f"{path}: member names must be distinct non-empty strings, got {names}")
     for name in names:
-        rating, interval = league.ratings.get(name), league.intervals.get(name)
+        rating, interval = league.ratings.get(str(name)), league.intervals.get(str(name))
         if isinstance(rating, bool) or not isinstance(rating, (int, float)) or not math.isfinite(rating):
             raise LeagueError(f"{path}: member {name!r} has no finite rating ({str(rating)[:40]!r})")
         if (
@@ -373,7 +373,8 @@ def play_lineups(
     ``versions`` (:func:`member_versions`): a logged game of a member whose version differs
     from its line's (or a line without versions) is played again."""
     versions = versions or {}
-    todo, stale = [], set()
+    todo: list[tuple[Any, ...]] = []
+    stale: set[str] = set()
     for agents, game in lineups:
         names = tuple(a.name for a in agents)
         line = log.games.get((names, game))

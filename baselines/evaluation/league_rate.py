@@ -88,7 +88,8 @@ def rate(
         raise ValueError(f"{env_id} has {len(seat_names(env_id, kwargs))} seats, not {players}")
     groups = [list(g) for g in itertools.combinations(members, players - 1)]
     game_log = GameLog(out / "games.jsonl", read_games(out / "games.jsonl"))
-    estimate, interval, rounds, stopped = None, (float("-inf"), float("inf")), 0, "budget"
+    estimate: float | None = None
+    interval, rounds, stopped = (float("-inf"), float("inf")), 0, "budget"
     # The games this rating's schedule asked for: a log kept from a rating against an older
     # league may hold others, which must not count (the result is a fresh rating's).
     scheduled: set[tuple] = set()
@@ -150,6 +151,7 @@ def rate(
         for seat, why in (line.get("forfeits") or {}).items():
             if line["seats"][int(seat)] == agent.name:
                 forfeits[why] = forfeits.get(why, 0) + 1
+    assert estimate is not None  # (the first round is always played)
     return Rating(
         agent.name, float(estimate), interval, len(lines), rounds, stopped, per_opponent(agent.name, lines), forfeits, players
     )

@@ -193,7 +193,7 @@ def _solve(args: argparse.Namespace, out: Path) -> None:
         f"{rules.action_to_notation(root.move, start) if root.move >= 0 else '-'})"
     )
     levels: list[dict[str, Any]] = []
-    frontier = {(): start}
+    frontier: dict[tuple[int, ...], Any] = {(): start}
     for ply in range(1, args.plies + 1):
         nxt: dict[tuple, Any] = {}
         for line, state in frontier.items():
@@ -217,7 +217,7 @@ def _solve(args: argparse.Namespace, out: Path) -> None:
                 first_moves[rules.action_to_notation(line[0], start)] = proof.winner
             bar.update(1)
         bar.close()
-        level = {"plies": ply, "positions": len(frontier), "black_wins": wins[0], "white_wins": wins[1]}
+        level: dict[str, Any] = {"plies": ply, "positions": len(frontier), "black_wins": wins[0], "white_wins": wins[1]}
         level.update({"undecided": undecided, "nodes": nodes, "seconds": seconds})
         if first_moves:
             level["first_moves"] = {move: rules.COLOUR_NAMES[w] if w >= 0 else "undecided" for move, w in first_moves.items()}

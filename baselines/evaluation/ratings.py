@@ -202,7 +202,7 @@ def bootstrap_one(
     for _ in range(samples):
         picked = [per_game[i] for group in strata for i in rng.choice(group, size=len(group), replace=True)]
         terms = [np.concatenate([p[k] for p in picked]) for k in range(3)]
-        draws.append(MEAN_RATING + ELO_PER_LOGIT * _fit_terms(*terms, fixed, prior_draws))
+        draws.append(MEAN_RATING + ELO_PER_LOGIT * _fit_terms(terms[0], terms[1], terms[2], fixed, prior_draws))
     low, high = np.percentile(draws, [2.5, 97.5])
     return float(low), float(high)
 

@@ -61,6 +61,7 @@ def play_game(
             env.step(None)
             continue
         if length < opening_plies:
+            assert opening_rng is not None
             actions.append(int(opening_rng.choice(np.flatnonzero(env.observe(agent)["action_mask"]))))
             env.step(actions[-1])
             length += 1

@@ -297,7 +297,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
                 parser.error(f"--game {args.game}: {args.games} has {len(records)} records (0..{len(records) - 1})")
             record = records[args.game]
         else:
-            kwargs = {}
+            kwargs: dict[str, Any] = {}
             if args.players is not None:
                 info = GAMES[args.env]
                 if not info.variable_players:

@@ -93,7 +93,7 @@ def header_deadline_protocol() -> type:
     if not 0 < seconds < 3600:
         sys.exit(f"error: POLARZOO_WEB_HEADER_TIMEOUT must be a number of seconds in (0, 3600), got {text[:40]!r}")
 
-    class HeaderDeadline(H11Protocol):  # type: ignore[misc]
+    class HeaderDeadline(H11Protocol):
         _deadline: Any = None
 
         def _arm(self) -> None:

@@ -137,7 +137,7 @@ def make_search(env: Any, config: NetworkConfig, simulations: int, gumbel_scale:
 
     step = jax.vmap(env.step)
 
-    def recurrent(params, key, action, state):  # type: ignore[no-untyped-def]
+    def recurrent(params, key, action, state):
         del key
         mover = state.current_player
         state = step(state, action)
@@ -153,7 +153,7 @@ def make_search(env: Any, config: NetworkConfig, simulations: int, gumbel_scale:
         )
         return out, state
 
-    def search(params, key, state):  # type: ignore[no-untyped-def]
+    def search(params, key, state):
         logits, value = forward(config, params, state.observation)
         root = mctx.RootFnOutput(prior_logits=masked_logits(logits, state.legal_action_mask), value=value, embedding=state)
         return mctx.gumbel_muzero_policy(

@@ -202,6 +202,9 @@ class FloeNet(nn.Module):
     latent), residual 3x3 convolutions with global pooling; the row mirror is used as
     ``symmetrize`` says (:data:`SYMMETRY_MODES`)."""
 
+    mirror_actions: torch.Tensor  # buffers
+    canonical_skew: torch.Tensor
+
     def __init__(self, channels: int, dim: int = 32, blocks: int = 2, symmetrize: bool | str = True) -> None:
         super().__init__()
         self.channels, self.symmetrize = channels, symmetry_mode(symmetrize)
@@ -213,6 +216,7 @@ class FloeNet(nn.Module):
         self.value_latent = nn.Sequential(nn.Linear(2 * dim, dim), nn.ReLU())
         for layer in (self.move_logits, self.pass_logit):
             nn.init.normal_(layer.weight, std=0.01)
+            assert layer.bias is not None
             nn.init.zeros_(layer.bias)
         self.register_buffer("mirror_actions", torch.as_tensor(np.array(floe_symmetry.action_map(1))), persistent=False)
         # canonical: a board is flipped when x . (w - mirror(w)) < 0 for fixed random weights w.
@@ -311,6 +315,9 @@ class ThinIceNet(nn.Module):
       equivariant (logits) under all 8 maps except at ties (e.g. the empty pile);
       ``"none"`` uses the observation as it is.
     """
+
+    target_features: torch.Tensor  # buffers
+    sym_actions: torch.Tensor
 
     FREQUENCIES_CM = (0.5, 1.0, 2.0, 4.0)  # Fourier feature periods' inverse scale (cm): pieces are 1.4-2.5 cm wide
 

@@ -147,23 +147,28 @@ class BoardPolicy(MaskableActorCriticPolicy):
         kwargs.setdefault("ortho_init", False)  # the network initialises its own output layers
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
 
+    @property
+    def _num_actions(self) -> int:
+        assert isinstance(self.action_space, spaces.Discrete)
+        return int(self.action_space.n)
+
     def _build_mlp_extractor(self) -> None:
-        size = int(np.prod(self.observation_space.shape))
+        size = int(np.prod(self.observation_space.shape or ()))
         self.mlp_extractor = build_network(
-            self.board, size, self.dim, self.blocks, self.symmetrize, num_actions=int(self.action_space.n), pitch_mm=self.pitch_mm
+            self.board, size, self.dim, self.blocks, self.symmetrize, num_actions=self._num_actions, pitch_mm=self.pitch_mm
         )
-        if self.mlp_extractor.latent_dim_pi != self.action_space.n:
+        if self.mlp_extractor.latent_dim_pi != self._num_actions:
             raise ValueError(
                 f"the {self.board} network gives {self.mlp_extractor.latent_dim_pi} logits, "
-                f"the action space has {self.action_space.n}"
+                f"the action space has {self._num_actions}"
             )
 
     def _build(self, lr_schedule: Any) -> None:
         self._build_mlp_extractor()
-        self.action_dist = FastMaskableCategoricalDistribution(int(self.action_space.n))
+        self.action_dist = FastMaskableCategoricalDistribution(self._num_actions)
         self.action_net = nn.Identity()  # the network already gives one logit per action
         self.value_net = nn.Linear(self.mlp_extractor.latent_dim_vf, 1)
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()

@@ -171,7 +171,7 @@ def _policy_kwargs(class_name: str, kwargs: Any, where: str) -> dict[str, Any]:
         raise ModelFileError(f"{where}: its policy settings are not a JSON object")
     kwargs = dict(kwargs)
     if class_name == "BoardPolicy":
-        allowed = ("board", "dim", "blocks", "symmetrize", "pitch_mm", "ortho_init")
+        allowed: tuple[str, ...] = ("board", "dim", "blocks", "symmetrize", "pitch_mm", "ortho_init")
     else:
         allowed = MLP_SETTINGS
         if "activation_fn" in kwargs:
@@ -566,7 +566,7 @@ def _canonical_kwargs(settings: dict[str, Any]) -> dict[str, Any]:
 
     kwargs = dict(settings.get("policy_kwargs") or {})
     if settings.get("policy_class") == "BoardPolicy":
-        parameters = inspect.signature(_policy_class("BoardPolicy").__init__).parameters
+        parameters = inspect.signature(_policy_class("BoardPolicy")).parameters
         defaults = {name: parameters[name].default for name in ("board", "dim", "blocks", "symmetrize", "pitch_mm")}
         kwargs = {**defaults, **kwargs}
         kwargs.pop("ortho_init", None)

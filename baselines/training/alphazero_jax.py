@@ -134,11 +134,11 @@ def _build(config: TrainConfig) -> dict[str, Callable]:
     games = config.games
 
     @jax.jit
-    def selfplay(params, key):  # type: ignore[no-untyped-def]
+    def selfplay(params, key):
         key, start = jax.random.split(key)
         state = init_batch(jax.random.split(start, games))
 
-        def ply(carry, _):  # type: ignore[no-untyped-def]
+        def ply(carry, _):
             state, key = carry
             key, search_key, reset_key = jax.random.split(key, 3)
             out = search(params, search_key, state)
@@ -169,7 +169,7 @@ def _build(config: TrainConfig) -> dict[str, Callable]:
         weight = (resolved & samples.live).astype(jnp.float32)
         return samples, targets, weight
 
-    def loss_fn(params, observation, mask, policy, target, weight):  # type: ignore[no-untyped-def]
+    def loss_fn(params, observation, mask, policy, target, weight):
         logits, value = forward(net, params, observation)
         logits = masked_logits(logits, mask)
         policy_loss = optax.softmax_cross_entropy(logits, policy)
@@ -181,13 +181,13 @@ def _build(config: TrainConfig) -> dict[str, Callable]:
         )
 
     @jax.jit
-    def update(params, opt_state, batch):  # type: ignore[no-untyped-def]
+    def update(params, opt_state, batch):
         (loss, parts), grads = jax.value_and_grad(loss_fn, has_aux=True)(params, *batch)
         updates, opt_state = optimiser.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss, parts
 
     @jax.jit
-    def versus_random(params, key):  # type: ignore[no-untyped-def]
+    def versus_random(params, key):
         """Search (greedy, player 0) against uniform random play (player 1), ``eval_games`` at
         once for ``plies`` plies (a game still going then counts as not won): (wins as colour
         0, games as colour 0, wins as colour 1, games as colour 1)."""
@@ -196,7 +196,7 @@ def _build(config: TrainConfig) -> dict[str, Callable]:
         state = init_batch(jax.random.split(start, n))
         first = state.first_player
 
-        def ply(carry, _):  # type: ignore[no-untyped-def]
+        def ply(carry, _):
             state, key, won = carry
             key, search_key, random_key = jax.random.split(key, 3)
             ours = greedy_search(params, search_key, state).action
@@ -210,7 +210,7 @@ def _build(config: TrainConfig) -> dict[str, Callable]:
         as_first = first == 0
         return (jnp.sum(won & as_first), jnp.sum(as_first), jnp.sum(won & ~as_first), jnp.sum(~as_first))
 
-    def new_state(key):  # type: ignore[no-untyped-def]
+    def new_state(key):
         params = init_params(net, key)
         return params, optimiser.init(params)
 
@@ -269,7 +269,7 @@ def save_checkpoint(run_dir: Path, params: Any, opt_state: Any, key: Any, progre
     arrays["key"] = np.asarray(jax.device_get(key))
     arrays["progress"] = np.asarray(json.dumps(asdict(progress)))
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
     atomic_write(run_dir / CHECKPOINT, buffer.getvalue())
 
 
@@ -316,7 +316,7 @@ def export_model(path: Path, config: TrainConfig, params: Any) -> None:
         for key_path, value in jax.tree_util.tree_flatten_with_path(jax.device_get(params))[0]
     }
     temporary = path.with_name(path.stem + ".tmp.npz")
-    np.savez(temporary, **flat)
+    np.savez(temporary, **flat)  # type: ignore[arg-type]
     os.replace(temporary, path)
     meta = {
         "env": config.env,

@@ -29,7 +29,7 @@ from polarzoo.wrappers.single_agent import player_counts
 try:
     import yaml
 except ImportError:  # a base install: --help still works; training says which extra it needs
-    yaml = None  # type: ignore[assignment]
+    yaml = None
 
 CONFIG_PATH = Path(__file__).with_name("hyperparams.yaml")
 REFERENCE_AGENTS = ("random", "heuristic")

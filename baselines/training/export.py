@@ -21,6 +21,7 @@ import argparse
 import collections
 import sys
 from pathlib import Path
+from typing import Any
 
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
@@ -42,7 +43,8 @@ def export_model(source: Path, target: Path) -> Path:
     from sb3_contrib import MaskablePPO
 
     model = MaskablePPO.load(str(source), device="cpu")
-    model.action_space = gymnasium.spaces.Discrete(int(model.action_space.n))
+    actions: Any = model.action_space
+    model.action_space = gymnasium.spaces.Discrete(int(actions.n))
     model.tensorboard_log = None
     model._last_obs = None
     model._last_episode_starts = None

@@ -55,8 +55,9 @@ def _rl_module_class() -> type:
         ``{"observations", "action_mask"}`` observation of :class:`~polarzoo.wrappers.rllib.RLlibObservation`."""
 
         def setup(self) -> None:
-            config = dict(self.model_config or {})
-            size = int(np.prod(self.observation_space["observations"].shape))
+            config: dict[str, Any] = dict(self.model_config or {})  # type: ignore[arg-type]
+            space: Any = self.observation_space
+            size = int(np.prod(space["observations"].shape))
             self.net = build_network(
                 config["board"], size, config.get("dim", 32), config.get("blocks", 3), config.get("symmetrize", True)
             )
@@ -242,7 +243,7 @@ def main(argv: list[str] | None = None) -> None:
     history: list[dict[str, Any]] = []
     error = None
     interrupted = False
-    steps_before = 0
+    steps_before: float = 0
     try:
         for iteration in range(1, args.iterations + 1):
             started = time.perf_counter()

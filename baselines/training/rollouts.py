@@ -61,15 +61,15 @@ def next_env_event(callback: BaseCallback) -> int | None:
     ``num_timesteps`` at which it next will; :class:`AsyncRolloutPPO` then runs the callbacks up
     to that step with every env idle, as a lock step would.  Other callbacks run after the
     rollout, in lock-step order."""
-    events = []
+    events: list[int | None] = []
     for inner in [*getattr(callback, "callbacks", ()), getattr(callback, "callback", None)]:
         if isinstance(inner, BaseCallback):
             events.append(next_env_event(inner))
     own = getattr(callback, "next_env_event", None)
     if callable(own):
         events.append(own())
-    events = [int(event) for event in events if event is not None]
-    return min(events) if events else None
+    due = [int(event) for event in events if event is not None]
+    return min(due) if due else None
 
 
 class AsyncRolloutPPO(MaskablePPO):
@@ -96,6 +96,7 @@ class AsyncRolloutPPO(MaskablePPO):
         rollout_buffer.reset()
         callback.on_rollout_start()  # an update boundary: --resume restores the global generator drawn from below
         n_envs, n_actions, start_timesteps = env.num_envs, int(self.action_space.n), self.num_timesteps
+        stepper: Any = env  # a MaskCachingSubprocVecEnv (checked above): it steps envs one at a time
         observations = np.array(self._last_obs, copy=True)
         starts = np.array(self._last_episode_starts, dtype=bool, copy=True)
         masks = [np.asarray(mask, dtype=bool) for mask in get_action_masks(env)]
@@ -179,8 +180,8 @@ class AsyncRolloutPPO(MaskablePPO):
                 if pending and (not going_on or len(pending) >= self._cores):
                     # With every core busy stepping envs, a forward pass now would take a core
                     # from them: gather the envs that come back meanwhile into one pass instead.
-                    for index in env.ready(pending):
-                        observation, reward, done, info, mask = env.receive_step(index)
+                    for index in stepper.ready(pending):
+                        observation, reward, done, info, mask = stepper.receive_step(index)
                         pending.discard(index)  # (after the read: a Ctrl-C before it leaves the answer to discard_steps)
                         step = counts[index]
                         if done and info.get("terminal_observation") is not None and info.get("TimeLimit.truncated", False):
@@ -210,7 +211,7 @@ class AsyncRolloutPPO(MaskablePPO):
                     held.clear()
         finally:
             if pending:  # an interruption (Ctrl-C) mid-rollout: the envs' answers are read, not left for the next call
-                env.discard_steps(sorted(pending))
+                stepper.discard_steps(sorted(pending))
         if not replay(n_rollout_steps):
             return False
         self._last_obs, self._last_episode_starts = observations, starts
@@ -237,7 +238,8 @@ class AsyncRolloutPPO(MaskablePPO):
             distribution = policy._get_action_dist_from_latent(latent_pi)
             distribution.apply_masking(masks)
             # (normalised log-probabilities, masked actions at about -1e8, for either distribution class)
-            return distribution.distribution.logits.cpu(), values.cpu().numpy().reshape(-1)
+            inner: Any = distribution.distribution
+            return inner.logits.cpu(), values.cpu().numpy().reshape(-1)
 
     def _value_one(self, observation: np.ndarray) -> float:
         with torch.no_grad():

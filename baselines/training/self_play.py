@@ -241,14 +241,14 @@ def training_callback(
             if not new:  # a run resumed from an older version keeps its file's columns
                 with path.open(newline="") as handle:
                     fields = next(csv.reader(handle), fields)
-            text = io.StringIO()
-            writer = csv.DictWriter(text, fieldnames=fields, extrasaction="ignore")
+            table = io.StringIO()
+            writer = csv.DictWriter(table, fieldnames=fields, extrasaction="ignore")
             if new:
                 writer.writeheader()
             writer.writerows(rows)
             lines = LineFile(path)  # appended whole or cut back: a full disk never leaves half a row
-            for row in text.getvalue().splitlines():
-                lines.add(row)
+            for csv_line in table.getvalue().splitlines():
+                lines.add(csv_line)
             lines.close()
 
     return SelfPlayCallback()

@@ -107,7 +107,7 @@ class StandardWrapper(wrappers.OrderEnforcingWrapper):
         self._terminated = False
 
     @property
-    def _cumulative_rewards(self) -> dict[str, float]:  # type: ignore[override]
+    def _cumulative_rewards(self) -> dict[str, float]:
         return self.env._cumulative_rewards
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
@@ -187,7 +187,7 @@ def turn_based_parallel(env: AECEnv) -> Any:
     no action for the agent to act)."""
     from pettingzoo.utils.conversions import turn_based_aec_to_parallel_wrapper
 
-    class TurnBasedParallel(turn_based_aec_to_parallel_wrapper):  # type: ignore[misc, valid-type]
+    class TurnBasedParallel(turn_based_aec_to_parallel_wrapper):
         def step(self, actions: Any) -> Any:
             if not hasattr(self, "agents"):
                 raise RuntimeError("parallel_env: call reset() before step()")

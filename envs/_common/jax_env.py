@@ -45,22 +45,22 @@ class TwinEnv(pgx_core.Env):
 
     def _step(self, state: pgx_core.State, action: jax.Array, key: jax.Array | None) -> pgx_core.State:
         del key
-        x = type(self).game_play(state._x, action)  # type: ignore[attr-defined]
+        x = type(self).game_play(state._x, action)
         terminated = x.winner >= 0
         # +1 to the winner's player id, -1 to the other: colour c is player first_player XOR c.
-        winner_player = state._first_player ^ x.winner  # type: ignore[attr-defined]
+        winner_player = state._first_player ^ x.winner
         rewards = jnp.where(jnp.arange(2) == winner_player, 1.0, -1.0).astype(jnp.float32)
         rewards = jnp.where(terminated, rewards, jnp.zeros(2, jnp.float32))
-        return state.replace(  # type: ignore[attr-defined]
+        return state.replace(
             current_player=state._first_player ^ x.to_move,
-            legal_action_mask=type(self).game_mask(x),  # type: ignore[attr-defined]
+            legal_action_mask=type(self).game_mask(x),
             rewards=rewards,
             terminated=terminated,
             _x=x,
         )
 
     def _observe(self, state: pgx_core.State, player_id: jax.Array) -> jax.Array:
-        return type(self).game_observation(state._x, state._first_player ^ player_id)  # type: ignore[attr-defined]
+        return type(self).game_observation(state._x, state._first_player ^ player_id)
 
     def step(self, state: pgx_core.State, action: jax.Array, key: jax.Array | None = None) -> pgx_core.State:
         """pgx's ``Env.step`` (same results, one select per field).  ``action`` must be of an integer
@@ -72,15 +72,15 @@ class TwinEnv(pgx_core.Env):
         over = state.terminated | state.truncated
         illegal = ~state.legal_action_mask[action]
         mover = state.current_player
-        played = self._step(state.replace(_step_count=state._step_count + 1), action, key)  # type: ignore[attr-defined]
+        played = self._step(state.replace(_step_count=state._step_count + 1), action, key)
         penalty = jnp.where(jnp.arange(2) == mover, -1.0, 1.0).astype(jnp.float32)
         rewards = jnp.where(illegal, penalty, played.rewards)
         terminated = played.terminated | illegal
         mask = played.legal_action_mask | terminated
-        new = played.replace(rewards=rewards, terminated=terminated, legal_action_mask=mask)  # type: ignore[attr-defined]
-        old = state.replace(rewards=jnp.zeros_like(state.rewards))  # type: ignore[attr-defined]
+        new = played.replace(rewards=rewards, terminated=terminated, legal_action_mask=mask)
+        old = state.replace(rewards=jnp.zeros_like(state.rewards))
         out = jax.tree.map(lambda a, b: jnp.where(over, a, b), old, new)
-        return out.replace(observation=self.observe(out))  # type: ignore[attr-defined]
+        return out.replace(observation=self.observe(out))
 
     def observe(self, state: pgx_core.State, player_id: jax.Array | None = None) -> jax.Array:
         """The observation of ``player_id`` (default: the player to move): 0 or 1, an integer

@@ -7,7 +7,7 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def clear_step(g, terminated, winner_out, mover_out, rewards):  # type: ignore[no-untyped-def]
+def clear_step(g, terminated, winner_out, mover_out, rewards):
     """Game ``g`` did not act or did not end this step (so far)."""
     terminated[g] = False
     winner_out[g] = -1
@@ -17,7 +17,7 @@ def clear_step(g, terminated, winner_out, mover_out, rewards):  # type: ignore[n
 
 
 @njit(cache=True, nogil=True)
-def record_end(g, winner, terminated, winner_out, rewards):  # type: ignore[no-untyped-def]
+def record_end(g, winner, terminated, winner_out, rewards):
     """Game ``g`` just ended with ``winner``: +1 / -1 to the two colours."""
     terminated[g] = True
     winner_out[g] = winner

@@ -33,7 +33,7 @@ _RUN = 16  # slots searched from a key's home slot
 
 
 @njit(cache=True, nogil=True)
-def slot(k0, k1, k2, mask):  # type: ignore[no-untyped-def]
+def slot(k0, k1, k2, mask):
     """The home slot of a key (a multiply-xorshift mix of its three words)."""
     h = k0 * _U(0x9E3779B97F4A7C15) ^ k1 * _U(0xC2B2AE3D27D4EB4F) ^ k2 * _U(0x165667B19E3779F9)
     h ^= h >> _U(29)
@@ -43,7 +43,7 @@ def slot(k0, k1, k2, mask):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def probe(keys, mask, k0, k1, k2):  # type: ignore[no-untyped-def]
+def probe(keys, mask, k0, k1, k2):
     """The slot holding the key, or -(1 + a free slot), or -(1 + len) when its run is full."""
     i = slot(k0, k1, k2, mask)
     for _ in range(_RUN):
@@ -56,7 +56,7 @@ def probe(keys, mask, k0, k1, k2):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def store(keys, values, depths, moves, mask, k0, k1, k2, value, depth, move, stats):  # type: ignore[no-untyped-def]
+def store(keys, values, depths, moves, mask, k0, k1, k2, value, depth, move, stats):
     """The deepening's table: ``value`` searched to ``depth`` (``stats[1]``: entries in use,
     ``stats[2]``: proofs lost to a full run)."""
     i = probe(keys, mask, k0, k1, k2)
@@ -86,7 +86,7 @@ def store(keys, values, depths, moves, mask, k0, k1, k2, value, depth, move, sta
 
 
 @njit(cache=True, nogil=True)
-def pn_get(keys, phi, delta, mask, k0, k1, k2):  # type: ignore[no-untyped-def]
+def pn_get(keys, phi, delta, mask, k0, k1, k2):
     """df-pn's (phi, delta) of a position; (1, 1) for one never searched."""
     i = probe(keys, mask, k0, k1, k2)
     if i >= 0:
@@ -95,7 +95,7 @@ def pn_get(keys, phi, delta, mask, k0, k1, k2):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def pn_put(keys, phi, delta, moves, mask, k0, k1, k2, p, d, move, stats):  # type: ignore[no-untyped-def]
+def pn_put(keys, phi, delta, moves, mask, k0, k1, k2, p, d, move, stats):
     """df-pn's table: (phi, delta) and the most-proving move of a position."""
     i = probe(keys, mask, k0, k1, k2)
     if i < 0:

@@ -19,7 +19,7 @@ _BLOCK = 64
 
 
 @njit(cache=True, nogil=True)
-def _sample_rows(mask, uniforms, out):  # type: ignore[no-untyped-def]
+def _sample_rows(mask, uniforms, out):
     # Count the legal entries of each 64-byte block (a pass the compiler vectorises), pick the
     # k-th legal entry with k = floor(u * count), walk to its block, then inside it.
     n = mask.shape[1]
@@ -66,7 +66,7 @@ def sample_legal_actions(mask: NDArray[np.int8], rng: np.random.Generator) -> ND
 
 
 @njit(cache=True, nogil=True)
-def _first_illegal(actions, active, mask):  # type: ignore[no-untyped-def]
+def _first_illegal(actions, active, mask):
     n = mask.shape[1]
     for g in range(actions.shape[0]):
         if active[g]:

@@ -59,7 +59,7 @@ _SUPPLY_SHIFT = _U(50)
 
 
 @njit(cache=True, nogil=True)
-def _winner(fire, ice):  # type: ignore[no-untyped-def]
+def _winner(fire, ice):
     """The colour holding three islands on an island line, or -1."""
     fire_islands = 0
     ice_islands = 0
@@ -82,7 +82,7 @@ def _winner(fire, ice):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _island_score(mine, theirs, island):  # type: ignore[no-untyped-def]
+def _island_score(mine, theirs, island):
     # the most of my pegs on one of the island's lines free of the opponent's (0..3)
     best = 0
     for line in range(7):
@@ -99,7 +99,7 @@ def _island_score(mine, theirs, island):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _children(fire, ice, to_move, supply_fire, supply_ice, cf, ci, ca):  # type: ignore[no-untyped-def]
+def _children(fire, ice, to_move, supply_fire, supply_ice, cf, ci, ca):
     """The moves of the side to move: the child boards in ``cf`` / ``ci`` and the actions in
     ``ca``; returns how many (0: the side must pass)."""
     mine = fire if to_move == rules.FIRE else ice
@@ -128,7 +128,7 @@ def _children(fire, ice, to_move, supply_fire, supply_ice, cf, ci, ca):  # type:
 
 
 @njit(cache=True, nogil=True)
-def _key(fire, ice, to_move, supply_fire):  # type: ignore[no-untyped-def]
+def _key(fire, ice, to_move, supply_fire):
     # the supplies sum to 50 minus the pegs on the board, so one of them is enough
     k0 = fire | (_U(supply_fire) << _SUPPLY_SHIFT)
     if to_move == 1:
@@ -139,7 +139,7 @@ def _key(fire, ice, to_move, supply_fire):  # type: ignore[no-untyped-def]
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
 def _search(
     fire, ice, to_move, supply_fire, supply_ice, depth, ply, tt_keys, tt_value, tt_depth, tt_move, mask, stack, stats, limit
-):  # type: ignore[no-untyped-def]
+):
     stats[0] += 1
     k0, k1, k2 = _key(fire, ice, to_move, supply_fire)
     slot = probe(tt_keys, mask, k0, k1, k2)
@@ -246,7 +246,7 @@ def _search(
 # than the stack stops the search (UNKNOWN), it never loops.
 # ---------------------------------------------------------------------------------------------
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
-def _mid(fire, ice, to_move, supply_fire, supply_ice, th_phi, th_delta, ply, keys, phi, delta, move, mask, stack, stats, limit):  # type: ignore[no-untyped-def]
+def _mid(fire, ice, to_move, supply_fire, supply_ice, th_phi, th_delta, ply, keys, phi, delta, move, mask, stack, stats, limit):
     stats[0] += 1
     if ply >= _MAX_PLY - 1:  # a repetition this long: stop the whole search, undecided
         stats[0] = limit + 1

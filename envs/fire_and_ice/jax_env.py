@@ -225,16 +225,16 @@ def from_rules(state: rules.State, first_player: int = 0) -> State:
 
 
 @jax.jit
-def _from_arrays(board, to_move, supply, winner, moves, first):  # type: ignore[no-untyped-def]
+def _from_arrays(board, to_move, supply, winner, moves, first):
     x = GameState(board=board, to_move=to_move, supply=supply, control=island_control(board), winner=winner, moves=moves)
     out = State(
         current_player=first ^ to_move,
-        legal_action_mask=legal_action_mask(x) | (winner >= 0),  # type: ignore[call-arg]
+        legal_action_mask=legal_action_mask(x) | (winner >= 0),
         terminated=winner >= 0,
         _first_player=first,
         _x=x,
     )
-    return out.replace(observation=observation(x, to_move))  # type: ignore[attr-defined]
+    return out.replace(observation=observation(x, to_move))
 
 
 # --------------------------------------------------------------------------------------------
@@ -272,7 +272,7 @@ class FireAndIce(TwinEnv):
         x = initial_game(board_key, self.handicap, self.handicap_player)
         return State(
             current_player=first_player,
-            legal_action_mask=legal_action_mask(x),  # type: ignore[call-arg]
+            legal_action_mask=legal_action_mask(x),
             _first_player=first_player,
             _x=x,
         )

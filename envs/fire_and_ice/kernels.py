@@ -35,7 +35,7 @@ _CHANNELS = 9
 
 
 @njit(cache=True, nogil=True)
-def _reset_game(board, to_move, supply, moves, winner, control, g):  # type: ignore[no-untyped-def]
+def _reset_game(board, to_move, supply, moves, winner, control, g):
     board[g, :] = 0
     board[g, _CENTRE] = _FIRE + 1
     to_move[g] = _FIRE
@@ -47,14 +47,14 @@ def _reset_game(board, to_move, supply, moves, winner, control, g):  # type: ign
 
 
 @njit(cache=True, nogil=True)
-def reset_games(board, to_move, supply, moves, winner, control, rows):  # type: ignore[no-untyped-def]
+def reset_games(board, to_move, supply, moves, winner, control, rows):
     """Put the games ``rows`` at the start."""
     for i in range(rows.shape[0]):
         _reset_game(board, to_move, supply, moves, winner, control, rows[i])
 
 
 @njit(cache=True, nogil=True)
-def play(board, supply, control, mover, action):  # type: ignore[no-untyped-def]
+def play(board, supply, control, mover, action):
     """Play ``action`` for ``mover`` on one game's rows (``board`` (49,), ``supply`` (2,),
     ``control`` (7,), updated in place); returns the winner, or -1 (the caller flips the turn)."""
     opponent = 1 - mover
@@ -81,7 +81,7 @@ def play(board, supply, control, mover, action):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _play(board, to_move, supply, moves, winner, control, g, action):  # type: ignore[no-untyped-def]
+def _play(board, to_move, supply, moves, winner, control, g, action):
     mover = to_move[g]
     if action != _PASS:
         moves[g] += 1
@@ -90,7 +90,7 @@ def _play(board, to_move, supply, moves, winner, control, g, action):  # type: i
 
 
 @njit(cache=True, nogil=True)
-def write_observation(board, to_move, supply, winner, control, colour, out):  # type: ignore[no-untyped-def]
+def write_observation(board, to_move, supply, winner, control, colour, out):
     """One game's (7, 7, 9) observation for ``colour``, flat into ``out`` (441,): hole h's nine
     channels at 9h .. 9h + 8.  ``board`` (49,), ``supply`` (2,), ``control`` (7,) are the
     game's rows; the env's ``observation_tensor`` calls this too."""
@@ -117,7 +117,7 @@ def write_observation(board, to_move, supply, winner, control, colour, out):  # 
 
 
 @njit(cache=True, nogil=True)
-def write_mask(board, to_move, winner, row, empty):  # type: ignore[no-untyped-def]
+def write_mask(board, to_move, winner, row, empty):
     """One game's legal-action mask (2,402,) into ``row``; ``empty`` is (49,) int8 scratch.
 
     The 49-byte block of source s = GEOMETRY[s] & empty where s holds the mover's peg, else 0:
@@ -148,7 +148,7 @@ def write_mask(board, to_move, winner, row, empty):  # type: ignore[no-untyped-d
 
 
 @njit(cache=True, nogil=True)
-def observe_games(board, to_move, supply, winner, control, colours, out):  # type: ignore[no-untyped-def]
+def observe_games(board, to_move, supply, winner, control, colours, out):
     """Observations of every game seen by ``colours[g]`` (-1: the player to move) into ``out``."""
     for g in range(board.shape[0]):
         colour = colours[g] if colours[g] >= 0 else to_move[g]
@@ -156,7 +156,7 @@ def observe_games(board, to_move, supply, winner, control, colours, out):  # typ
 
 
 @njit(cache=True, nogil=True)
-def mask_games(board, to_move, winner, out):  # type: ignore[no-untyped-def]
+def mask_games(board, to_move, winner, out):
     empty = np.empty(_HOLES, dtype=np.int8)
     for g in range(board.shape[0]):
         write_mask(board[g], to_move[g], winner[g], out[g], empty)
@@ -173,7 +173,7 @@ def step_games(
     actions,
     active,
     auto_reset,
-    observer,  # type: ignore[no-untyped-def]
+    observer,
     observation,
     mask,
     final_observation,
@@ -208,7 +208,7 @@ def step_games(
 
 
 @njit(cache=True, nogil=True)
-def _popcount(x):  # type: ignore[no-untyped-def]
+def _popcount(x):
     x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
     x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
     x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
@@ -216,7 +216,7 @@ def _popcount(x):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def sample_action(board, to_move, u):  # type: ignore[no-untyped-def]
+def sample_action(board, to_move, u):
     """The k-th legal action of one game in mask order, ``k = floor(u * count)`` (PASS when
     there is no move), from bitboards: no pass over the 2,402 mask entries."""
     own = to_move + 1
@@ -247,7 +247,7 @@ def sample_action(board, to_move, u):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def sample_games(board, to_move, winner, uniforms, out):  # type: ignore[no-untyped-def]
+def sample_games(board, to_move, winner, uniforms, out):
     """A uniformly random legal action of every game (0 where the game is over): the same draw
     as the generic mask sampler given the same uniforms."""
     for g in range(board.shape[0]):
@@ -255,7 +255,7 @@ def sample_games(board, to_move, winner, uniforms, out):  # type: ignore[no-unty
 
 
 @njit(cache=True, nogil=True)
-def _playout(board, supply, control, to_move, winner, seed, limit):  # type: ignore[no-untyped-def]
+def _playout(board, supply, control, to_move, winner, seed, limit):
     np.random.seed(seed)
     plies = 0
     while winner < 0 and plies < limit:

@@ -137,31 +137,31 @@ def _bits(flags: jax.Array) -> tuple[jax.Array, jax.Array]:
     return words[0].sum(dtype=jnp.uint32), words[1].sum(dtype=jnp.uint32)
 
 
-def _shl(x, k: int):  # type: ignore[no-untyped-def]
+def _shl(x, k: int):
     lo, hi = x
     return lo << k, (hi << k) | (lo >> (32 - k))
 
 
-def _shr(x, k: int):  # type: ignore[no-untyped-def]
+def _shr(x, k: int):
     lo, hi = x
     return (lo >> k) | (hi << (32 - k)), hi >> k
 
 
-def _and(*xs):  # type: ignore[no-untyped-def]
+def _and(*xs):
     lo, hi = xs[0]
     for x in xs[1:]:
         lo, hi = lo & x[0], hi & x[1]
     return lo, hi
 
 
-def _or(*xs):  # type: ignore[no-untyped-def]
+def _or(*xs):
     lo, hi = xs[0]
     for x in xs[1:]:
         lo, hi = lo | x[0], hi | x[1]
     return lo, hi
 
 
-def spread(reach, nodes, rings):  # type: ignore[no-untyped-def]
+def spread(reach, nodes, rings):
     """One round of the isolation flood: the rules' ``spread_bits`` on (low, high) uint32 pairs
     (``reach`` plus every node one king step or one single-ring jump from it)."""
     a, h = _NOT_A, _NOT_H
@@ -184,15 +184,15 @@ def seal_isolated(board: jax.Array, rings: jax.Array, seal_sq: jax.Array) -> jax
     nodes = _and(free, (jnp.where(seal_sq < 32, without_seal, all_ones), jnp.where(seal_sq >= 32, without_seal, all_ones)))
     reach = _and(_bits(board == rules.BEAR), nodes)
 
-    def touches(x):  # type: ignore[no-untyped-def]
+    def touches(x):
         return ((x[0] & target[0]) | (x[1] & target[1])) != 0
 
-    def grow(carry):  # type: ignore[no-untyped-def]
+    def grow(carry):
         reach, _, _, rounds = carry
         grown = spread(reach, nodes, ring_bits)
         return grown, touches(grown), (grown[0] == reach[0]) & (grown[1] == reach[1]), rounds + 1
 
-    def going(carry):  # type: ignore[no-untyped-def]
+    def going(carry):
         _, touched, stalled, rounds = carry
         return ~touched & ~stalled & (rounds < _MAX_FLOOD_ROUNDS)
 
@@ -279,16 +279,16 @@ def from_rules(state: rules.State, first_player: int = 0) -> State:
 
 
 @jax.jit
-def _from_arrays(board, rings, to_move, passes, winner, first):  # type: ignore[no-untyped-def]
+def _from_arrays(board, rings, to_move, passes, winner, first):
     x = GameState(board=board, rings=rings, to_move=to_move, passes=passes, winner=winner)
     out = State(
         current_player=first ^ to_move,
-        legal_action_mask=legal_action_mask(x) | (winner >= 0),  # type: ignore[call-arg]
+        legal_action_mask=legal_action_mask(x) | (winner >= 0),
         terminated=winner >= 0,
         _first_player=first,
         _x=x,
     )
-    return out.replace(observation=observation(x, to_move))  # type: ignore[attr-defined]
+    return out.replace(observation=observation(x, to_move))
 
 
 # --------------------------------------------------------------------------------------------
@@ -306,7 +306,7 @@ class GoWithTheFloe(TwinEnv):
         x = GameState()
         return State(
             current_player=first_player,
-            legal_action_mask=legal_action_mask(x),  # type: ignore[call-arg]
+            legal_action_mask=legal_action_mask(x),
             _first_player=first_player,
             _x=x,
         )

@@ -35,7 +35,7 @@ _MAX_MOVES = 64  # two tokens x 8 directions x 2 distances = 32 at most
 
 
 @njit(cache=True, nogil=True)
-def _spread(reach, nodes, rings):  # type: ignore[no-untyped-def]
+def _spread(reach, nodes, rings):
     # rules.spread_bits on uint64 (every operand uint64, so numba never goes through floats).
     one, seven, eight, nine = _U(1), _U(7), _U(8), _U(9)
     horizontal = reach | ((reach << one) & _NOT_A) | ((reach >> one) & _NOT_H)
@@ -48,13 +48,13 @@ def _spread(reach, nodes, rings):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _write_plane(bits, out, b, plane):  # type: ignore[no-untyped-def]
+def _write_plane(bits, out, b, plane):
     for sq in range(_SQUARES):
         out[b, plane, sq] = (bits >> _U(sq)) & _ONE
 
 
 @njit(cache=True, nogil=True)
-def _write_reach(reach, nodes, rings, marks, out, b, first):  # type: ignore[no-untyped-def]
+def _write_reach(reach, nodes, rings, marks, out, b, first):
     # out[b, first + j] = squares within marks[j] moves; out[b, first + len(marks)] = ever.
     j = 0
     for step in range(1, 53):  # 52 spreads cover any path over the 52 ice squares
@@ -69,7 +69,7 @@ def _write_reach(reach, nodes, rings, marks, out, b, first):  # type: ignore[no-
 
 
 @njit(cache=True, nogil=True)
-def reach_planes(features, channels, bear_marks, seal_marks, out):  # type: ignore[no-untyped-def]
+def reach_planes(features, channels, bear_marks, seal_marks, out):
     """Reach in the isolation graph (the rules' ``spread_bits``: king steps and single-ring jumps
     over ice without a ring) from B observations, as the networks' input planes.
 
@@ -106,7 +106,7 @@ def reach_planes(features, channels, bear_marks, seal_marks, out):  # type: igno
 
 
 @njit(cache=True, nogil=True)
-def seal_isolated(bears, seal_sq, ring_bits):  # type: ignore[no-untyped-def]
+def seal_isolated(bears, seal_sq, ring_bits):
     """Whether the seal on ``seal_sq`` is isolated from the bears (uint64 bitboards ``bears``,
     ``ring_bits``): :func:`polarzoo.envs.go_with_the_floe.rules.is_isolated` on bitboards."""
     target = _KING[seal_sq]
@@ -122,7 +122,7 @@ def seal_isolated(bears, seal_sq, ring_bits):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def decide(board, rings, passes):  # type: ignore[no-untyped-def]
+def decide(board, rings, passes):
     """The winner of one game (``board`` (64,), ``rings`` (64,), ``passes``), or -1: the rules'
     ``_decide_winner`` on uint64 bitboards."""
     seals = _U(0)
@@ -148,7 +148,7 @@ def decide(board, rings, passes):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _reset_game(board, rings, to_move, passes, winner, g):  # type: ignore[no-untyped-def]
+def _reset_game(board, rings, to_move, passes, winner, g):
     board[g, :] = _START
     rings[g, :] = 0
     to_move[g] = _BLACK
@@ -157,13 +157,13 @@ def _reset_game(board, rings, to_move, passes, winner, g):  # type: ignore[no-un
 
 
 @njit(cache=True, nogil=True)
-def reset_games(board, rings, to_move, passes, winner, rows):  # type: ignore[no-untyped-def]
+def reset_games(board, rings, to_move, passes, winner, rows):
     for i in range(rows.shape[0]):
         _reset_game(board, rings, to_move, passes, winner, rows[i])
 
 
 @njit(cache=True, nogil=True)
-def move(board, rings, action):  # type: ignore[no-untyped-def]
+def move(board, rings, action):
     """Play a move (not PASS) on one game's ``board`` / ``rings`` rows, in place."""
     source = action // 16
     rest = action - 16 * source
@@ -183,7 +183,7 @@ def move(board, rings, action):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _play(board, rings, to_move, passes, winner, g, action):  # type: ignore[no-untyped-def]
+def _play(board, rings, to_move, passes, winner, g, action):
     if action == _PASS:
         passes[g] += 1
     else:
@@ -194,7 +194,7 @@ def _play(board, rings, to_move, passes, winner, g, action):  # type: ignore[no-
 
 
 @njit(cache=True, nogil=True)
-def write_observation(board, rings, to_move, passes, winner, colour, out):  # type: ignore[no-untyped-def]
+def write_observation(board, rings, to_move, passes, winner, colour, out):
     """One game's (8, 8, 11) observation for ``colour``, flat into ``out`` (704,): square sq's
     eleven channels at 11 sq .. 11 sq + 10 (the match channels 8-10 are written 0)."""
     own = _SEAL if colour == _BLACK else _BEAR
@@ -222,7 +222,7 @@ def write_observation(board, rings, to_move, passes, winner, colour, out):  # ty
 
 
 @njit(cache=True, nogil=True)
-def legal_moves(board, rings, to_move, out):  # type: ignore[no-untyped-def]
+def legal_moves(board, rings, to_move, out):
     """The legal moves of one game into ``out`` (at most 2 tokens x 16), in mask order; count."""
     token = _SEAL if to_move == _BLACK else _BEAR
     is_bear = token == _BEAR
@@ -246,7 +246,7 @@ def legal_moves(board, rings, to_move, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def write_mask(board, rings, to_move, winner, row, moves):  # type: ignore[no-untyped-def]
+def write_mask(board, rings, to_move, winner, row, moves):
     """One game's legal-action mask (1,025,) into ``row``; ``moves`` is (64,) int64 scratch."""
     row[:] = 0
     if winner >= 0:
@@ -259,7 +259,7 @@ def write_mask(board, rings, to_move, winner, row, moves):  # type: ignore[no-un
 
 
 @njit(cache=True, nogil=True)
-def observe_games(board, rings, to_move, passes, winner, colours, out):  # type: ignore[no-untyped-def]
+def observe_games(board, rings, to_move, passes, winner, colours, out):
     """Observations of every game seen by ``colours[g]`` (-1: the player to move) into ``out``."""
     for g in range(board.shape[0]):
         colour = colours[g] if colours[g] >= 0 else to_move[g]
@@ -267,7 +267,7 @@ def observe_games(board, rings, to_move, passes, winner, colours, out):  # type:
 
 
 @njit(cache=True, nogil=True)
-def mask_games(board, rings, to_move, winner, out):  # type: ignore[no-untyped-def]
+def mask_games(board, rings, to_move, winner, out):
     moves = np.empty(_MAX_MOVES, dtype=np.int64)
     for g in range(board.shape[0]):
         write_mask(board[g], rings[g], to_move[g], winner[g], out[g], moves)
@@ -283,7 +283,7 @@ def step_games(
     actions,
     active,
     auto_reset,
-    observer,  # type: ignore[no-untyped-def]
+    observer,
     observation,
     mask,
     final_observation,
@@ -316,7 +316,7 @@ def step_games(
 
 
 @njit(cache=True, nogil=True)
-def _playout(board, rings, to_move, passes, seed, limit):  # type: ignore[no-untyped-def]
+def _playout(board, rings, to_move, passes, seed, limit):
     np.random.seed(seed)
     moves = np.empty(_MAX_MOVES, dtype=np.int64)
     winner = -1

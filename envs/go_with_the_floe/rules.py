@@ -250,7 +250,7 @@ def _bits(flags: NDArray[np.bool_]) -> int:
     return int.from_bytes(np.packbits(flags, bitorder="little").tobytes(), "little")
 
 
-def spread_bits(reach, nodes, rings, not_file_a=NOT_FILE_A_BITS, not_file_h=NOT_FILE_H_BITS):  # type: ignore[no-untyped-def]
+def spread_bits(reach, nodes, rings, not_file_a=NOT_FILE_A_BITS, not_file_h=NOT_FILE_H_BITS):
     """One move of growth in the isolation graph: ``reach`` plus every square of ``nodes`` one
     king step or one single-ring jump away from it (all bitboards, square ``sq`` = bit ``sq``).
 

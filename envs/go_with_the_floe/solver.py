@@ -57,7 +57,7 @@ _PASSED_BIT = _U(1)  # square 0 (A1) likewise
 
 
 @njit(cache=True, nogil=True)
-def _winner(seals, bears, rings, passes):  # type: ignore[no-untyped-def]
+def _winner(seals, bears, rings, passes):
     """The rules' end test on bitboards: WHITE if no seal is left, BLACK if a seal is isolated or
     after two passes, else -1."""
     if seals == _ZERO:
@@ -79,7 +79,7 @@ def _winner(seals, bears, rings, passes):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _bits_to_squares(bits, out):  # type: ignore[no-untyped-def]
+def _bits_to_squares(bits, out):
     count = 0
     for sq in range(64):
         if (bits >> _U(sq)) & _ONE:
@@ -89,7 +89,7 @@ def _bits_to_squares(bits, out):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _children(seals, bears, rings, to_move, cs, cb, cr, ca):  # type: ignore[no-untyped-def]
+def _children(seals, bears, rings, to_move, cs, cb, cr, ca):
     """The moves of the side to move: child bitboards in ``cs`` / ``cb`` / ``cr`` and the action
     in ``ca``; returns how many (0: the side must pass)."""
     mine = seals if to_move == rules.BLACK else bears
@@ -135,7 +135,7 @@ def _children(seals, bears, rings, to_move, cs, cb, cr, ca):  # type: ignore[no-
 
 
 @njit(cache=True, nogil=True)
-def _closeness(seals, bears):  # type: ignore[no-untyped-def]
+def _closeness(seals, bears):
     """The smallest king distance between a seal and a bear (8 if either side has none)."""
     best = 8
     s_sq = np.empty(4, dtype=np.int64)
@@ -151,7 +151,7 @@ def _closeness(seals, bears):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _key(seals, bears, rings, to_move, passes):  # type: ignore[no-untyped-def]
+def _key(seals, bears, rings, to_move, passes):
     r = rings
     if to_move == 1:
         r |= _TO_MOVE_BIT
@@ -161,7 +161,7 @@ def _key(seals, bears, rings, to_move, passes):  # type: ignore[no-untyped-def]
 
 
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
-def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value, tt_depth, tt_move, mask, stack, stats, limit):  # type: ignore[no-untyped-def]
+def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value, tt_depth, tt_move, mask, stack, stats, limit):
     """WIN / LOSS for the side to move, proven; UNKNOWN if not decided within ``depth`` plies
     (or once ``stats[0]`` nodes exceed ``limit``)."""
     stats[0] += 1
@@ -272,7 +272,7 @@ def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value,
 # are exact; its sums may count a transposed subtree twice, which only slows the search.
 # ---------------------------------------------------------------------------------------------
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
-def _mid(seals, bears, rings, to_move, passes, th_phi, th_delta, ply, keys, phi, delta, move, mask, stack, stats, limit):  # type: ignore[no-untyped-def]
+def _mid(seals, bears, rings, to_move, passes, th_phi, th_delta, ply, keys, phi, delta, move, mask, stack, stats, limit):
     stats[0] += 1
     k0, k1, k2 = _key(seals, bears, rings, to_move, passes)
     cs, cb, cr, ca, kind = stack[0][ply], stack[1][ply], stack[2][ply], stack[3][ply], stack[4][ply]
@@ -373,7 +373,7 @@ class FloeSolver(ExactSearch):
 
 
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
-def _perft(seals, bears, rings, to_move, passes, depth, cs, cb, cr, ca, ply, counts):  # type: ignore[no-untyped-def]
+def _perft(seals, bears, rings, to_move, passes, depth, cs, cb, cr, ca, ply, counts):
     # counts[k]: positions reached after k plies (paths, not merged), games ended at ply k in counts[64 + k]
     counts[ply] += 1
     if _winner(seals, bears, rings, passes) >= 0 and ply > 0:
@@ -401,7 +401,7 @@ def count_paths(state: rules.State, depth: int) -> tuple[list[int], list[int]]:
 
 
 @njit(cache=True, nogil=True)
-def _knuth(seals, bears, rings, to_move, seed, games, out):  # type: ignore[no-untyped-def]
+def _knuth(seals, bears, rings, to_move, seed, games, out):
     # out[g] = product of the branching factors along game g's uniformly random path (Knuth 1975:
     # its mean is the game tree's number of leaves); out[games + g] = the game's length.
     np.random.seed(seed)

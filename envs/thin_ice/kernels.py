@@ -46,7 +46,7 @@ def contacts(
     touching,
     pair,
     nested,
-):  # type: ignore[no-untyped-def]
+):
     """Fill ``on_table`` / ``touching`` (15,) bools from MuJoCo's contact geom pairs (ncon, 2)
     (``geom_piece``: geom -> piece, -1 = table) and write the nested (inner, outer) pairs into
     ``nested`` (k, 2); returns k.
@@ -99,7 +99,7 @@ def contacts(
 
 
 @njit(cache=True, nogil=True)
-def rule(on_table, touching, in_play, nested_count):  # type: ignore[no-untyped-def]
+def rule(on_table, touching, in_play, nested_count):
     """Index into :data:`RULE_LETTERS` of the rule that holds (T before A before N), 0 = none."""
     table = 0
     airborne = 0
@@ -139,7 +139,7 @@ def check_pile(
     touching,
     pair,
     nested,
-):  # type: ignore[no-untyped-def]
+):
     """After one ``mj_step``: (status, rule, linear speed, angular speed).
 
     ``status`` is :data:`SOUND`, :data:`NOT_FINITE` (NaN or infinity in ``qpos`` / ``qvel``) or
@@ -191,12 +191,12 @@ RESET = 3
 
 
 @intrinsic
-def _call_model_data(typingctx, function, model, data):  # type: ignore[no-untyped-def]
+def _call_model_data(typingctx, function, model, data):
     """Call the C function at address ``function`` as ``void f(const mjModel*, mjData*)``
     (``mj_step``, ``mj_kinematics``, ``mj_collision``)."""
     signature = types.void(types.uintp, types.uintp, types.uintp)
 
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, sig, args):
         address, model_pointer, data_pointer = args
         pointer = ir.IntType(8).as_pointer()
         function_type = ir.FunctionType(ir.VoidType(), [pointer, pointer])
@@ -208,12 +208,12 @@ def _call_model_data(typingctx, function, model, data):  # type: ignore[no-untyp
 
 
 @intrinsic
-def _clock_ns(typingctx, function, timespec):  # type: ignore[no-untyped-def]
+def _clock_ns(typingctx, function, timespec):
     """``clock_gettime(CLOCK_MONOTONIC, timespec)`` through the C function at ``function``;
     ``timespec`` is an int64 array of 2 (seconds, nanoseconds).  Returns the nanoseconds."""
     signature = types.int64(types.uintp, timespec)
 
-    def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, sig, args):
         address, array = args
         pointer = ir.IntType(8).as_pointer()
         function_type = ir.FunctionType(ir.IntType(32), [ir.IntType(32), pointer])
@@ -263,7 +263,7 @@ def settle_pile(
     nested,
     clock_function,
     clock,
-):  # type: ignore[no-untyped-def]
+):
     """Step a pile with MuJoCo's C ``mj_step`` (at address ``step_function``) and :func:`check_pile`
     after every step, until a rule holds, the pile is still for ``settle_steps`` steps in a row, or
     ``cap`` steps: (status, rule, steps, settled), ``status`` as :func:`check_pile`'s or
@@ -332,7 +332,7 @@ START_BLOCKED, FELL_THROUGH = -1.0, -2.0
 @njit(cache=True)
 def _penetrates(
     kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom, contact_dist, geom_piece, piece
-):  # type: ignore[no-untyped-def]
+):
     _call_model_data(kinematics, model_address, data_address)
     _call_model_data(collision, model_address, data_address)
     for c in range(header_int32[ncon_index]):
@@ -342,7 +342,7 @@ def _penetrates(
 
 
 @njit(cache=True)
-def _set_height(qpos, qvel, qpos_address, dof_address, x, y, z, quaternion):  # type: ignore[no-untyped-def]
+def _set_height(qpos, qvel, qpos_address, dof_address, x, y, z, quaternion):
     qpos[qpos_address] = x
     qpos[qpos_address + 1] = y
     qpos[qpos_address + 2] = z
@@ -353,7 +353,7 @@ def _set_height(qpos, qvel, qpos_address, dof_address, x, y, z, quaternion):  # 
 
 
 @njit(cache=True)
-def clearance(geom_xpos, geom_rbound, geom_piece, in_play, piece):  # type: ignore[no-untyped-def]
+def clearance(geom_xpos, geom_rbound, geom_piece, in_play, piece):
     """Vertical gap between the lowest point of ``piece``'s geom bounding spheres and the highest
     of the other pieces in play whose spheres overlap one of its own seen from above (or the
     table top, 0), at the current kinematics: how far the piece can come down before anything
@@ -408,7 +408,7 @@ def lower_piece(
     body,
     margin,
     bisections,
-):  # type: ignore[no-untyped-def]
+):
     """The lowering of ``PilePhysics.place`` in one call.  The piece starts at ``z_free`` (it
     must be free there: :data:`START_BLOCKED` otherwise); the 1 mm steps (``step``) within its
     :func:`clearance` are passed over without a query; then it comes down a step at a time until
@@ -495,7 +495,7 @@ def lower_piece(
 
 # ---------------------------------------------------------------------------- observation features
 @njit(cache=True, nogil=True)
-def pile_features(xpos, xmat, piece_body, present, parking, contact_geom, geom_piece, position_scale, out):  # type: ignore[no-untyped-def]
+def pile_features(xpos, xmat, piece_body, present, parking, contact_geom, geom_piece, position_scale, out):
     """``out`` (15, 7) float32 per piece: base-centre position / ``position_scale`` clipped to
     [-1, 1] (pieces not ``present`` in the scene: their ``parking`` spot), the axis (third column
     of the body's rotation), touching the table (from the contact geom pairs) - what
