@@ -53,11 +53,18 @@ def _libc() -> ctypes.CDLL | None:
 
 
 def _prctl(libc: ctypes.CDLL | None, option: int, value: int) -> bool:
-    return libc is not None and libc.prctl(option, value, 0, 0, 0) == 0
+    """Linux's ``prctl``; False where there is none (macOS: the keeper then kills its process
+    group and the children it sees, with no subreaper)."""
+    try:
+        return libc is not None and libc.prctl(option, value, 0, 0, 0) == 0
+    except AttributeError:
+        return False
 
 
 def _children_map() -> dict[int, list[int]]:
     children: dict[int, list[int]] = {}
+    if not os.path.isdir("/proc"):  # not Linux: the process group is what the keeper can end
+        return children
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -141,6 +148,8 @@ def _failed(cgroup: str) -> bool:
 
 def _user_processes() -> int:
     uid, count = os.getuid(), 0
+    if not os.path.isdir("/proc"):
+        return 1024  # (not Linux: a generous allowance above what the user runs)
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
@@ -176,7 +185,12 @@ class Keeper:
         the agent and reaps (when the agent ends, so does the namespace: the kernel kills what is
         left when PID 1 exits); else exec the agent here."""
         _prctl(self.libc, PR_SET_PDEATHSIG, signal.SIGKILL)
-        if not self.namespace or self.libc is None or self.libc.unshare(CLONE_NEWPID) != 0:
+        if (
+            not self.namespace
+            or self.libc is None
+            or getattr(self.libc, "unshare", None) is None
+            or self.libc.unshare(CLONE_NEWPID) != 0
+        ):
             self._exec(stderr_write, workdir)
         first = os.fork()
         if first != 0:  # this process only waits for the namespace's PID 1
@@ -262,6 +276,11 @@ class Keeper:
 
     def _end_all(self) -> None:
         """Kill every process of the tree until none is left (re-parented orphans included)."""
+        if self.main is not None and self.status is None:  # first the agent itself (seen without /proc too)
+            try:
+                os.kill(self.main, signal.SIGKILL)
+            except OSError:
+                pass
         for _ in range(200):
             pids = tree(os.getpid())
             if not pids:
