@@ -202,7 +202,7 @@ def test_fresh_venv_imports_beside_users_own_packages(installed_wheel: Path, tmp
     ],
 )
 def test_moved_names_still_import_for_one_version_with_a_warning(statement: str, new_place: str) -> None:
-    """A documented import that moved keeps working until 0.4, with a DeprecationWarning naming
+    """A documented import that moved keeps working through 0.4 (removed in 0.5), with a DeprecationWarning naming
     its new place (CHANGELOG.md lists the moves)."""
     result = subprocess.run(
         [sys.executable, "-W", "always::DeprecationWarning", "-c", statement], capture_output=True, text=True, timeout=scaled(120)

@@ -10,7 +10,7 @@ from typing import Any
 
 
 def moved_names(
-    old_module: str, target: str | dict[str, str], names: Iterable[str] | None = None, remove_in: str = "0.4"
+    old_module: str, target: str | dict[str, str], names: Iterable[str] | None = None, remove_in: str = "0.5"
 ) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``old_module`` whose names (``names``, or every public name of
     ``target``) are now in the module ``target`` (or ``{name: module}``).  Resolved when asked for,
