@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -211,3 +212,24 @@ def test_moved_names_still_import_for_one_version_with_a_warning(statement: str,
     assert "DeprecationWarning" in result.stderr and f"moved to {new_place}." in result.stderr
     with pytest.raises(AttributeError):
         importlib.import_module("polarzoo.baselines.tournament").no_such_name  # noqa: B018
+
+
+def test_each_games_facts_are_the_ones_its_forms_use() -> None:
+    """A ``GameInfo`` field and the table that serves it say the same: the batch cores, the JAX
+    twins, the OpenSpiel names, the steps/s table (one place per fact; the tables follow it)."""
+    from polarzoo.envs import GAMES, jax_envs
+    from polarzoo.envs.batch import BATCH_CORES
+
+    assert {env_id for env_id, info in GAMES.items() if info.batch_core} == set(BATCH_CORES)
+    assert {info.jax_twin for info in GAMES.values() if info.jax_twin} == set(jax_envs.TWINS)
+    if importlib.util.find_spec("pyspiel") is not None:
+        from polarzoo.wrappers import openspiel
+
+        assert {info.openspiel for info in GAMES.values() if info.openspiel} == {
+            openspiel.FIRE_AND_ICE,
+            openspiel.GO_WITH_THE_FLOE,
+        }
+    from benchmarks.env_steps import candidates
+
+    timed = {name.split(".")[0] for name in candidates()}
+    assert timed - {"connect_four_v3"} == {env_id for env_id, info in GAMES.items() if info.benchmark_steps}

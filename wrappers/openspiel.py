@@ -40,6 +40,7 @@ except ImportError as error:  # pragma: no cover - depends on the installation
 
 from open_spiel.python.observation import IIGObserverForPublicInfoGame
 
+from polarzoo.envs import GAMES
 from polarzoo.envs.fire_and_ice import kernels as fire_kernels
 from polarzoo.envs.fire_and_ice import render as fire_render
 from polarzoo.envs.fire_and_ice import rules as fire_rules
@@ -56,8 +57,8 @@ from polarzoo.envs.go_with_the_floe.encoding import OBSERVATION_SHAPE as FLOE_OB
 from polarzoo.envs.go_with_the_floe.encoding import observation_tensor as floe_observation
 from polarzoo.envs.go_with_the_floe.env import raw_env as floe_env
 
-FIRE_AND_ICE = "polarzoo_fire_and_ice"
-GO_WITH_THE_FLOE = "polarzoo_go_with_the_floe"
+FIRE_AND_ICE = str(GAMES["fire_and_ice_v0"].openspiel)  # each game's fact, declared once in its GameInfo
+GO_WITH_THE_FLOE = str(GAMES["go_with_the_floe_v0"].openspiel)
 SOLITAIRE = "polarzoo_fire_and_ice_solitaire"
 
 
