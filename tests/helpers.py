@@ -115,3 +115,25 @@ def minimax(rules: Any, state: Any, depth: int) -> int:
             return 1
         unknown |= value == 0
     return 0 if unknown else -1
+
+
+def forged_league(folder: Path, env_id: str, specs: list[str]) -> Path:
+    """A league file of ``specs`` as a forger would write it: well-formed, its digest computed (a
+    forger can), ratings made up; ``folder/forged.json``."""
+    import json
+
+    from polarzoo.baselines.evaluation import league as league_module
+
+    forged: dict[str, Any] = {
+        "format": league_module.LEAGUE_FORMAT,
+        "env": env_id,
+        "version": "1",
+        "members": [{"name": s, "spec": s} for s in specs],
+        "ratings": {s: 1000 for s in specs},
+        "ci95": {s: [900, 1100] for s in specs},
+        "fingerprint": "0" * 64,
+    }
+    forged["digest"] = league_module.content_digest(forged)
+    path = folder / "forged.json"
+    path.write_text(json.dumps(forged))
+    return path

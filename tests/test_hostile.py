@@ -82,21 +82,9 @@ def marker_module(tmp_path: Path) -> Path:
 
 
 def forged_league(tmp_path: Path, specs: list[str]) -> Path:
-    from polarzoo.baselines.evaluation import league as league_module
+    from tests.helpers import forged_league as forge
 
-    forged = {
-        "format": league_module.LEAGUE_FORMAT,
-        "env": ENV,
-        "version": "1",
-        "members": [{"name": s, "spec": s} for s in specs],
-        "ratings": {s: 1000 for s in specs},
-        "ci95": {s: [900, 1100] for s in specs},
-        "fingerprint": "0" * 64,
-    }
-    forged["digest"] = league_module.content_digest(forged)  # a forger can compute it
-    path = tmp_path / "forged.json"
-    path.write_text(json.dumps(forged))
-    return path
+    return forge(tmp_path, ENV, specs)
 
 
 # ------------------------------------------------------------------------------ one grammar

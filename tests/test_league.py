@@ -307,21 +307,10 @@ def test_a_thin_ice_league_of_2_and_3_players_on_one_scale(tmp_path: Path) -> No
 def test_a_forged_league_file_imports_nothing(tmp_path: Path) -> None:
     """A league file is data: a member ``this:s`` (importing ``this`` prints the Zen of Python) is
     refused in one line before any import, unless the command line names it (--trust-member)."""
-    from polarzoo.baselines.evaluation.league import LEAGUE_FORMAT
+    from tests.helpers import forged_league
 
-    specs = ["random", "this:s"]
-    forged = {
-        "format": LEAGUE_FORMAT,
-        "env": ENV,
-        "version": "1",
-        "members": [{"name": s, "spec": s} for s in specs],
-        "ratings": {s: 1000 for s in specs},
-        "ci95": {s: [900, 1100] for s in specs},
-        "fingerprint": "0" * 64,
-    }
-    forged["digest"] = league_module.content_digest(forged)  # a forger can compute it
-    path = tmp_path / "forged.json"
-    path.write_text(json.dumps(forged))
+    path = forged_league(tmp_path, ENV, ["random", "this:s"])
+    forged = json.loads(path.read_text())
     with pytest.raises(LeagueError, match="module:callable agent, which would import and run code"):
         load_league(path)
     run = subprocess.run(

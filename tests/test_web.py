@@ -349,15 +349,21 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_cli_prints_its_url_and_ctrl_c_is_130() -> None:
-    process = subprocess.Popen(
+def _server(**variables: str) -> subprocess.Popen[str]:
+    """``polarzoo-web`` on a free port, with Python's own Ctrl-C (a pytest worker may ignore it)."""
+    return subprocess.Popen(
         [sys.executable, "-m", "polarzoo.baselines.play.web", "--port", "0"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, **variables},
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
+
+
+def test_cli_prints_its_url_and_ctrl_c_is_130() -> None:
+    process = _server()
     try:
         line = process.stdout.readline()
         assert line.startswith("polarzoo web: http://127.0.0.1:"), line
@@ -716,15 +722,7 @@ def test_an_exported_replay_plays_as_a_static_page(page: Any, tmp_path: Path) ->
 def test_a_client_that_never_finishes_its_headers_is_closed() -> None:
     """A connection that sends half a request line and waits (slowloris) is closed by the server
     once its header deadline passes; a whole request on another connection is answered meanwhile."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "polarzoo.baselines.play.web", "--port", "0"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "POLARZOO_WEB_HEADER_TIMEOUT": "1"},
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    process = _server(POLARZOO_WEB_HEADER_TIMEOUT="1")
     try:
         line = process.stdout.readline()
         base = line.split("polarzoo web: ", 1)[1].split()[0].rstrip("/")
