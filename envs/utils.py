@@ -22,13 +22,22 @@ from polarzoo.envs._common.aec import (
 from polarzoo.envs._common.extras import MissingExtra, require
 from polarzoo.envs._common.outcome import wilson_interval, zero_sum_returns
 from polarzoo.envs._common.render import HumanWindow, no_display_reason, require_pygame
-from polarzoo.envs._common.safe_io import MAX_MODEL_BYTES, DataError, check_regular_file, loads_json, read_bounded, read_json_file
+from polarzoo.envs._common.safe_io import (
+    MAX_MODEL_BYTES,
+    MAX_SMALL_FILE_BYTES,
+    DataError,
+    check_regular_file,
+    loads_json,
+    read_bounded,
+    read_json_file,
+)
 from polarzoo.envs._common.seeding import global_random_state_kept
 from polarzoo.envs._common.spaces import LegalDiscrete
 from polarzoo.envs._common.state_codec import encode_state, restore_state
 
 __all__ = [
     "MAX_MODEL_BYTES",
+    "MAX_SMALL_FILE_BYTES",
     "DataError",
     "encode_state",
     "restore_state",

@@ -44,10 +44,6 @@ class Trust(enum.IntEnum):
     READS_FILE = 1
     RUNS_CODE = 2
 
-    @property
-    def label(self) -> str:
-        return {0: "built-in", 1: "reads a file", 2: "runs code"}[int(self)]
-
 
 class SpecError(ValueError):
     """A spec that the grammar does not accept (one line saying why)."""
@@ -122,10 +118,6 @@ class AgentSpec:
     def code_parts(self) -> list[AgentSpec]:
         """The parts that import a module or run a command."""
         return [part for part in self.parts() if part.own_trust is Trust.RUNS_CODE]
-
-    def files(self) -> list[Path]:
-        """The files this spec (and its nested specs) names; the shipped files are not named."""
-        return [Path(part.path) for part in self.parts() if part.path is not None]
 
     def __str__(self) -> str:
         return self.text
@@ -221,15 +213,6 @@ def with_absolute_paths(spec: AgentSpec, base: str | Path) -> str:
     return map_paths(spec, lambda path: path if Path(path).is_absolute() else str(Path(base) / path))
 
 
-def spec_problem(text: object) -> str | None:
-    """Why ``text`` is not a spec (``None``: it is one)."""
-    try:
-        parse_spec(text)
-    except SpecError as error:
-        return str(error)
-    return None
-
-
 def trust_of(text: str) -> Trust:
     """The trust class of a spec; a string the grammar refuses is refused by every entry point
     as if it ran code."""
@@ -246,9 +229,3 @@ def runs_code(text: str) -> bool:
         return parse_spec(text).trust is Trust.RUNS_CODE
     except SpecError:
         return False
-
-
-def untrusted_code(texts: list[str] | tuple[str, ...], trusted: list[str] | tuple[str, ...] | set[str]) -> list[str]:
-    """The specs among ``texts`` that run code (or nest a spec that does) and are not in ``trusted``."""
-    allowed = set(trusted)
-    return [text for text in texts if trust_of(text) is Trust.RUNS_CODE and text not in allowed]

@@ -96,9 +96,9 @@ def _checked_action(action: Any, env: Any, agent: str) -> int:
     an illegal move by the caller)."""
     if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
         raise AgentForfeit(f"an action that is not a whole number: {str(action)[:40]!r} ({type(action).__name__})")
-    mask = env.observe(agent)["action_mask"]
-    if not 0 <= int(action) < len(mask):
-        raise AgentForfeit(f"action {int(action)} is out of range (0 to {len(mask) - 1})")
+    count = int(env.action_space(agent).n)  # (the mask is read once, by the caller)
+    if not 0 <= int(action) < count:
+        raise AgentForfeit(f"action {int(action)} is out of range (0 to {count - 1})")
     return int(action)
 
 

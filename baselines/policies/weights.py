@@ -33,10 +33,14 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.cli.runs import TRUST_PICKLES_VARIABLE, atomic_write
-from polarzoo.envs.utils import MAX_MODEL_BYTES, DataError, check_regular_file, global_random_state_kept, loads_json
-
-#: the largest SB3 zip ``data`` member read
-MAX_SMALL_FILE_BYTES = 64 * 1024 * 1024
+from polarzoo.envs.utils import (
+    MAX_MODEL_BYTES,
+    MAX_SMALL_FILE_BYTES,
+    DataError,
+    check_regular_file,
+    global_random_state_kept,
+    loads_json,
+)
 
 #: the ``format`` entry of a weight-only file's metadata, and its version
 FORMAT, FORMAT_VERSION = "polarzoo-policy", "1"
