@@ -114,6 +114,7 @@ def behaviour_clone(
                 file=sys.stderr,
             )
             sys.exit(130)
+        state["bc_demonstration_seconds"] = time.perf_counter() - started
         temporary = run_dir / "demonstrations.tmp.npz"
         np.savez_compressed(temporary, observations=observations, masks=masks, actions=actions)
         temporary.replace(demos)
@@ -149,6 +150,8 @@ def behaviour_clone(
         "epochs": config["bc_epochs"],
         "loss_per_epoch": losses,
         "seconds": time.perf_counter() - started,
+        # the teacher's games (0 when a resumed run found them saved); the rest is the epochs
+        "demonstration_seconds": float(state.get("bc_demonstration_seconds", 0.0)),
     }
     atomic_write(run_dir / "behaviour_cloning.json", json.dumps(report, indent=2))
     if losses:
@@ -323,6 +326,8 @@ def train(
         "seconds_from": seconds_from,
         "fps": fps,
         "seconds_this_part": elapsed,
+        # this part's periodic evaluations (inside "seconds"): the rest is the training's own
+        "evaluation_seconds": round(callback.eval_seconds, 2),
     }
     atomic_write(run_dir / "training.json", json.dumps(record, indent=2))
     resumed = f" ({elapsed:.0f} s in this part)" if seconds_before or steps_before else ""

@@ -112,6 +112,9 @@ def training_callback(
             self.boundary: dict[str, Any] | None = None
             self.started, self.steps_at_start, self.last_log = time.perf_counter(), state["timesteps"], time.perf_counter()
             self.last_eval = ""
+            #: wall seconds spent in periodic evaluations (not training): kept out of the
+            #: evaluations' ``train_seconds`` so the time to a win rate is the training's own
+            self.eval_seconds = 0.0
 
         def _log_progress(self) -> None:
             # Without a terminal (a log file, a cluster job) a progress bar shows nothing until
@@ -187,6 +190,8 @@ def training_callback(
                 env.env_method("set_pool", agents, weights, indices=[i])
 
         def _evaluate(self) -> None:
+            eval_started = time.perf_counter()
+            trained_for = seconds_before + eval_started - self.started - self.eval_seconds
             learner = PolicyAgent(model=self.model, name="learner")
             rows = []
             games = evaluation_env_kwargs(config)
@@ -213,6 +218,7 @@ def training_callback(
                         "ci_high": high,
                         "games": result.games,
                         "illegal": result.illegal,
+                        "train_seconds": round(trained_for, 2),
                     }
                     # Both seats together can hide a seat that never learns (the Floe's bears did):
                     # each seat's own win rate too.
@@ -250,5 +256,6 @@ def training_callback(
             for csv_line in table.getvalue().splitlines():
                 lines.add(csv_line)
             lines.close()
+            self.eval_seconds += time.perf_counter() - eval_started
 
     return SelfPlayCallback()
