@@ -7,7 +7,7 @@
 For each seed it reports the wall time of the whole command and of its phases (start-up, the
 teacher's demonstrations, the cloning epochs, PPO, the final evaluation), the final evaluation
 against random and the heuristic, and the **time to each milestone**: the training seconds (cloning
-plus PPO, evaluations left out) at the first evaluation that beat random ``--random-bar`` and the
+plus PPO, evaluations left out: the run's ``timing.csv``) at the first evaluation that beat random ``--random-bar`` and the
 heuristic ``--heuristic-bar`` of its games.  To see the milestones the runs evaluate more often
 than the default config (``--eval-every``, ``--eval-games`` per seat); the time those evaluations
 take is reported apart and left out of ``main job``, which is the command's wall time without
@@ -65,7 +65,9 @@ class LoadSampler:
         return {"mean": round(statistics.fmean(samples), 2), "max": round(max(samples), 2)}
 
 
-def milestones(rows: list[dict[str, str]], bc_seconds: float, random_bar: float, heuristic_bar: float) -> dict[str, Any]:
+def milestones(
+    rows: list[dict[str, str]], seconds_at: dict[int, float], bc_seconds: float, random_bar: float, heuristic_bar: float
+) -> dict[str, Any]:
     """The first evaluation at or above each bar (and both), with its timesteps and training
     seconds (cloning + PPO up to it, evaluations left out); ``None`` where none reached it."""
     by_step: dict[int, dict[str, dict[str, str]]] = {}
@@ -76,8 +78,7 @@ def milestones(rows: list[dict[str, str]], bc_seconds: float, random_bar: float,
         for step in sorted(by_step):
             found = by_step[step]
             if test(found):
-                seconds = float(next(iter(found.values())).get("train_seconds") or "nan")
-                return {"timesteps": step, "train_seconds": round(bc_seconds + seconds, 1)}
+                return {"timesteps": step, "train_seconds": round(bc_seconds + seconds_at.get(step, float("nan")), 1)}
         return None
 
     def rate(found: dict[str, dict[str, str]], opponent: str) -> float:
@@ -124,6 +125,8 @@ def run_seed(seed: int, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     ppo = json.loads((run / "training.json").read_text())
     with (run / "evaluations.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
+    with (run / "timing.csv").open(newline="") as handle:  # the last line of a timestep counts
+        seconds_at = {int(row["timesteps"]): float(row["train_seconds"]) for row in csv.DictReader(handle)}
     evals_at = sorted({int(row["timesteps"]) for row in rows})
     ppo_seconds, eval_seconds = float(ppo["seconds"]), float(ppo.get("evaluation_seconds", 0.0))
     bc_seconds = float(bc.get("seconds", 0.0))
@@ -143,7 +146,7 @@ def run_seed(seed: int, args: argparse.Namespace, out: Path) -> dict[str, Any]:
         "timesteps": ppo["timesteps"],
         "ppo_timesteps_per_second": round(ppo["timesteps"] / max(ppo_seconds - eval_seconds, 1e-9), 1),
         "final": final_rates(run),
-        "milestones": milestones(rows, bc_seconds, args.random_bar, args.heuristic_bar),
+        "milestones": milestones(rows, seconds_at, bc_seconds, args.random_bar, args.heuristic_bar),
         "evaluated_at": evals_at,
         "load": load.summary(),
     }

@@ -41,7 +41,10 @@ class GameInfo:
     tree searches such as ``mcts:N``;
     ``batch_core``: a numba batch core in :mod:`polarzoo.envs.batch`; ``jax_twin``: its name in
     :mod:`polarzoo.envs.jax_envs`; ``openspiel``: its OpenSpiel short name; ``benchmark_steps``:
-    whether the steps/s table times it (Thin Ice's physics has a table of its own)."""
+    whether the steps/s table times it (Thin Ice's physics has a table of its own); ``kit``:
+    where the game's kit is (``"package.module:KIT"``, a :class:`polarzoo.baselines.kits.Kit`:
+    its heuristic, networks, shipped models, hyperparameters and tool budgets), read above
+    ``envs/`` and never imported here; ``None``: random play and the default settings."""
 
     id: str
     title: str
@@ -57,6 +60,7 @@ class GameInfo:
     jax_twin: str | None = None
     openspiel: str | None = None
     benchmark_steps: bool = True
+    kit: str | None = None
 
     def __post_init__(self) -> None:
         if not self.id.isidentifier():
@@ -98,3 +102,20 @@ class GameInfo:
 
     def raw_env(self, **kwargs: Any) -> Any:
         return self.load().raw_env(**kwargs)
+
+    def pad_observation(self, observation: Any, players: int) -> Any:
+        """A flat observation of a smaller table laid out as one of ``players`` seats: one shape
+        for tables of several sizes, as a vectorised trainer needs (the game module's
+        ``pad_observation``, Thin Ice's); ``ValueError`` for a game without one."""
+        return self._table_function("pad_observation")(observation, players)
+
+    def players_of_size(self, size: int) -> int:
+        """The table size whose flat observation has ``size`` numbers (the game module's
+        ``players_of_size``); ``ValueError`` for a game without one."""
+        return int(self._table_function("players_of_size")(size))
+
+    def _table_function(self, name: str) -> Any:
+        function = getattr(self.load(), name, None)
+        if not callable(function):
+            raise ValueError(f"{self.id} lays out no observation for another table size (its module has no {name})")
+        return function

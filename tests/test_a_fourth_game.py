@@ -244,3 +244,32 @@ def test_the_add_a_game_page_is_this_game() -> None:
     assert GAMES[ENV_ID] == GAME
     entry = re.search(r'\[project.entry-points."polarzoo.games"\]\n(\w+) = "([\w.]+):GAME"', page)
     assert entry is not None
+
+
+def test_train_learns_it_from_its_kit(tmp_path: Path) -> None:
+    """``train`` takes the game's settings and heuristic from its kit (``GameInfo.kit``): the
+    opponents, the budget, the network and the final evaluation against random and the heuristic."""
+    pytest.importorskip("sb3_contrib")
+    from polarzoo.baselines.training.config import load_config
+    from polarzoo.baselines.training.ppo_cli import main
+
+    config = load_config(ENV_ID)
+    assert config["policy"] == "mlp" and config["total_timesteps"] == 4_096  # the kit's, over TrainConfig's
+    main(["--env", ENV_ID, "--runs", str(tmp_path), "--run-name", "run", "--seed", "1", "--no-progress"])
+    rows = {
+        row["opponent"]: row
+        for row in json.loads((tmp_path / "run" / "eval.json").read_text())["results"]
+        if row["agent"] == "trained"
+    }
+    assert set(rows) == {"random", "heuristic"}
+    assert rows["random"]["wins"] > rows["random"]["losses"]  # 4,096 timesteps learn to beat random play
+
+
+def test_league_exploit_trains_a_best_response_to_its_heuristic(tmp_path: Path) -> None:
+    pytest.importorskip("sb3_contrib")
+    from polarzoo.baselines.training.exploit import main
+
+    main(["--env", ENV_ID, "--agent", "heuristic", "--games", "4", "--no-rate", "--out", str(tmp_path / "x"), "--no-progress"])
+    result = json.loads((tmp_path / "x" / "exploit.json").read_text())
+    assert result["timesteps"] == 2_048 and result["opening_plies"] == 1  # the kit's
+    assert sum(seat["games"] for seat in result["by_seat"].values()) == 8

@@ -427,7 +427,7 @@ def test_thin_ice_search_skips_the_policy_choice_that_puts_it_out() -> None:
     assert env.game.state.pending == before["game"].pending and not env.game.state.out_rule[0]
     env.step(nest)
     assert env.game.state.out_rule[0] == "N"
-    with pytest.raises(ValueError, match="Thin Ice policy look-ahead"):
+    with pytest.raises(ValueError, match="is a search of .*thin_ice_v0, not of"):
         make_agent("search:4", "fire_and_ice_v0")
 
 

@@ -403,7 +403,10 @@ def test_a_negative_seed_is_one_line(module: str, extra: list[str], tmp_path: Pa
     [
         (["--workers", "0"], "--workers must be at least 1, got 0"),
         (["--agents", "search:x", "random"], "search needs a positive whole number of placements to try"),
-        (["--agents", "search:2", "random", "--env", "fire_and_ice_v0"], "search:K is the Thin Ice policy look-ahead"),
+        (
+            ["--agents", "search:2", "random", "--env", "fire_and_ice_v0"],
+            "search:N is a search of go_with_the_floe_v0, thin_ice_v0, not of fire_and_ice_v0",
+        ),
     ],
 )
 def test_evaluate_new_options_are_one_line(args: list[str], words: str, tmp_path: Path) -> None:

@@ -200,3 +200,43 @@ def test_the_docstring_examples_run(module: str) -> None:
         assert len(found.stdout.split()) == 5, found.stdout
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+def layout_sections(page: str) -> dict[str, str]:
+    """The layout block of docs/layout.md by folder (``envs/``, ``envs/_common/``, ...): each
+    folder's lines, from its header to the next folder's."""
+    import re
+
+    block = re.search(r"```\n(polarzoo/.*?)```", page, re.S)
+    assert block is not None, "docs/layout.md has no layout block"
+    sections: dict[str, str] = {}
+    top = current = ""
+    for line in block.group(1).splitlines():
+        header = re.match(r"^( {0,2})([\w.]+/)\s", line + " ")
+        if header and not line.startswith("   "):
+            top, current = (header.group(2), header.group(2)) if not header.group(1) else (top, top + header.group(2))
+            sections.setdefault(current, "")
+        if current:
+            sections[current] += line + "\n"
+    return sections
+
+
+def unnamed_modules(page: str, root: Path) -> list[str]:
+    """The modules of envs/, wrappers/ and baselines/ that the layout's section of their folder
+    does not name."""
+    sections = layout_sections(page)
+    missing = []
+    for folder in ("envs", "wrappers", "baselines"):
+        for path in sorted((root / folder).rglob("*.py")):
+            relative = path.relative_to(root)
+            folder_key = "/".join(relative.parts[:-1]) + "/"
+            if path.name != "__init__.py" and path.name not in sections.get(folder_key, ""):
+                missing.append(str(relative))
+    return missing
+
+
+def test_the_layout_page_names_every_module() -> None:
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "layout.md").read_text()
+    assert unnamed_modules(page, root) == []
+    assert unnamed_modules(page.replace("oracle.py", "oracle"), root) == ["baselines/agents/oracle.py"]

@@ -1,5 +1,5 @@
 """Imports only point down: rules -> adapters (envs) -> wrappers -> baselines, and inside
-baselines/ cli -> policies -> agents -> evaluation | play -> training -> benchmark; never back up, no circle.
+baselines/ cli | kits -> policies -> agents -> evaluation | play -> training -> benchmark; never back up, no circle.
 
 The checks read the sources (``ast``), so they see function-level imports too; each one is a
 function of ``{relative path: source}`` so a test can plant an upward import and watch it fail.
@@ -17,7 +17,17 @@ ROOT = Path(__file__).resolve().parents[1]
 #: top-level folder -> package prefixes it must never import
 FORBIDDEN = {"envs": ("polarzoo.wrappers", "polarzoo.baselines"), "wrappers": ("polarzoo.baselines",)}
 #: baselines/ rooms, bottom (0) to top; a room imports only rooms of a lower rank (and itself)
-BASELINE_ROOMS = {"cli": 0, "policies": 1, "agents": 2, "evaluation": 3, "play": 3, "training": 4, "arena": 4, "benchmark": 5}
+BASELINE_ROOMS = {
+    "cli": 0,
+    "kits": 0,
+    "policies": 1,
+    "agents": 2,
+    "evaluation": 3,
+    "play": 3,
+    "training": 4,
+    "arena": 4,
+    "benchmark": 5,
+}
 #: packages of the optional extras: a module that imports one at its top may be imported lazily
 OPTIONAL = ("torch", "stable_baselines3", "sb3_contrib", "jax", "mctx", "optax", "ray", "mujoco", "pygame", "matplotlib")
 #: envs/<game>/ modules of the rules layer (state, compiled kernels, geometry, encodings, solvers, physics)
@@ -180,9 +190,7 @@ def test_every_baselines_module_is_in_a_room_or_is_a_command() -> None:
         if path.name == "__init__.py":
             continue
         source = path.read_text()
-        command = "import main" in source
-        shim = "moved_names(" in source  # a deprecation shim for names that moved into a room (one version)
-        assert len(source.splitlines()) <= 12 and (command or shim), f"{path.name}: code belongs in a room"
+        assert len(source.splitlines()) <= 12 and "import main" in source, f"{path.name}: code belongs in a room"
 
 
 @pytest.mark.parametrize(

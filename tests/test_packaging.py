@@ -155,7 +155,7 @@ def test_wheel_contents_have_no_top_level_packages(installed_wheel: Path) -> Non
     names = zipfile.ZipFile(wheel).namelist()
     top = {name.split("/")[0] for name in names}
     assert top <= {"polarzoo", *(n for n in top if n.endswith(".dist-info"))}, top
-    assert "polarzoo/baselines/training/hyperparams.yaml" in names
+    assert {f"polarzoo/baselines/kits/{game}.py" for game in ("fire_and_ice", "go_with_the_floe", "thin_ice")} <= set(names)
     for model in ("fire_and_ice_v0", "go_with_the_floe_v0", "fire_and_ice_solitaire_v0"):
         assert f"polarzoo/baselines/pretrained/{model}.safetensors" in names
     for page in ("play.html", "play.js", "replay.html", "replay.js", "style.css"):  # polarzoo-web's pages
@@ -192,26 +192,20 @@ def test_fresh_venv_imports_beside_users_own_packages(installed_wheel: Path, tmp
 
 
 @pytest.mark.parametrize(
-    "statement, new_place",
+    "statement",
     [
-        ("from polarzoo.baselines.tournament import head_to_head", "polarzoo.baselines.evaluation.tournament"),
-        ("from polarzoo.baselines.rllib_train import build_config", "polarzoo.baselines.training.rllib"),
-        ("from polarzoo.baselines.rllib_train import evaluate_vs_random", "polarzoo.baselines.training.rllib"),
-        ("from polarzoo.baselines.training.ppo import main", "polarzoo.baselines.training.ppo_cli"),
-        ("from polarzoo.baselines.evaluation.evaluate import main", "polarzoo.baselines.evaluation.evaluate_cli"),
-        ("from polarzoo.baselines.evaluation.league import rate", "polarzoo.baselines.evaluation.league_rate"),
+        "from polarzoo.baselines.tournament import head_to_head",
+        "from polarzoo.baselines.rllib_train import build_config",
+        "from polarzoo.baselines.training.ppo import main",
+        "from polarzoo.baselines.evaluation.evaluate import main",
+        "from polarzoo.baselines.evaluation.league import rate",
     ],
 )
-def test_moved_names_still_import_for_one_version_with_a_warning(statement: str, new_place: str) -> None:
-    """A documented import that moved keeps working through 0.4 (removed in 0.5), with a DeprecationWarning naming
-    its new place (CHANGELOG.md lists the moves)."""
-    result = subprocess.run(
-        [sys.executable, "-W", "always::DeprecationWarning", "-c", statement], capture_output=True, text=True, timeout=scaled(120)
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "DeprecationWarning" in result.stderr and f"moved to {new_place}." in result.stderr
-    with pytest.raises(AttributeError):
-        importlib.import_module("polarzoo.baselines.tournament").no_such_name  # noqa: B018
+def test_the_names_moved_in_0_3_are_gone(statement: str) -> None:
+    """The shims of the 0.3 moves kept the old names through 0.3 and are removed in 0.4 (the
+    CHANGELOG's "Removed" says where each name is now)."""
+    result = subprocess.run([sys.executable, "-c", statement], capture_output=True, text=True, timeout=scaled(120))
+    assert result.returncode != 0 and ("ImportError" in result.stderr or "ModuleNotFoundError" in result.stderr)
 
 
 def test_each_games_facts_are_the_ones_its_forms_use() -> None:

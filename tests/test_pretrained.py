@@ -11,7 +11,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from polarzoo.baselines.agents import PRETRAINED, pretrained_path
+from polarzoo.baselines.agents import SOLITAIRE_PRETRAINED, pretrained_path
+from polarzoo.baselines.kits import games_with
+
+#: every shipped board policy: each kit's, and the solitaire's (a Gymnasium env, no kit)
+SHIPPED = {
+    **{env_id: pretrained_path(env_id) for env_id in games_with("pretrained")},
+    "polarzoo/FireAndIceSolitaire-v0": SOLITAIRE_PRETRAINED,
+}
 
 pytest.importorskip("sb3_contrib")
 
@@ -33,12 +40,12 @@ print("ok", agent.name)
 """
 
 
-@pytest.mark.parametrize("env_id", sorted(PRETRAINED))
+@pytest.mark.parametrize("env_id", sorted(SHIPPED))
 def test_pretrained_file_is_small_and_weights_only(env_id: str) -> None:
     """A safetensors file: a JSON header (the settings) and raw tensors; nothing in it runs."""
     import json
 
-    path = pretrained_path(env_id)
+    path = SHIPPED[env_id]
     assert path.stat().st_size <= 5_000_000 and path.suffix == ".safetensors"
     raw = path.read_bytes()
     header = json.loads(raw[8 : 8 + int.from_bytes(raw[:8], "little")])

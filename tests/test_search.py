@@ -250,7 +250,7 @@ def test_thin_ice_vsearch_spec() -> None:
     assert isinstance(agent, ThinIceSearch) and agent.scoring == "value" and agent.k == 3 and agent.name == "vsearch:3"
     assert make_agent("search:3", "thin_ice_v0").scoring == "safe"
     assert model_files("vsearch:3", "thin_ice_v0") == model_files("pretrained", "thin_ice_v0")
-    with pytest.raises(ValueError, match="vsearch:K is the Thin Ice policy look-ahead"):
+    with pytest.raises(ValueError, match="vsearch:N is a search of thin_ice_v0, not of fire_and_ice_v0"):
         make_agent("vsearch:4", "fire_and_ice_v0")
     with pytest.raises(ValueError, match="vsearch needs a positive whole number of placements to try"):
         make_agent("vsearch:0", "thin_ice_v0")

@@ -10,23 +10,11 @@ inside this wrapper) keep reporting the game's own rewards.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
 
 from polarzoo.wrappers.single_agent import SingleAgentEnv
-
-#: env id -> the rules' shaping potential, called as ``potential(state, colour)``.
-POTENTIALS: dict[str, Callable[[Any, int], float]] = {}
-
-
-def _potentials() -> dict[str, Callable[[Any, int], float]]:
-    if not POTENTIALS:
-        from polarzoo.envs.go_with_the_floe import rules as floe_rules
-
-        POTENTIALS["go_with_the_floe_v0"] = floe_rules.shaping_potential
-    return POTENTIALS
 
 
 class PotentialShaping(gym.Wrapper):
@@ -37,16 +25,16 @@ class PotentialShaping(gym.Wrapper):
         base = env.unwrapped
         if not isinstance(base, SingleAgentEnv):
             raise TypeError(f"PotentialShaping wraps a SingleAgentEnv, got {type(base).__name__}")
-        table = _potentials()
-        if base.env_id not in table:
-            raise ValueError(f"no shaping potential for {base.env_id}; known: {sorted(table)}")
-        self._potential_of, self.scale, self.gamma = table[base.env_id], float(scale), float(gamma)
+        # a game that shapes says so: its env's shaping_potential(agent) (Go with the Floe's)
+        potential = getattr(base.aec.unwrapped, "shaping_potential", None)
+        if not callable(potential):
+            raise ValueError(f"no shaping potential for {base.env_id}: its env has no shaping_potential(agent)")
+        self._potential_of, self.scale, self.gamma = potential, float(scale), float(gamma)
         self._phi = 0.0
 
     def _phi_now(self) -> float:
         base: Any = self.env.unwrapped
-        game = base.aec.unwrapped
-        return self.scale * self._potential_of(game.state, game.colour_of(base.learner))
+        return self.scale * float(self._potential_of(base.learner))
 
     def reset(self, **kwargs: Any) -> Any:
         observation, info = self.env.reset(**kwargs)

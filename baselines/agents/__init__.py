@@ -40,8 +40,8 @@ from polarzoo.baselines.agents.floe_search import FloeSearch
 from polarzoo.baselines.agents.go_with_the_floe import FloeHeuristic
 from polarzoo.baselines.agents.mcts import MCTSAgent
 from polarzoo.baselines.agents.policy import PolicyAgent
-from polarzoo.baselines.agents.pretrained import PRETRAINED, PRETRAINED_AZ_JAX, PRETRAINED_DIR, pretrained_path
-from polarzoo.baselines.agents.registry import HEURISTICS, make_agent
+from polarzoo.baselines.agents.pretrained import PRETRAINED_DIR, SOLITAIRE_PRETRAINED, pretrained_az_jax_path, pretrained_path
+from polarzoo.baselines.agents.registry import heuristic_class, make_agent
 from polarzoo.baselines.agents.thin_ice import ThinIceHeuristic, ThinIceSearch, placement_score
 
 __all__ = [
@@ -56,10 +56,10 @@ __all__ = [
     "placement_score",
     "MCTSAgent",
     "PolicyAgent",
-    "HEURISTICS",
-    "PRETRAINED",
-    "PRETRAINED_AZ_JAX",
+    "heuristic_class",
     "PRETRAINED_DIR",
+    "SOLITAIRE_PRETRAINED",
+    "pretrained_az_jax_path",
     "pretrained_path",
     "make_agent",
 ]

@@ -19,27 +19,21 @@ import numpy as np
 
 from polarzoo.baselines.agents.base import unpickled
 from polarzoo.baselines.agents.policy import PolicyAgent
+from polarzoo.baselines.kits import games_with, kit_of, load
 from polarzoo.baselines.policies.weights import load_policy
-from polarzoo.envs.fire_and_ice.encoding import observation_tensor as fire_observation
-from polarzoo.envs.go_with_the_floe.encoding import observation_tensor as floe_observation
+from polarzoo.envs import GAMES
 from polarzoo.envs.utils import require
 
 torch = require("torch", "the az:N search")
 
 
-#: The rules-state encoders the search evaluates its leaves with, by game (each env's public
-#: encoding; the games with a two-player rules core).
-ENCODERS: dict[str, Callable[[Any, int], np.ndarray]] = {
-    "fire_and_ice_v0": fire_observation,
-    "go_with_the_floe_v0": lambda state, colour: floe_observation(state, colour),
-}
-
-
 def observation_encoder(env_id: str) -> Callable[[Any, int], np.ndarray]:
-    """``(state, colour) -> observation array`` of the env's public encoding."""
-    if env_id not in ENCODERS:
-        raise ValueError(f"az search needs a two-player rules core; {env_id} has none (use {' or '.join(ENCODERS)})")
-    return ENCODERS[env_id]
+    """``(state, colour) -> observation array`` of the env's public encoding (its kit's
+    ``encoder``: the search evaluates its leaves with it)."""
+    encoder = kit_of(env_id).encoder if env_id in GAMES else None
+    if encoder is None:
+        raise ValueError(f"az search needs a two-player rules core; {env_id} has none (use {' or '.join(games_with('encoder'))})")
+    return load(encoder)
 
 
 class PolicyValue:

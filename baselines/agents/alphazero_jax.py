@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents.base import unpickled
-from polarzoo.baselines.policies.alphazero_jax import GAMES, load_model, make_search, require_jax
+from polarzoo.baselines.policies.alphazero_jax import load_model, make_search, require_jax, twin_facts
 
 
 class AlphaZeroJaxAgent:
@@ -21,7 +21,7 @@ class AlphaZeroJaxAgent:
         from polarzoo.envs import jax_envs
 
         self.net, self.params, meta = load_model(path)
-        expected = GAMES[self.net.game]["pettingzoo"]
+        expected = twin_facts(self.net.game)["pettingzoo"]
         if env_id != expected:
             raise ValueError(f"{path} is an az-jax model for {expected}, not {env_id}")
         self.simulations = int(simulations or meta["simulations"])

@@ -238,3 +238,10 @@ class FloeSearch:
             ):
                 return int(action)
         raise AssertionError(f"the endgame search chose {rules.square_name(destination)}, which no legal move reaches")
+
+
+def build_search(policy: Any, kind: str, budget: int | None, label: str = "") -> FloeSearch:
+    """``search:D`` (default depth 3) over ``policy``, as the Floe's kit builds it; ``label``
+    names the policy's file after the spec."""
+    depth = budget or 3
+    return FloeSearch(policy, depth, name=f"search:{depth}{label}")

@@ -9,8 +9,8 @@ otherwise.
 
 In a position it proves won, the oracle plays a move that keeps the win, so it never loses such
 a position.  In a position it proves lost or cannot decide within its node budget (per move),
-the fallback agent moves: ``az:20`` for Fire & Ice and ``az:100`` for the Floe (the top of their
-leagues), or ``oracle:SPEC`` for another.  The table of proofs lives as long as the agent (it is
+the fallback agent moves: the kit's ``oracle_fallback`` (``az:20`` for Fire & Ice and ``az:100``
+for the Floe, the top of their leagues), or ``oracle:SPEC`` for another.  The table of proofs lives as long as the agent (it is
 not pickled: a worker process builds its own; 2**20 entries, 21 MB for Fire & Ice, 37 MB for
 the Floe).
 """
@@ -21,31 +21,27 @@ from typing import Any
 
 import numpy as np
 
-from polarzoo.envs.fire_and_ice.endgame import EndgameSolver, empty_holes
-from polarzoo.envs.go_with_the_floe.solver import FloeSolver
+from polarzoo.baselines.kits import games_with, kit_of, load
 
-#: Fire & Ice: the oracle searches once this many holes or fewer are empty (49: always).
+#: Where the game's kit limits its search (Fire & Ice: to boards with this many empty holes or
+#: fewer; 49: always).
 MAX_EMPTY_HOLES = 49
 #: Nodes a move's search may spend before the fallback agent moves (about a second).
 NODE_LIMIT = 200_000
-#: The fallback agent of each game (the top of its league).
-FALLBACKS = {"fire_and_ice_v0": "az:20", "go_with_the_floe_v0": "az:100"}
 
 
 def make_solver(env_id: str, table_bits: int = 20) -> Any:
-    """The game's exact search, or ``ValueError`` for a game without one."""
-    if env_id == "go_with_the_floe_v0":
-        return FloeSolver(table_bits)
-    if env_id == "fire_and_ice_v0":
-        return EndgameSolver(table_bits)
-    raise ValueError(f"no exact search for {env_id}: oracle plays {sorted(FALLBACKS)}")
+    """The game's exact search (its kit's ``solver``), or ``ValueError`` for a game without one."""
+    solver = kit_of(env_id).solver
+    if solver is None:
+        raise ValueError(f"no exact search for {env_id}: oracle plays {games_with('solver')}")
+    return load(solver)(table_bits)
 
 
 def in_reach(env_id: str, state: Any, max_empty: int = MAX_EMPTY_HOLES) -> bool:
-    """Whether the oracle searches ``state`` (the Floe: always; Fire & Ice: few empty holes)."""
-    if env_id == "fire_and_ice_v0":
-        return empty_holes(state) <= max_empty
-    return True
+    """Whether the oracle searches ``state`` (its kit's ``solver_reach``; everywhere without one)."""
+    reach = kit_of(env_id).solver_reach
+    return True if reach is None else bool(load(reach)(state, max_empty))
 
 
 class Oracle:

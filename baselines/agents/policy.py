@@ -11,7 +11,7 @@ import numpy as np
 
 from polarzoo.baselines.agents.base import unpickled
 from polarzoo.baselines.policies.weights import load_policy
-from polarzoo.envs import ENVIRONMENTS, GAMES
+from polarzoo.envs import ENVIRONMENTS, GAMES, game_info
 
 #: Probabilities within this relative distance of the best are a tie, which goes to the lowest
 #: action id.  The equivariant board networks give symmetric moves the same probability up to
@@ -98,11 +98,10 @@ class PolicyAgent:
         elif raw.ndim == 1 and len(self.model.observation_space.shape) == 1:
             size = int(self.model.observation_space.shape[0])
             if raw.shape[0] < size:
-                # A Thin Ice model trained on tables of several sizes reads each padded to the
+                # A model trained on tables of several sizes (Thin Ice) reads each padded to the
                 # largest (wrappers.SingleAgentEnv); a smaller table is padded the same way here.
-                from polarzoo.envs.thin_ice.rules import pad_observation, players_of_size
-
-                raw = pad_observation(np.asarray(raw, dtype=np.float32), players_of_size(size))
+                info = game_info(env.unwrapped.metadata["name"])
+                raw = info.pad_observation(np.asarray(raw, dtype=np.float32), info.players_of_size(size))
         return raw, observation["action_mask"].astype(bool)
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:

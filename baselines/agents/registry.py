@@ -13,28 +13,15 @@ from typing import Any
 
 from polarzoo.baselines.agents.alphazero_jax import AlphaZeroJaxAgent
 from polarzoo.baselines.agents.base import RandomAgent
-from polarzoo.baselines.agents.fire_and_ice import FireAndIceHeuristic
-from polarzoo.baselines.agents.floe_search import FloeSearch
-from polarzoo.baselines.agents.go_with_the_floe import FloeHeuristic
 from polarzoo.baselines.agents.mcts import MCTSAgent
-from polarzoo.baselines.agents.oracle import FALLBACKS, Oracle
+from polarzoo.baselines.agents.oracle import Oracle
 from polarzoo.baselines.agents.policy import PolicyAgent
-from polarzoo.baselines.agents.pretrained import PRETRAINED_AZ_JAX, PRETRAINED_DIR, pretrained_path
+from polarzoo.baselines.agents.pretrained import pretrained_az_jax_path, pretrained_path
 from polarzoo.baselines.agents.process import ProcessAgent
 from polarzoo.baselines.agents.spec import AgentSpec, Trust, parse_spec, trust_of
-from polarzoo.baselines.agents.thin_ice import ThinIceHeuristic, ThinIceSearch
+from polarzoo.baselines.kits import games_with, kit_of, load
 from polarzoo.envs import GAMES
 from polarzoo.envs.utils import check_regular_file
-
-HEURISTICS: dict[str, type] = {
-    "fire_and_ice_v0": FireAndIceHeuristic,
-    "go_with_the_floe_v0": FloeHeuristic,
-    "thin_ice_v0": ThinIceHeuristic,
-}
-
-#: The policy searches by game: Go with the Floe's endgame search (``search:D``), Thin Ice's
-#: look-ahead over placements (``search:K``, ``vsearch:K``).
-SEARCHES: dict[str, type] = {"go_with_the_floe_v0": FloeSearch, "thin_ice_v0": ThinIceSearch}
 
 
 def model_path(path: str) -> str:
@@ -57,15 +44,23 @@ def _module(spec: AgentSpec, env_id: str) -> Any:
     return user_agent(spec.module, spec.attribute, env_id)
 
 
+def heuristic_class(env_id: str) -> Any:
+    """The class of ``env_id``'s heuristic agent (its kit's); ``ValueError`` naming the games
+    that have one otherwise."""
+    ref = kit_of(env_id).heuristic
+    if ref is None:
+        raise ValueError(f"no heuristic agent for {env_id} (its kit declares none); games with one: {games_with('heuristic')}")
+    return load(ref)
+
+
 def _heuristic(spec: AgentSpec, env_id: str) -> Any:
-    if env_id not in HEURISTICS:
-        raise ValueError(f"no heuristic agent for {env_id}; known: {sorted(HEURISTICS)}")
+    heuristic = heuristic_class(env_id)
     if spec.budget is None:
-        return HEURISTICS[env_id]()
-    # Thin Ice: heuristic:K tries K placements (default 6)
-    if "candidates" not in inspect.signature(HEURISTICS[env_id]).parameters:
-        raise ValueError(f"heuristic:K (placements to try) is Thin Ice's; {env_id}'s heuristic takes no argument")
-    agent = HEURISTICS[env_id](spec.budget)
+        return heuristic()
+    # heuristic:K: K candidates to try (Thin Ice's placements, default 6)
+    if "candidates" not in inspect.signature(heuristic).parameters:
+        raise ValueError(f"heuristic:K (candidates to try) needs a heuristic that takes candidates; {env_id}'s takes no argument")
+    agent = heuristic(spec.budget)
     agent.name = f"heuristic:{agent.candidates}"
     return agent
 
@@ -91,32 +86,29 @@ def _policy_of(spec: AgentSpec, env_id: str) -> Any:
 
 
 def _search(spec: AgentSpec, env_id: str) -> Any:
-    suffix = f":{Path(spec.path).parent.name}" if spec.path else ""
-    search = SEARCHES.get(env_id)
-    if spec.kind == "search" and search is not None and issubclass(search, FloeSearch):  # the Floe's endgame search
-        depth = spec.budget or 3
-        return FloeSearch(_policy_of(spec, env_id), depth, name=f"search:{depth}{suffix}")
-    if search is None or not issubclass(search, ThinIceSearch):
-        hint = "search:D for the Floe's endgame search, " if env_id in SEARCHES else ""
-        raise ValueError(f"{spec.kind}:K is the Thin Ice policy look-ahead; for {env_id} use {hint}az:N or mcts:N")
-    k = spec.budget or 4
-    scoring = "value" if spec.kind == "vsearch" else "safe"
-    return ThinIceSearch(_policy_of(spec, env_id), k, name=f"{spec.kind}:{k}{suffix}", scoring=scoring)
+    """A search over a policy, as the game's kit builds it (the Floe's endgame search
+    ``search:D``, Thin Ice's look-aheads ``search:K`` / ``vsearch:K``)."""
+    searches = kit_of(env_id).searches
+    if spec.kind not in searches:
+        elsewhere = [game for game in GAMES if spec.kind in kit_of(game).searches]
+        theirs = "".join(f"{kind}:N, " for kind in searches)
+        raise ValueError(
+            f"{spec.kind}:N is a search of {', '.join(elsewhere) or 'no game'}, not of {env_id}; for {env_id} use {theirs}az:N or mcts:N"
+        )
+    label = f":{Path(spec.path).parent.name}" if spec.path else ""
+    return load(searches[spec.kind])(_policy_of(spec, env_id), spec.kind, spec.budget, label)
 
 
 def _oracle(spec: AgentSpec, env_id: str) -> Any:  # perfect play where the game's exact search proves the position
-    if env_id not in FALLBACKS:
-        raise ValueError(f"oracle needs a game with an exact search: {sorted(FALLBACKS)}; {env_id} has none")
-    fallback = spec.inner if spec.inner is not None else parse_spec(FALLBACKS[env_id])
+    kit = kit_of(env_id)
+    if kit.solver is None:
+        raise ValueError(f"oracle needs a game with an exact search: {games_with('solver')}; {env_id} has none")
+    fallback = spec.inner if spec.inner is not None else parse_spec(kit.oracle_fallback)
     return Oracle(env_id, make_agent(fallback, env_id), name="oracle" if spec.inner is None else spec.text)
 
 
 def _az_jax(spec: AgentSpec, env_id: str) -> Any:
-    path = spec.path
-    if path is None:
-        if env_id not in PRETRAINED_AZ_JAX:
-            raise ValueError(f"no pretrained az-jax model for {env_id}; available: {sorted(PRETRAINED_AZ_JAX)}")
-        path = str(PRETRAINED_DIR / PRETRAINED_AZ_JAX[env_id])
+    path = spec.path if spec.path is not None else str(pretrained_az_jax_path(env_id))
     return AlphaZeroJaxAgent(path, env_id, spec.budget)
 
 
@@ -209,11 +201,11 @@ def model_files(spec: str | AgentSpec, env_id: str) -> list[Path]:
     the files it names and the shipped files its built-in parts play."""
     parsed = spec if isinstance(spec, AgentSpec) else parse_spec(spec)
     if parsed.kind == "oracle" and parsed.inner is None:
-        parsed = AgentSpec(parsed.text, "oracle", inner=parse_spec(FALLBACKS.get(env_id, "random")))
+        parsed = AgentSpec(parsed.text, "oracle", inner=parse_spec(kit_of(env_id).oracle_fallback))
     files: list[Path] = []
     for part in parsed.parts():
         if part.kind == "az-jax":
-            path = part.path if part.path is not None else str(PRETRAINED_DIR / PRETRAINED_AZ_JAX[env_id])
+            path = part.path if part.path is not None else str(pretrained_az_jax_path(env_id))
             files += [Path(path), Path(path).with_suffix(".json")]
         elif part.path is not None:
             files.append(Path(part.path))

@@ -143,3 +143,10 @@ class ThinIceSearch:
             if placement_score(env, player, action) > -1000.0:
                 return action
         return candidates[0]
+
+
+def build_search(policy: PolicyAgent, kind: str, budget: int | None, label: str = "") -> ThinIceSearch:
+    """``search:K`` (the safe placement) or ``vsearch:K`` (the critic's best), K placements tried
+    (default 4), as Thin Ice's kit builds them; ``label`` names the policy's file after the spec."""
+    k = budget or 4
+    return ThinIceSearch(policy, k, name=f"{kind}:{k}{label}", scoring="value" if kind == "vsearch" else "safe")

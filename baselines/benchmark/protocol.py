@@ -20,7 +20,7 @@ DEFAULT_SEEDS = (0, 1, 2, 3, 4)
 class Algorithm:
     name: str
     trainer: str  # "ppo" (training/ppo.py) or "alphazero_jax" (training/alphazero_jax.py)
-    overrides: dict[str, Any] = field(default_factory=dict)  # on top of the game's hyperparams.yaml section
+    overrides: dict[str, Any] = field(default_factory=dict)  # on top of the game kit's hyperparams
     description: str = ""
 
 
@@ -145,7 +145,7 @@ PPO_PINNED: dict[str, dict[str, Any]] = {
 
 
 def ppo_config(game: str, algorithm: str, budget: str) -> dict[str, Any]:
-    """The resolved MaskablePPO config of a protocol run (the game's hyperparams.yaml section,
+    """The resolved MaskablePPO config of a protocol run (the game kit's hyperparams,
     then the algorithm's, the budget's, the fixed and the pinned settings)."""
     settings = BUDGETS[budget][game]["ppo"]
     return ppo.load_config(env_of(game), {**ALGORITHMS[algorithm].overrides, **settings, **PPO_FIXED, **PPO_PINNED.get(game, {})})

@@ -32,7 +32,6 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.cli.moved import moved_names
 from polarzoo.baselines.cli.progress import progress
 from polarzoo.baselines.cli.runs import LineFile, atomic_write, save_figure
 from polarzoo.baselines.evaluation.tournament import (
@@ -410,6 +409,3 @@ def _count_lines(path: Path) -> int:
     except OSError:
         return 0
 
-
-#: the command line moved to .evaluate_cli (``evaluate.main`` resolves, with a DeprecationWarning, until 0.4)
-__getattr__ = moved_names(__name__, "polarzoo.baselines.evaluation.evaluate_cli", ["main"])

@@ -42,7 +42,6 @@ from typing import Any
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.registry import model_files
 from polarzoo.baselines.agents.spec import SpecError, Trust, parse_spec
-from polarzoo.baselines.cli.moved import moved_names
 from polarzoo.baselines.cli.progress import progress
 from polarzoo.baselines.cli.runs import (
     LineFile,
@@ -51,29 +50,15 @@ from polarzoo.baselines.cli.runs import (
 )
 from polarzoo.baselines.evaluation import ratings
 from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord
+from polarzoo.baselines.kits import kit_of
 from polarzoo.baselines.policies.weights import ModelFileError, policy_digest
 from polarzoo.envs import ENVIRONMENTS, GAMES
 from polarzoo.envs.utils import MAX_MODEL_BYTES, DataError, check_regular_file, loads_json, read_bounded, read_json_file
 
 LEAGUE_FORMAT = "polarzoo league v1"
-#: Random opening moves per game before the agents play (paired: the same opening in every seat
-#: order of a lineup).  The board games have no chance, so two deterministic agents would play
-#: one game over and over; Thin Ice's physics has its own.
-OPENING_PLIES = {"fire_and_ice_v0": 2, "go_with_the_floe_v0": 2}
 LEAGUES_DIR = Path(__file__).resolve().parents[1] / "leagues"
 MODULE = "polarzoo.baselines.league"
 
-#: rating one agent moved to :mod:`.league_rate`, the command line to :mod:`.league_cli`; the old
-#: names resolve, with a DeprecationWarning, until 0.4
-__getattr__ = moved_names(
-    __name__,
-    {
-        **dict.fromkeys(
-            ["Rating", "rate", "informative", "per_opponent", "rating_markdown"], "polarzoo.baselines.evaluation.league_rate"
-        ),
-        "main": "polarzoo.baselines.evaluation.league_cli",
-    },
-)
 
 
 #: Hex digits of a game line's digest (64 bits: enough to find an edit, small beside the line).
@@ -458,7 +443,7 @@ def build(
                     log,
                     pool,
                     bar.update if bar else None,
-                    OPENING_PLIES.get(env_id, 0),
+                    kit_of(env_id).opening_plies,
                     versions,
                 )
     finally:
@@ -469,7 +454,10 @@ def build(
     lines = [line for key, line in log.games.items() if key in wanted]
     league = fit_league(env_id, version, specs, names, lines, bootstrap, seed)
     league.protocol = {
-        "opening_plies": OPENING_PLIES.get(env_id, 0),
+        # random opening moves per game (paired: the same opening in every seat order of a
+        # lineup): the board games have no chance, so two deterministic agents would play one game
+        # over and over; Thin Ice's physics has its own
+        "opening_plies": kit_of(env_id).opening_plies,
         "games_per_lineup": games,
         "games_per_multiplayer_lineup": multi_games or games,
         "seed": seed,

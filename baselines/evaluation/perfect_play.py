@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from polarzoo.baselines.agents.oracle import FALLBACKS, MAX_EMPTY_HOLES, NODE_LIMIT, in_reach, make_solver
+from polarzoo.baselines.agents.oracle import MAX_EMPTY_HOLES, NODE_LIMIT, in_reach, make_solver
 from polarzoo.baselines.agents.registry import make_agent
 from polarzoo.baselines.cli.progress import LogProgress
 from polarzoo.baselines.cli.progress import progress as progress_bar
@@ -42,15 +42,12 @@ from polarzoo.baselines.cli.runs import (
 )
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.evaluation.tournament import play_game, wilson_interval
+from polarzoo.baselines.kits import games_with, kit_of
 from polarzoo.envs import game_info
-from polarzoo.envs.fire_and_ice import rules as fire_and_ice_rules
-from polarzoo.envs.go_with_the_floe import rules as floe_rules
+from polarzoo.envs.go_with_the_floe import rules as floe_rules  # the Floe's own size and solve commands
 from polarzoo.envs.go_with_the_floe.solver import count_paths, estimate_tree_size
 
-RULES = {"fire_and_ice_v0": fire_and_ice_rules, "go_with_the_floe_v0": floe_rules}
 WIN, LOSS, UNKNOWN = 1, -1, 0
-#: Random plies at the start of each pair of games (not judged: nobody chose them).
-OPENING_PLIES = 2
 
 
 def judge_game(
@@ -59,7 +56,7 @@ def judge_game(
     """Replay ``actions`` from the start and judge the moves of the ``seats`` given after the
     first ``opening`` plies (random moves, nobody's): counts of positions in reach, won / lost /
     undecided, and in the won ones the moves kept, the mistakes and the moves left undecided."""
-    rules = RULES[env_id]
+    rules = game_info(env_id).raw_env().rules  # a game with a solver has a rules core (GameInfo.rules_core)
     state = rules.initial_state()
     counts = dict.fromkeys(("moves", "in_reach", "won", "lost", "undecided", "kept", "mistakes", "move_undecided"), 0)
     for ply, action in enumerate(actions):
@@ -141,7 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--node-limit", type=int, default=20_000_000, help="nodes a position's search may spend")
     solve.add_argument("--table-bits", type=int, default=24, help="the proof table holds 2**BITS positions")
     accuracy = sub.add_parser("accuracy", help="every agent's moves judged by the exact search")
-    accuracy.add_argument("--env", choices=sorted(FALLBACKS), required=True)
+    accuracy.add_argument("--env", choices=games_with("solver"), required=True)
     accuracy.add_argument("--agents", nargs="+", required=True, help="agent specs to judge")
     accuracy.add_argument("--opponent", default="heuristic", help="the agent each one plays")
     accuracy.add_argument("--games", type=int, default=20, help="games per agent (even: both seats)")
@@ -258,8 +255,10 @@ def _accuracy(args: argparse.Namespace, out: Path, parser: argparse.ArgumentPars
                 seat = game % 2
                 lineup = [agent, opponent] if seat == 0 else [opponent, agent]
                 seed = args.seed + game // 2  # a pair of games shares its opening, seats swapped
-                record = play_game(args.env, lineup, seed, opening=(seed, OPENING_PLIES))
-                counts = judge_game(args.env, record.actions, [seat], solver, args.node_limit, args.max_empty, OPENING_PLIES)
+                # the kit's random opening plies, not judged: nobody chose them
+                plies = kit_of(args.env).opening_plies
+                record = play_game(args.env, lineup, seed, opening=(seed, plies))
+                counts = judge_game(args.env, record.actions, [seat], solver, args.node_limit, args.max_empty, plies)
                 line = {"agent": spec, "game": game, "seat": seat, "seed": seed, "score": record.scores[seat], "counts": counts}
                 line["actions"] = record.actions
                 log.add(json.dumps(line))

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from polarzoo.baselines.agents import pretrained_path
+from polarzoo.baselines.agents import SOLITAIRE_PRETRAINED
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     atomic_write,
@@ -112,7 +112,7 @@ def _main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     if args.model is not None:  # read (and refused) before the output folder is made
         if args.model == "pretrained":
-            args.model = pretrained_path("polarzoo/FireAndIceSolitaire-v0")
+            args.model = SOLITAIRE_PRETRAINED
         try:
             model = load_policy(args.model)  # data only: nothing in the file runs
         except ModelFileError as error:  # a truncated file or not a model: one line naming it

@@ -54,8 +54,6 @@ from polarzoo.baselines.play.replay import ReplayError, replay
 from polarzoo.baselines.play.web_game import (  # noqa: F401 (public here too: the page's rules)
     _AGENT_LOCK,
     BUDGET_CAPS,
-    FLOE_SEARCH_CAP,
-    GAME_BUDGET_CAPS,
     MAX_BODY,
     MAX_GAMES,
     MAX_REPLAYS,

@@ -16,6 +16,7 @@ import numpy as np
 
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.spec import SpecError, Trust, parse_spec
+from polarzoo.baselines.kits import kit_of
 from polarzoo.baselines.play.board import legal_moves, position, web_games
 from polarzoo.baselines.play.replay import read_records, record_label
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line
@@ -29,10 +30,6 @@ OPPONENTS = ("random", "heuristic", "pretrained", "mcts:200", "az:50", "az-jax:p
 #: the largest search budget a request may ask for, by spec kind (a move's thinking time stays
 #: within seconds on a laptop core; the command line's ``--opponent`` is not capped)
 BUDGET_CAPS = {"mcts": 5000, "az": 400, "az-jax": 400, "search": 16, "vsearch": 16, "heuristic": 24}
-#: caps of their own for a game, by (kind, env id): Go with the Floe's search:D looks D White
-#: moves deep (exponential)
-GAME_BUDGET_CAPS = {("search", "go_with_the_floe_v0"): 5}
-FLOE_SEARCH_CAP = GAME_BUDGET_CAPS[("search", "go_with_the_floe_v0")]
 #: the largest request body (a move, a new game) and replay upload, in bytes; the replays kept at
 #: once hold at most REPLAY_BUDGET bytes of text (the oldest go first)
 MAX_BODY, MAX_UPLOAD, REPLAY_BUDGET = 64 * 1024, 16 * 1024 * 1024, 64 * 1024 * 1024
@@ -58,7 +55,9 @@ def page_agent_problem(spec: str, env_id: str = "") -> str | None:
             "(polarzoo-web or polarzoo-mcp --opponent SPEC)"
         )
     for part in parsed.parts():
-        cap = GAME_BUDGET_CAPS.get((part.kind, env_id), BUDGET_CAPS.get(part.kind))
+        # a game's kit may cap a kind lower (the Floe's search:D looks D White moves deep)
+        game_caps = kit_of(env_id).budget_caps if env_id in GAMES else {}
+        cap = game_caps.get(part.kind, BUDGET_CAPS.get(part.kind))
         if part.budget is not None and cap is not None and part.budget > cap:
             return f"{part.kind}:{part.budget} is more than the page allows ({part.kind}:{cap} at most; a bigger budget is given on the command line)"
     return None

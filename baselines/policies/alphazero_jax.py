@@ -7,6 +7,7 @@ Trained by :mod:`polarzoo.baselines.training.alphazero_jax`; played by
 
 from __future__ import annotations
 
+import functools
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from polarzoo.baselines.kits import kit_of
+from polarzoo.envs import GAMES
 from polarzoo.envs.utils import check_regular_file, read_json_file
 
 #: The ``format`` of a ``model.json`` this module reads.
@@ -35,17 +38,24 @@ def require_jax() -> tuple[Any, Any]:
 
 
 # ------------------------------------------------------------------------------------ network
-#: Per game: the observation grid, each channel's largest value (inputs are scaled to [0, 1]),
-#: and the policy head.
-GAMES: dict[str, dict[str, Any]] = {
-    "fire_and_ice": {"grid": (7, 7, 9), "scale": [1.0] * 7 + [25.0, 25.0], "head": "pairs", "pettingzoo": "fire_and_ice_v0"},
-    "go_with_the_floe": {
-        "grid": (8, 8, 11),
-        "scale": [1.0] * 9 + [104.0, 104.0],
-        "head": "per_square",
-        "pettingzoo": "go_with_the_floe_v0",
-    },
-}
+def twins() -> list[str]:
+    """The JAX twins this network plays: games with a twin (``GameInfo.jax_twin``) whose kit
+    declares ``az_jax`` (the channels' scale and the policy head)."""
+    return [info.jax_twin for env_id, info in GAMES.items() if info.jax_twin and kit_of(env_id).az_jax]
+
+
+@functools.cache
+def twin_facts(game: str) -> dict[str, Any]:
+    """The network's facts for the twin ``game``: ``grid`` (the env's observation shape),
+    ``scale`` (each channel's largest value: inputs are scaled to [0, 1]) and ``head`` (the
+    kit's ``az_jax``), and ``pettingzoo`` (the env id whose twin it is)."""
+    for env_id, info in GAMES.items():
+        if info.jax_twin == game and kit_of(env_id).az_jax:
+            az_jax = kit_of(env_id).az_jax
+            env = info.raw_env()
+            grid = tuple(int(n) for n in env.observation_space(env.possible_agents[0])["observation"].shape)
+            return {"grid": grid, "scale": list(az_jax["scale"]), "head": az_jax["head"], "pettingzoo": env_id}
+    raise ValueError(f"no AlphaZero-on-JAX network for {game!r}; the twins: {twins()}")
 
 
 @dataclass(frozen=True)
@@ -59,7 +69,7 @@ class NetworkConfig:
 def init_params(config: NetworkConfig, key: Any) -> dict[str, Any]:
     """The network's parameters (a dict of arrays) drawn from ``key``."""
     jax, jnp = require_jax()
-    rows, cols, channels = GAMES[config.game]["grid"]
+    rows, cols, channels = twin_facts(config.game)["grid"]
     d, hidden = config.dim, 2 * config.dim
     keys = iter(jax.random.split(key, 8 + 6 * config.blocks))
 
@@ -83,7 +93,7 @@ def init_params(config: NetworkConfig, key: Any) -> dict[str, Any]:
             "out_b": jnp.zeros(d),
         }
     params["value"] = {"w1": dense(d, d), "b1": jnp.zeros(d), "w2": dense(d, 1), "b2": jnp.zeros(1)}
-    if GAMES[config.game]["head"] == "pairs":
+    if twin_facts(config.game)["head"] == "pairs":
         params["policy"] = {"query": dense(d, config.key_dim), "key": dense(d, config.key_dim), "pass": dense(d, 1)}
     else:
         params["policy"] = {"moves": dense(d, 16), "moves_b": jnp.zeros(16), "pass": dense(d, 1)}
@@ -93,7 +103,7 @@ def init_params(config: NetworkConfig, key: Any) -> dict[str, Any]:
 def forward(config: NetworkConfig, params: dict[str, Any], observation: Any) -> tuple[Any, Any]:
     """(logits (B, A), value (B,) in [-1, 1]) for observations (B, rows, cols, channels)."""
     jax, jnp = require_jax()
-    spec = GAMES[config.game]
+    spec = twin_facts(config.game)
     x = observation.astype(jnp.float32) / jnp.asarray(spec["scale"], jnp.float32)
     h = x @ params["embed"] + params["embed_b"] + params["position"]
     for b in range(config.blocks):
@@ -183,7 +193,7 @@ def load_model(path: str | Path) -> tuple[NetworkConfig, dict[str, Any], dict[st
         arrays = dict(np.load(path, allow_pickle=False))  # arrays only: a model file is data
     except (ValueError, OSError, EOFError, zipfile.BadZipFile) as error:  # JSONDecodeError is a ValueError
         raise ValueError(f"{path} is not a readable az-jax model ({error})") from None
-    if meta.get("format") != MODEL_FORMAT or meta.get("env") not in GAMES:
+    if meta.get("format") != MODEL_FORMAT or meta.get("env") not in twins():
         raise ValueError(f"{meta_path} does not describe an az-jax model")
     params: dict[str, Any] = {}
     for name, value in arrays.items():

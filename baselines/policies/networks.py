@@ -21,6 +21,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from polarzoo.baselines.kits import games_with, kit_of
+from polarzoo.envs import GAMES
 from polarzoo.envs.fire_and_ice import rules as fire_rules
 from polarzoo.envs.go_with_the_floe import kernels as floe_kernels
 from polarzoo.envs.go_with_the_floe import rules as floe_rules
@@ -283,16 +285,12 @@ def build_network(
 
 
 def board_for_env(env_id: str) -> str:
-    """The ``board`` of an env id (``BoardPolicy(board=...)``, :func:`build_network`)."""
-    table = {
-        "fire_and_ice_v0": "fire_and_ice",
-        "go_with_the_floe_v0": "go_with_the_floe",
-        "polarzoo/FireAndIceSolitaire-v0": "fire_and_ice_solitaire",
-        "thin_ice_v0": "thin_ice",
-    }
-    if env_id not in table:
-        raise ValueError(f"no board policy for {env_id}; known: {sorted(table)} (use policy: mlp)")
-    return table[env_id]
+    """The ``board`` of a game (its kit's ``network``: ``BoardPolicy(board=...)``,
+    :func:`build_network`); ``ValueError`` for a game without one."""
+    board = kit_of(env_id).network if env_id in GAMES else None
+    if board is None:
+        raise ValueError(f"no board policy for {env_id}; games with one: {games_with('network')} (use policy: mlp)")
+    return board
 
 
 class ThinIceNet(nn.Module):

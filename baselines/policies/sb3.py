@@ -24,7 +24,7 @@
   from each target's geometry attending to the pile; the square's 8 symmetries by a canonical
   orientation (:class:`polarzoo.baselines.policies.networks.ThinIceNet`).
 
-Select it in ``baselines/training/hyperparams.yaml`` with ``policy: board`` (``policy: mlp`` is SB3's
+Select it in a game kit's ``hyperparams`` (or a ``--config`` file) with ``policy: board`` (``policy: mlp`` is SB3's
 flat MLP).  The policy reads the flat, [0, 1]-scaled observation that
 :class:`polarzoo.wrappers.SingleAgentEnv` gives and reshapes it to the board.
 """

@@ -62,7 +62,6 @@ from polarzoo.baselines.cli.runs import (
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.evaluation.tournament import head_to_head
 from polarzoo.baselines.policies.alphazero_jax import (
-    GAMES,
     MODEL_FORMAT,
     NetworkConfig,
     forward,
@@ -70,6 +69,8 @@ from polarzoo.baselines.policies.alphazero_jax import (
     make_search,
     masked_logits,
     require_jax,
+    twin_facts,
+    twins,
 )
 from polarzoo.envs.utils import loads_json, read_json_file
 
@@ -227,8 +228,8 @@ class Progress:
 
 def check_config(config: TrainConfig) -> None:
     """``ValueError`` for a config.json whose values no run could have written."""
-    if config.env not in GAMES:
-        raise ValueError(f"env must be one of {sorted(GAMES)}, got {config.env!r}")
+    if config.env not in twins():
+        raise ValueError(f"env must be one of {sorted(twins())}, got {config.env!r}")
     for name in ("iterations", "games", "plies", "simulations", "minibatch", "epochs", "dim", "blocks", "eval_games"):
         value = getattr(config, name)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -437,7 +438,7 @@ def train(
 def _parser() -> argparse.ArgumentParser:
     defaults = TrainConfig()
     parser = argparse.ArgumentParser(prog=prog_name(MODULE), description=__doc__, formatter_class=HelpFormatter)
-    parser.add_argument("--env", choices=sorted(GAMES), default=defaults.env, help="which twin to train on")
+    parser.add_argument("--env", choices=sorted(twins()), default=defaults.env, help="which twin to train on")
     parser.add_argument(
         "--resume", type=Path, help="continue a run from its folder (its config.json; --iterations may raise the total)"
     )
@@ -489,7 +490,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _final_evaluation(run_dir: Path, config: TrainConfig, log: Callable[[str], None]) -> None:
-    env_id = GAMES[config.env]["pettingzoo"]
+    env_id = twin_facts(config.env)["pettingzoo"]
     ours = AlphaZeroJaxAgent(run_dir / "model.npz", env_id)
     summary: dict[str, Any] = {"agent": ours.name, "games_per_seat": config.final_eval_games, "opponents": {}}
     lines = [f"| {ours.name} vs | wins | draws | losses | win rate | by seat (W-D-L) |", "|---|---:|---:|---:|---:|---|"]

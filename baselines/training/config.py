@@ -1,6 +1,6 @@
-"""The trainer's config: one typed schema (:class:`TrainConfig`), its defaults, the per-game
-settings of ``hyperparams.yaml`` layered on top, and the checks that refuse a bad value in one
-line before any work starts.
+"""The trainer's config: one typed schema (:class:`TrainConfig`), its defaults, each game's
+settings (its kit's ``hyperparams``, :mod:`polarzoo.baselines.kits`) layered on top, and the
+checks that refuse a bad value in one line before any work starts.
 
     from polarzoo.baselines.training.config import TrainConfig, load_config
 
@@ -14,6 +14,7 @@ refused, naming the known ones.  Run folders keep the resolved config as ``confi
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from typing import Any
 
 from polarzoo.baselines.agents import pretrained_path
 from polarzoo.baselines.evaluation.tournament import seat_names
+from polarzoo.baselines.kits import kit_of
 from polarzoo.envs import ENVIRONMENTS
 from polarzoo.wrappers.single_agent import player_counts
 
@@ -31,14 +33,13 @@ try:
 except ImportError:  # a base install: --help still works; training says which extra it needs
     yaml = None
 
-CONFIG_PATH = Path(__file__).with_name("hyperparams.yaml")
 REFERENCE_AGENTS = ("random", "heuristic")
 
 
 @dataclass
 class TrainConfig:
-    """Every setting of a MaskablePPO run, with its default (``hyperparams.yaml`` overrides
-    them per game; the command line overrides that)."""
+    """Every setting of a MaskablePPO run, with its default (a game's kit overrides them with
+    its ``hyperparams``, a user's ``--config`` file that, the command line that)."""
 
     env: str = ""
     total_timesteps: int = field(default=400_000, metadata={"help": "the training budget"})
@@ -172,28 +173,34 @@ NUMBER_RANGES = {f.name: f.metadata["range"] for f in dataclasses.fields(TrainCo
 
 
 def _sections(path: Path) -> dict[str, Any]:
+    if yaml is None:
+        raise ValueError('a --config file needs PyYAML, in the train extra: pip install "polarzoo[train]"')
     table = yaml.safe_load(Path(path).read_text()) or {}
     if not isinstance(table, dict):
         raise ValueError("expected a mapping of env ids to settings")
     return table
 
 
-def load_config(env_id: str, overrides: dict[str, Any] | None = None, path: Path = CONFIG_PATH) -> dict[str, Any]:
-    """:class:`TrainConfig`'s defaults, the packaged ``default`` and ``env_id`` sections, then
-    (for another ``path``) that file's ``default`` and ``env_id`` sections on top, then
-    ``overrides``: a user's file only needs the keys it changes.  A plain dict (``config.yaml``)."""
+def load_config(env_id: str, overrides: dict[str, Any] | None = None, path: Path | None = None) -> dict[str, Any]:
+    """:class:`TrainConfig`'s defaults, the game's kit's ``hyperparams``, then (a user's
+    ``path``) that file's ``default`` and ``env_id`` sections on top, then ``overrides``: a
+    user's file only needs the keys it changes.  A plain dict (``config.yaml``)."""
     config = TrainConfig().as_dict()
     known = sorted(config)
-    for source in dict.fromkeys([CONFIG_PATH, Path(path)]):
-        table = _sections(source)
+
+    def layer(extra: Any, where: str) -> None:
+        if not isinstance(extra, dict):
+            raise ValueError(f"{where} must be a mapping")
+        unknown = sorted(set(extra) - set(config))
+        if unknown:
+            raise ValueError(f"unknown config key(s) {unknown} in {where}; known: {known}")
+        config.update(copy.deepcopy(dict(extra)))
+
+    layer(dict(kit_of(env_id).hyperparams), f"{env_id}'s kit")
+    if path is not None:
+        table = _sections(path)
         for section in ("default", env_id):
-            extra = table.get(section) or {}
-            if not isinstance(extra, dict):
-                raise ValueError(f"section {section!r} must be a mapping")
-            unknown = sorted(set(extra) - set(config))
-            if unknown:
-                raise ValueError(f"unknown config key(s) {unknown} in {section!r}; known: {known}")
-            config.update(extra)
+            layer(table.get(section) or {}, f"section {section!r}")
     for key, value in (overrides or {}).items():
         if value is not None:
             if key not in config:
@@ -275,24 +282,23 @@ def check_config(config: dict[str, Any]) -> None:
 
 
 def config_defaults() -> Callable[[str], str]:
-    """``describe(key)``: " (default from the config: 250000 for fire_and_ice_v0, ...)" for
-    ``--help``, or a pointer to the file when PyYAML is missing (a base install)."""
+    """``describe(key)``: " (default from the game's kit: 250000 for fire_and_ice_v0, ...)" for
+    ``--help``."""
     values: dict[str, dict[str, Any]] = {}
-    if yaml is not None:
-        try:
-            for env_id in sorted(ENVIRONMENTS):
-                values[env_id] = load_config(env_id)
-        except (OSError, ValueError, yaml.YAMLError):
-            values = {}
+    try:
+        for env_id in sorted(ENVIRONMENTS):
+            values[env_id] = load_config(env_id)
+    except ValueError:
+        values = {}
 
     def describe(key: str) -> str:
         if not values:
-            return " (default: the config's value, baselines/training/hyperparams.yaml)"
+            return " (default: the game kit's value, baselines/kits/)"
         per_env = {env_id: config.get(key) for env_id, config in values.items()}
         shown = set(map(repr, per_env.values()))
         if len(shown) == 1:
-            return f" (default: {next(iter(per_env.values()))}, from the config)"
-        return " (default from the config: " + ", ".join(f"{v} for {e}" for e, v in per_env.items()) + ")"
+            return f" (default: {next(iter(per_env.values()))}, from the game's kit)"
+        return " (default from the game's kit: " + ", ".join(f"{v} for {e}" for e, v in per_env.items()) + ")"
 
     return describe
 

@@ -37,8 +37,7 @@ def collect_demonstrations(
     ``env_kwargs["num_players"]`` a list (Thin Ice), the games go round the counts and the
     observations are padded to the largest (as the trainer's envs pad them).
     ``show_progress``: a bar on a terminal, else a line every ``log_every`` seconds."""
-    from polarzoo.envs import ENVIRONMENTS
-    from polarzoo.envs.thin_ice.rules import pad_observation
+    from polarzoo.envs import ENVIRONMENTS, GAMES
     from polarzoo.wrappers.single_agent import normalize, observation_scale, player_counts
 
     kwargs = dict(env_kwargs or {})
@@ -81,7 +80,7 @@ def collect_demonstrations(
                 action = teacher.act(env, agent, rng)
                 features = observation["observation"]
                 if pad_to is not None:
-                    features = pad_observation(features, pad_to)
+                    features = GAMES[env_id].pad_observation(features, pad_to)
                 observations.append(normalize(features, scale if padded_scale is None else padded_scale))
                 masks.append(observation["action_mask"].astype(bool))
                 actions.append(action)

@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents import PolicyAgent, make_agent
-from polarzoo.baselines.cli.moved import moved_names
 from polarzoo.baselines.cli.runs import (
     atomic_write,
     save_model,
@@ -48,7 +47,6 @@ from polarzoo.baselines.training.checkpoints import (  # noqa: F401 (public here
 )
 from polarzoo.baselines.training.config import (  # noqa: F401 (public here too: the trainer's config)
     ADDED_KEYS,
-    CONFIG_PATH,
     NON_NEGATIVE_KEYS,
     NUMBER_RANGES,
     POSITIVE_KEYS,
@@ -390,6 +388,3 @@ def train(
     print(f"view the training logs: tensorboard --logdir {run_dir / 'tb'}")
     return run_dir
 
-
-#: the command line moved to .ppo_cli (``ppo.main`` resolves, with a DeprecationWarning, until 0.4)
-__getattr__ = moved_names(__name__, "polarzoo.baselines.training.ppo_cli", ["main"])

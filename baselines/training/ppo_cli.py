@@ -31,7 +31,6 @@ from polarzoo.baselines.training.checkpoints import (
     read_legacy,
 )
 from polarzoo.baselines.training.config import (
-    CONFIG_PATH,
     POSITIVE_KEYS,
     QUICK,
     QUICK_BC,
@@ -59,7 +58,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
         "--config",
         type=Path,
         default=None,
-        help="a hyperparameter YAML keyed by env id, layered over the packaged baselines/training/hyperparams.yaml "
+        help="a hyperparameter YAML keyed by env id (and a default section), layered over the game kit's settings "
         "(it needs only the keys it changes)",
     )
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of run folders")
@@ -239,7 +238,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
         if not args.env:
             parser.error("--env is required unless --resume is given")
         try:
-            config = load_config(args.env, overrides, args.config or CONFIG_PATH)
+            config = load_config(args.env, overrides, args.config)
             if args.quick and config.get("bc_games", 0) > 0:  # the same job, its cloning a smoke too
                 config.update({key: value for key, value in QUICK_BC.items() if overrides.get(key) is None})
             check_config(config)

@@ -112,8 +112,8 @@ def training_callback(
             self.boundary: dict[str, Any] | None = None
             self.started, self.steps_at_start, self.last_log = time.perf_counter(), state["timesteps"], time.perf_counter()
             self.last_eval = ""
-            #: wall seconds spent in periodic evaluations (not training): kept out of the
-            #: evaluations' ``train_seconds`` so the time to a win rate is the training's own
+            #: wall seconds spent in periodic evaluations (not training): kept out of
+            #: ``timing.csv``'s ``train_seconds`` so the time to a win rate is the training's own
             self.eval_seconds = 0.0
 
         def _log_progress(self) -> None:
@@ -218,7 +218,6 @@ def training_callback(
                         "ci_high": high,
                         "games": result.games,
                         "illegal": result.illegal,
-                        "train_seconds": round(trained_for, 2),
                     }
                     # Both seats together can hide a seat that never learns (the Floe's bears did):
                     # each seat's own win rate too.
@@ -257,5 +256,12 @@ def training_callback(
                 lines.add(csv_line)
             lines.close()
             self.eval_seconds += time.perf_counter() - eval_started
+            # Wall times depend on the machine: kept out of evaluations.csv (a result of the seed
+            # and config), in a log of their own (a resumed run may repeat a line: the last counts).
+            timing = LineFile(run_dir / "timing.csv")
+            if not timing.path.exists():
+                timing.add("timesteps,train_seconds,evaluation_seconds")
+            timing.add(f"{self.num_timesteps},{trained_for:.2f},{time.perf_counter() - eval_started:.2f}")
+            timing.close()
 
     return SelfPlayCallback()

@@ -15,4 +15,5 @@ GAME = GameInfo(
     batch_core=True,
     jax_twin="fire_and_ice",
     openspiel="polarzoo_fire_and_ice",
+    kit="polarzoo.baselines.kits.fire_and_ice:KIT",
 )

@@ -299,6 +299,12 @@ def empty_holes(state: rules.State) -> int:
     return int((state.board == rules.EMPTY).sum())
 
 
+def within_empty_holes(state: rules.State, max_empty: int) -> bool:
+    """Whether ``state`` has at most ``max_empty`` empty holes (where a caller keeps the
+    endgame search to fuller boards; 49: everywhere)."""
+    return empty_holes(state) <= max_empty
+
+
 class EndgameSolver(ExactSearch):
     """Fire & Ice's exact searches with their tables kept across calls - the endgame table
     (:class:`~polarzoo.envs._common.proof_search.ExactSearch`: ``solve``, ``solve_within``,

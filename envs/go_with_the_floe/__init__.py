@@ -15,4 +15,5 @@ GAME = GameInfo(
     batch_core=True,
     jax_twin="go_with_the_floe",
     openspiel="polarzoo_go_with_the_floe",
+    kit="polarzoo.baselines.kits.go_with_the_floe:KIT",
 )

@@ -135,6 +135,11 @@ class raw_env(TurnBasedAECEnv):
         """The colour ``agent`` plays in the current game (0 black/seals, 1 white/bears)."""
         return (self.possible_agents.index(agent) + self.game_index) % 2
 
+    def shaping_potential(self, agent: str) -> float:
+        """The rules' potential of the position for ``agent`` (:func:`rules.shaping_potential`:
+        captures, the bear-seal distance), what ``polarzoo.wrappers.PotentialShaping`` shapes with."""
+        return rules.shaping_potential(self.state, self.colour_of(agent))
+
     # ---- hooks ------------------------------------------------------------------------------
     def _new_game(self, options: dict[str, Any] | None) -> None:
         self.state = rules.initial_state()

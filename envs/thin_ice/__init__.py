@@ -18,4 +18,5 @@ GAME = GameInfo(
     pettingzoo_id="polarzoo/thin_ice-v0",
     view="piles",
     benchmark_steps=False,
+    kit="polarzoo.baselines.kits.thin_ice:KIT",
 )

@@ -1,5 +1,5 @@
 """Tic-tac-toe, a test-only fourth game: its rules core (``rules``), AEC env (``env``) and its
-facts (``GAME``).  Nothing outside this folder names it; a test registers it with
+facts (``GAME``), and its kit (``kit``: a heuristic and tiny training settings).  Nothing outside this folder names it; a test registers it with
 ``polarzoo.envs.register_game(GAME)`` and every tool plays it."""
 
 from polarzoo.envs.game_info import GameInfo
@@ -11,4 +11,5 @@ GAME = GameInfo(
     notation_example="b2",
     view="board",
     rules_core=True,
+    kit="tests.games.tic_tac_toe.kit:KIT",
 )
