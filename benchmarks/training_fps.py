@@ -95,25 +95,25 @@ def _vec_env(env_id: str, n: int) -> Any:
 
 def policies(envs: list[str], timesteps: int) -> None:
 
-    from polarzoo.baselines.training.ppo import load_config, policy_and_kwargs
+    from polarzoo.baselines.training.ppo import TrainConfig, load_config, policy_and_kwargs
     from polarzoo.wrappers import SingleAgentEnv
 
     print("| env | policy | parameters | n_envs x n_steps | batch x epochs | torch threads | training fps |")
     print("|---|---|---:|---|---|---:|---:|")
     for env_id in envs:
         for name in ("board", "mlp"):
-            config = load_config(env_id, {"policy": name})
+            config = TrainConfig.from_mapping(load_config(env_id, {"policy": name}))
             policy, kwargs = policy_and_kwargs(config)
-            threads = int(config["torch_threads"] or os.cpu_count() or 1)
-            n = config["n_envs"]
+            threads = int(config.torch_threads or os.cpu_count() or 1)
+            n = config.n_envs
             rate = fps(
                 functools.partial(_vec_env, env_id, n),
                 timesteps,
                 policy,
                 kwargs,
-                config["n_steps"],
-                config["batch_size"],
-                config["n_epochs"],
+                config.n_steps,
+                config.batch_size,
+                config.n_epochs,
                 threads,
             )
             from sb3_contrib import MaskablePPO
@@ -121,7 +121,7 @@ def policies(envs: list[str], timesteps: int) -> None:
             probe = MaskablePPO(policy, SingleAgentEnv(env_id), policy_kwargs=kwargs, device="cpu")
             size = sum(p.numel() for p in probe.policy.parameters())
             print(
-                f"| {env_id} | {name} | {size:,} | {n} x {config['n_steps']} | {config['batch_size']} x {config['n_epochs']} "
+                f"| {env_id} | {name} | {size:,} | {n} x {config.n_steps} | {config.batch_size} x {config.n_epochs} "
                 f"| {threads} | {rate:,.0f} |",
                 flush=True,
             )

@@ -576,24 +576,26 @@ def test_the_auto_thread_count_does_not_depend_on_the_load(monkeypatch) -> None:
     from polarzoo.baselines.training.ppo import choose_torch_threads
 
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    idle, _ = choose_torch_threads({"torch_threads": 0, "vec_env": "dummy"})
+    from polarzoo.baselines.training.config import TrainConfig
+
+    idle, _ = choose_torch_threads(TrainConfig(torch_threads=0, vec_env="dummy"))
     monkeypatch.setattr(os, "getloadavg", lambda: (50.0, 50.0, 50.0))
-    busy, why = choose_torch_threads({"torch_threads": 0, "vec_env": "dummy"})
+    busy, why = choose_torch_threads(TrainConfig(torch_threads=0, vec_env="dummy"))
     assert busy == idle >= 1 and "busy" in why
-    assert choose_torch_threads({"torch_threads": 3, "vec_env": "dummy"})[0] == 3
+    assert choose_torch_threads(TrainConfig(torch_threads=3, vec_env="dummy"))[0] == 3
 
 
 def test_every_default_training_config_runs_on_one_torch_thread() -> None:
     """One thread is the default (results page, "Torch threads"): the same weights on any machine,
     whatever its cores; Thin Ice's update alone takes two (a fixed count, not the machine's)."""
-    from polarzoo.baselines.training.config import load_config
+    from polarzoo.baselines.training.config import TrainConfig, load_config
     from polarzoo.baselines.training.ppo import choose_torch_threads
     from polarzoo.envs import ENVIRONMENTS
 
     for env_id in ENVIRONMENTS:
-        config = load_config(env_id)
+        config = TrainConfig.from_mapping(load_config(env_id))
         assert choose_torch_threads(config) == (1, "torch_threads in the config"), env_id
-    assert choose_torch_threads({"vec_env": "dummy"})[0] == 1
+    assert choose_torch_threads(TrainConfig(vec_env="dummy"))[0] == 1
 
 
 def test_a_random_opening_makes_deterministic_agents_play_different_games() -> None:

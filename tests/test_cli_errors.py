@@ -521,6 +521,7 @@ def _two_checkpoints(tmp_path: Path) -> Path:
     import torch
 
     from polarzoo.baselines.training.checkpoints import save_checkpoint
+    from polarzoo.baselines.training.config import TrainingState
 
     policy = torch.nn.Linear(4, 3)
     policy.optimizer = torch.optim.Adam(policy.parameters())  # type: ignore[assignment]
@@ -528,7 +529,7 @@ def _two_checkpoints(tmp_path: Path) -> Path:
     policy.optimizer.step()  # type: ignore[operator]
     for steps in (100, 200):
         model = SimpleNamespace(policy=policy, num_timesteps=steps, _n_updates=steps // 100)
-        save_checkpoint(tmp_path, model, {"timesteps": steps})
+        save_checkpoint(tmp_path, model, TrainingState(timesteps=steps))
     return tmp_path / "checkpoints"
 
 

@@ -171,7 +171,7 @@ def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
             )
         stats = json.loads((run_dir / "training.json").read_text()) if (run_dir / "training.json").exists() else {}
         return _trained_agent(spec, run_dir), {"timesteps": config["total_timesteps"], "train_seconds": stats.get("seconds")}
-    config = alphazero_jax.TrainConfig(env=protocol.TWIN_GAMES[spec.game], seed=spec.seed, final_eval_games=0, **settings)
+    config = alphazero_jax.AlphaZeroConfig(env=protocol.TWIN_GAMES[spec.game], seed=spec.seed, final_eval_games=0, **settings)
     model = run_dir / "model.npz"
     checkpoint = run_dir / alphazero_jax.CHECKPOINT
     if not model.exists():

@@ -408,4 +408,3 @@ def _count_lines(path: Path) -> int:
         return sum(1 for _ in path.open())
     except OSError:
         return 0
-

@@ -60,7 +60,6 @@ LEAGUES_DIR = Path(__file__).resolve().parents[1] / "leagues"
 MODULE = "polarzoo.baselines.league"
 
 
-
 #: Hex digits of a game line's digest (64 bits: enough to find an edit, small beside the line).
 LINE_DIGEST = 16
 

@@ -35,5 +35,16 @@ KIT = Kit(
         "total_timesteps": 120_000,
         "vec_env": "subproc",
         "n_envs": 4,
+        "n_steps": 256,  # 1,024 transitions per update
+        "batch_size": 256,
+        "n_epochs": 4,
+        "torch_threads": 1,
+        "opponents": {"random": 0.6, "heuristic": 0.15, "self": 0.25},
+        "snapshot_every": 15_000,
+        "checkpoint_every": 5_000,
+        "eval_every": 20_000,
+        "eval_games": 10,
+        "final_eval_games": 30,
+        "env_kwargs": {},
     },
 )

@@ -79,7 +79,7 @@ MODULE = "polarzoo.baselines.alphazero_jax"
 
 # ----------------------------------------------------------------------------------- training
 @dataclass
-class TrainConfig:
+class AlphaZeroConfig:
     env: str = "fire_and_ice"
     iterations: int = 25
     games: int = 128
@@ -110,7 +110,7 @@ _BUILT: dict[tuple, dict[str, Callable]] = {}
 _COMPILED_FIELDS = ("env", "games", "plies", "simulations", "learning_rate", "dim", "blocks", "eval_games")
 
 
-def build(config: TrainConfig) -> dict[str, Callable]:
+def build(config: AlphaZeroConfig) -> dict[str, Callable]:
     """The jitted pieces of a run (self-play, an update step, evaluation against random), shared
     by runs with the same compiled settings in one process (a resume compiles nothing again)."""
     signature = tuple(getattr(config, name) for name in _COMPILED_FIELDS)
@@ -119,7 +119,7 @@ def build(config: TrainConfig) -> dict[str, Callable]:
     return _BUILT[signature]
 
 
-def _build(config: TrainConfig) -> dict[str, Callable]:
+def _build(config: AlphaZeroConfig) -> dict[str, Callable]:
     jax, jnp = require_jax()
     import optax
 
@@ -226,7 +226,7 @@ class Progress:
     evaluations: list[dict[str, float]] = field(default_factory=list)
 
 
-def check_config(config: TrainConfig) -> None:
+def check_config(config: AlphaZeroConfig) -> None:
     """``ValueError`` for a config.json whose values no run could have written."""
     if config.env not in twins():
         raise ValueError(f"env must be one of {sorted(twins())}, got {config.env!r}")
@@ -242,7 +242,7 @@ def check_config(config: TrainConfig) -> None:
         raise ValueError(f"learning_rate must be in (0, 1], got {config.learning_rate!r}")
 
 
-def check_checkpoint(blob: Any, config: TrainConfig) -> None:
+def check_checkpoint(blob: Any, config: AlphaZeroConfig) -> None:
     """``ValueError`` for a checkpoint that is not one :func:`save_checkpoint` wrote for ``config``."""
     if not isinstance(blob, dict) or not {"params", "opt_state", "key", "progress"} <= set(blob):
         raise ValueError(f"{CHECKPOINT} lacks the network, the optimiser, the key or the progress")
@@ -274,7 +274,7 @@ def save_checkpoint(run_dir: Path, params: Any, opt_state: Any, key: Any, progre
     atomic_write(run_dir / CHECKPOINT, buffer.getvalue())
 
 
-def read_checkpoint(run_dir: Path, config: TrainConfig) -> dict[str, Any]:
+def read_checkpoint(run_dir: Path, config: AlphaZeroConfig) -> dict[str, Any]:
     """What :func:`save_checkpoint` wrote, rebuilt on the tree structure of ``config``'s network and
     optimiser; ``ValueError`` (one line) for anything else, a pickle of older versions included."""
     jax, _ = require_jax()
@@ -309,7 +309,7 @@ def read_checkpoint(run_dir: Path, config: TrainConfig) -> dict[str, Any]:
     return blob
 
 
-def export_model(path: Path, config: TrainConfig, params: Any) -> None:
+def export_model(path: Path, config: AlphaZeroConfig, params: Any) -> None:
     """``model.npz`` (flat ``a/b`` keys) and ``model.json`` (how to rebuild the network)."""
     jax, _ = require_jax()
     flat = {
@@ -362,7 +362,7 @@ def write_curve(run_dir: Path, evaluations: list[dict[str, float]]) -> None:
 
 
 def train(
-    config: TrainConfig, run_dir: Path, resume: dict[str, Any] | None = None, log: Callable[[str], None] = print
+    config: AlphaZeroConfig, run_dir: Path, resume: dict[str, Any] | None = None, log: Callable[[str], None] = print
 ) -> Progress:
     """Run (or continue) training into ``run_dir``; returns the progress reached."""
     jax, _ = require_jax()
@@ -436,7 +436,7 @@ def train(
 
 # ----------------------------------------------------------------------------------------- CLI
 def _parser() -> argparse.ArgumentParser:
-    defaults = TrainConfig()
+    defaults = AlphaZeroConfig()
     parser = argparse.ArgumentParser(prog=prog_name(MODULE), description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("--env", choices=sorted(twins()), default=defaults.env, help="which twin to train on")
     parser.add_argument(
@@ -489,7 +489,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _final_evaluation(run_dir: Path, config: TrainConfig, log: Callable[[str], None]) -> None:
+def _final_evaluation(run_dir: Path, config: AlphaZeroConfig, log: Callable[[str], None]) -> None:
     env_id = twin_facts(config.env)["pettingzoo"]
     ours = AlphaZeroJaxAgent(run_dir / "model.npz", env_id)
     summary: dict[str, Any] = {"agent": ours.name, "games_per_seat": config.final_eval_games, "opponents": {}}
@@ -541,7 +541,7 @@ def _main(argv: list[str] | None) -> None:
     if args.resume:
         run_dir = args.resume
         try:
-            config = TrainConfig(**read_json_file(run_dir / "config.json", "run config", 1024 * 1024))
+            config = AlphaZeroConfig(**read_json_file(run_dir / "config.json", "run config", 1024 * 1024))
             check_config(config)
             if (run_dir / CHECKPOINT).exists() or (run_dir / "checkpoint.pkl").exists():
                 resume_blob = read_checkpoint(run_dir, config)
@@ -552,8 +552,8 @@ def _main(argv: list[str] | None) -> None:
         if any(a == "--iterations" or a.startswith("--iterations=") for a in raw):
             config.iterations = args.iterations
     else:
-        fields = {name: getattr(args, name) for name in asdict(TrainConfig()) if hasattr(args, name)}
-        config = TrainConfig(**fields)
+        fields = {name: getattr(args, name) for name in asdict(AlphaZeroConfig()) if hasattr(args, name)}
+        config = AlphaZeroConfig(**fields)
         if config.minibatch > config.games * config.plies:
             parser.error(
                 f"--minibatch {config.minibatch} is more than an iteration's positions ({config.games} x {config.plies})"

@@ -22,6 +22,7 @@ import numpy as np
 
 from polarzoo.baselines.cli.runs import atomic_write, interrupts_deferred
 from polarzoo.baselines.policies.weights import pickles_trusted
+from polarzoo.baselines.training.config import TrainingState
 from polarzoo.envs.utils import DataError, check_regular_file, encode_state, loads_json, read_json_file, restore_state
 
 FORMAT = "polarzoo-checkpoint"
@@ -35,7 +36,7 @@ PREVIOUS = {"model": "previous.safetensors", "state": "previous_state.json", "ex
 LEGACY = ("latest.zip", "exact.pkl", "previous.zip", "previous_exact.pkl")
 
 
-def capture_update_boundary(model: Any, counters: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+def capture_update_boundary(model: Any, counters: dict[str, Any], state: TrainingState) -> dict[str, Any]:
     """Everything a run needs to continue exactly from here, between two PPO updates: the
     weights and optimizer, every generator (torch, NumPy, Python), the rollout's starting
     observation, each env stack as data (games in progress, their generators, the opponent pool,
@@ -59,7 +60,7 @@ def capture_update_boundary(model: Any, counters: dict[str, Any], state: dict[st
         "ep_success_buffer": list(model.ep_success_buffer or []),
         "envs": model.get_env().env_method("get_state"),
         "counters": dict(counters),
-        "state": copy.deepcopy(state),
+        "state": state.as_dict(),  # (a TrainingState: a fresh dict, a copy of this moment)
     }
 
 
@@ -114,12 +115,12 @@ def _digest(tensors: dict[str, np.ndarray]) -> str:
     return digest.hexdigest()
 
 
-def save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any], boundary: dict[str, Any] | None = None) -> None:
+def save_checkpoint(run_dir: Path, model: Any, state: TrainingState, boundary: dict[str, Any] | None = None) -> None:
     """``checkpoints/latest.safetensors`` + ``state.json`` (+ ``exact.npz``, the update boundary
     that makes ``--resume`` an exact continuation); the one before is kept as ``previous.*``.
     With ``boundary`` the model is saved as it was at that boundary."""
     with interrupts_deferred():  # a Ctrl-C waits for the checkpoint to be whole
-        _save_checkpoint(run_dir, model, state, boundary)
+        _save_checkpoint(run_dir, model, state.as_dict(), boundary)
 
 
 def _save_checkpoint(run_dir: Path, model: Any, state: dict[str, Any], boundary: dict[str, Any] | None) -> None:

@@ -4,12 +4,16 @@ checks that refuse a bad value in one line before any work starts.
 
     from polarzoo.baselines.training.config import TrainConfig, load_config
 
-    config = load_config("go_with_the_floe_v0", {"total_timesteps": 20_000})   # a plain dict
-    TrainConfig.from_mapping(config).n_envs                                    # 16, typed
+    values = load_config("go_with_the_floe_v0", {"total_timesteps": 20_000})   # a plain dict (config.yaml)
+    config = TrainConfig.from_mapping(values)                                  # typed, frozen, checked
+    config.n_envs                                                              # 16
 
 :class:`TrainConfig`'s fields are the YAML keys (their defaults the ``default`` of every game) and
 the ``--help`` of ``polarzoo-train`` shows each game's value; a key the schema does not know is
 refused, naming the known ones.  Run folders keep the resolved config as ``config.yaml``.
+``train`` and its helpers take the frozen :class:`TrainConfig`; every seed a run derives from its
+own is named in :class:`SeedSchedule`; what a run has done so far is its :class:`TrainingState`
+(``state.json`` in its checkpoints).
 """
 
 from __future__ import annotations
@@ -17,10 +21,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from polarzoo.baselines.agents import pretrained_path
 from polarzoo.baselines.evaluation.tournament import seat_names
@@ -36,7 +40,7 @@ except ImportError:  # a base install: --help still works; training says which e
 REFERENCE_AGENTS = ("random", "heuristic")
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
     """Every setting of a MaskablePPO run, with its default (a game's kit overrides them with
     its ``hyperparams``, a user's ``--config`` file that, the command line that)."""
@@ -103,6 +107,12 @@ class TrainConfig:
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def replace(self, **changes: Any) -> TrainConfig:
+        """A checked copy with ``changes``."""
+        config = dataclasses.replace(self, **changes)
+        config.check()
+        return config
+
     def check(self) -> None:
         """``ValueError`` naming the first value outside its type or range."""
         for spec in dataclasses.fields(self):
@@ -146,6 +156,79 @@ class TrainConfig:
 #: code before them did: a run's saved config without the key (``--resume``, the benchmark's
 #: published configs) takes this value, not today's default.
 ADDED_KEYS: dict[str, Any] = {"update_threads": 0, "rollouts": "lockstep", "bc_opponents": {"random": 0.5, "teacher": 0.5}}
+
+
+@dataclass(frozen=True)
+class SeedSchedule:
+    """Every seed a run derives from its seed (``--seed``), named in one place.
+
+    The evaluations use fixed seeds, the same for every run and every evaluation, so two runs'
+    win rates are measured on the same games."""
+
+    run: int
+
+    #: the games of every periodic evaluation (the same at each evaluation of every run)
+    PERIODIC_EVALUATION: ClassVar[int] = 10_000
+    #: the games of the final evaluation
+    FINAL_EVALUATION: ClassVar[int] = 20_000
+    #: added to the run's seed for the teacher's demonstration games
+    DEMONSTRATIONS_OFFSET: ClassVar[int] = 77
+
+    def envs(self, timesteps: int) -> int:
+        """The vectorised envs' seed when they start at ``timesteps`` (0 for a new run; a resume
+        without an exact state starts new games from a seed of its own)."""
+        return self.run + timesteps
+
+    @property
+    def demonstrations(self) -> int:
+        """The teacher's demonstration games (game ``g`` is seeded ``demonstrations + g``)."""
+        return self.run + self.DEMONSTRATIONS_OFFSET
+
+    def cloning(self, epochs_done: int) -> int:
+        """The shuffles of behaviour cloning's epochs after ``epochs_done`` (a resumed cloning
+        draws the epochs it has left, not the first ones again)."""
+        return self.run + epochs_done
+
+    @property
+    def model(self) -> int:
+        """SB3's seed (the network's initial weights, the action sampling)."""
+        return self.run
+
+
+@dataclass
+class TrainingState:
+    """What a run has done so far: its one owner is the run (:func:`polarzoo.baselines.training.ppo.train`),
+    which hands it to the cloning, the callback and the checkpoints; ``state.json`` in the
+    checkpoints is :meth:`as_dict`."""
+
+    timesteps: int = 0
+    seed: int = 0
+    snapshots: list[str] = field(default_factory=list)
+    bc_epochs_done: int = 0
+    bc_losses: list[float] = field(default_factory=list)
+    bc_demonstration_seconds: float = 0.0
+    #: wall seconds of PPO (every part of a resumed run) from ``train_seconds_from`` timesteps on
+    train_seconds: float | None = None
+    train_seconds_from: int = 0
+    physics_failures: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        record = dataclasses.asdict(self)
+        if record["train_seconds"] is None:  # (not measured yet: absent, as older checkpoints have it)
+            del record["train_seconds"]
+        return record
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> TrainingState:
+        """The state of a checkpoint's ``state.json`` (keys it does not know are left out; a
+        checkpoint of older code lacks some: their defaults)."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        state = cls(**{key: value for key, value in values.items() if key in known})
+        if "train_seconds_from" not in values and "train_seconds" not in values:
+            # a checkpoint of code that did not time training: the count starts where it stopped
+            state.train_seconds_from = state.timesteps
+        return state
+
 
 #: ``--quick``: settings of a smoke run (about a minute on 2 cores, every game; every output written)
 QUICK: dict[str, Any] = {
@@ -217,68 +300,71 @@ def saved_run_config(saved: dict[str, Any]) -> dict[str, Any]:
     return {**load_config(saved["env"]), **ADDED_KEYS, **saved}
 
 
-def policy_and_kwargs(config: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-    """The MaskablePPO policy named by ``config["policy"]``: ``board`` (the board network of
+def policy_and_kwargs(config: TrainConfig) -> tuple[Any, dict[str, Any]]:
+    """The MaskablePPO policy named by ``config.policy``: ``board`` (the game kit's board network,
     :mod:`polarzoo.baselines.policies`) or ``mlp`` (SB3's flat MLP of ``net_arch``)."""
-    if config["policy"] == "mlp":
-        return "MlpPolicy", {"net_arch": list(config["net_arch"])}
-    if config["policy"] == "board":
+    if config.policy == "mlp":
+        return "MlpPolicy", {"net_arch": list(config.net_arch)}
+    if config.policy == "board":
         from polarzoo.baselines.policies.sb3 import BoardPolicy, board_for_env  # the train extra (torch)
 
-        board = board_for_env(config["env"])
-        kwargs = {"board": board, **dict(config.get("board_policy") or {})}
+        board = board_for_env(config.env)
+        kwargs = {"board": board, **dict(config.board_policy or {})}
         if board == "thin_ice":  # the network places targets on the env's own lattice
-            kwargs.setdefault("pitch_mm", float((config.get("env_kwargs") or {}).get("pitch_mm", 7.0)))
+            kwargs.setdefault("pitch_mm", float((config.env_kwargs or {}).get("pitch_mm", 7.0)))
         return BoardPolicy, kwargs
-    raise ValueError(f"policy must be 'board' or 'mlp', got {config['policy']!r}")
+    raise ValueError(f"policy must be 'board' or 'mlp', got {config.policy!r}")
 
 
 class InitModelError(ValueError):
     """``init_model`` names a model whose policy differs from the config's."""
 
 
-def init_model_path(config: dict[str, Any]) -> Path:
+def init_model_path(config: TrainConfig) -> Path:
     """The model file named by ``init_model`` (``"pretrained"``: the shipped model of the env)."""
-    if config["init_model"] == "pretrained":
-        return pretrained_path(config["env"])
-    return Path(config["init_model"])
+    if config.init_model == "pretrained":
+        return pretrained_path(config.env)
+    return Path(str(config.init_model))
 
 
-def evaluation_env_kwargs(config: dict[str, Any]) -> list[dict[str, Any]]:
+def evaluation_env_kwargs(config: TrainConfig) -> list[dict[str, Any]]:
     """The env arguments of each game the evaluations play: the config's own, or one per player
     count when ``env_kwargs.num_players`` is a list (Thin Ice, a count drawn per episode)."""
-    kwargs = dict(config["env_kwargs"])
-    counts = player_counts(config["env"], kwargs.get("num_players"))
+    kwargs = dict(config.env_kwargs)
+    counts = player_counts(config.env, kwargs.get("num_players"))
     if counts is None:
         return [kwargs]
     return [{**kwargs, "num_players": n} for n in sorted(set(counts))]
 
 
-def config_seats(config: dict[str, Any]) -> list[str]:
+def config_seats(config: TrainConfig) -> list[str]:
     """The seat (agent) names of the game a training config plays, with its env arguments (of
     its largest game when ``num_players`` is a list)."""
-    return seat_names(config["env"], evaluation_env_kwargs(config)[-1])
+    return seat_names(config.env, evaluation_env_kwargs(config)[-1])
 
 
-def check_config(config: dict[str, Any]) -> None:
-    """``ValueError`` naming the first bad value or unknown key (before any work starts)."""
-    TrainConfig.from_mapping(config)
-    counts = player_counts(config["env"], (config.get("env_kwargs") or {}).get("num_players"))
-    if counts is not None:
-        if isinstance(config.get("learner_seat"), dict):
-            raise ValueError("learner_seat: a mapping of seat weights needs one player count, not a list of them")
-    if isinstance(config.get("learner_seat"), dict):
+def check_config(values: Mapping[str, Any] | TrainConfig) -> TrainConfig:
+    """The typed config of ``values``; ``ValueError`` naming the first bad value or unknown key
+    (before any work starts)."""
+    config = values if isinstance(values, TrainConfig) else TrainConfig.from_mapping(dict(values))
+    if isinstance(values, TrainConfig):
+        config.check()
+    counts = player_counts(config.env, (config.env_kwargs or {}).get("num_players"))
+    if counts is not None and isinstance(config.learner_seat, dict):
+        raise ValueError("learner_seat: a mapping of seat weights needs one player count, not a list of them")
+    if isinstance(config.learner_seat, dict):
         from polarzoo.wrappers.single_agent import seat_odds
 
-        seat_odds(config["learner_seat"], config_seats(config))
-    if config.get("init_model") is not None:
-        if not isinstance(config["init_model"], str) or not config["init_model"]:
+        seat_odds(config.learner_seat, config_seats(config))
+    if config.init_model is not None:
+        if not isinstance(config.init_model, str) or not config.init_model:
             raise ValueError(
-                f"init_model must be a model file path (.safetensors or .zip) or 'pretrained', got {config['init_model']!r}"
+                f"init_model must be a model file path (.safetensors or .zip) or 'pretrained', got {config.init_model!r}"
             )
         path = init_model_path(config)
         if not path.is_file():
             raise ValueError(f"init_model: no model file {path}")
+    return config
 
 
 def config_defaults() -> Callable[[str], str]:
@@ -303,9 +389,11 @@ def config_defaults() -> Callable[[str], str]:
     return describe
 
 
-def config_specs(config: dict[str, Any]) -> list[str]:
+def config_specs(config: Mapping[str, Any] | TrainConfig) -> list[str]:
     """Every agent spec a training config names (the opponents, the cloning teacher and its
     opponents, the references): what ``--resume`` of a run folder checks with the spec grammar."""
+    if isinstance(config, TrainConfig):
+        config = config.as_dict()
     specs = [str(spec) for spec in dict(config.get("opponents") or {}) if spec != "self"]
     specs.append(str(config.get("bc_teacher") or "heuristic"))
     specs += [str(spec) for spec in dict(config.get("bc_opponents") or {}) if spec != "teacher"]

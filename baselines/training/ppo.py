@@ -20,6 +20,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,9 @@ from polarzoo.baselines.training.config import (  # noqa: F401 (public here too:
     QUICK_BC,
     REFERENCE_AGENTS,
     InitModelError,
+    SeedSchedule,
     TrainConfig,
+    TrainingState,
     check_config,
     config_defaults,
     config_seats,
@@ -71,10 +74,10 @@ from polarzoo.baselines.training.self_play import make_vec_env, opponent_pool, t
 
 def behaviour_clone(
     model: Any,
-    config: dict[str, Any],
+    config: TrainConfig,
     run_dir: Path,
     seed: int,
-    state: dict[str, Any],
+    state: TrainingState,
     progress_bar: bool = True,
     again: str = "",
     log_every: float = 0.0,
@@ -85,23 +88,23 @@ def behaviour_clone(
     every epoch, so a Ctrl-C (or a kill) during cloning loses at most one epoch: ``--resume``
     continues with the epochs left."""
     started = time.perf_counter()
-    done = int(state.get("bc_epochs_done", 0))
+    done = state.bc_epochs_done
     demos = run_dir / "demonstrations.npz"
     if demos.exists():
         data = np.load(demos, allow_pickle=False)
         observations, masks, actions = data["observations"], data["masks"], data["actions"]
     else:
-        teacher = make_agent(config["bc_teacher"], config["env"])
+        teacher = make_agent(config.bc_teacher, config.env)
         try:
             observations, masks, actions = collect_demonstrations(
-                config["env"],
+                config.env,
                 teacher,
-                config["bc_games"],
-                seed=seed + 77,
-                env_kwargs=config["env_kwargs"],
+                config.bc_games,
+                seed=SeedSchedule(seed).demonstrations,
+                env_kwargs=config.env_kwargs,
                 show_progress=progress_bar or log_every > 0,
                 log_every=log_every,
-                opponents=config.get("bc_opponents"),
+                opponents=config.bc_opponents,
             )
         except KeyboardInterrupt:
             # The untrained model is saved as the checkpoint --resume starts from.
@@ -112,15 +115,15 @@ def behaviour_clone(
                 file=sys.stderr,
             )
             sys.exit(130)
-        state["bc_demonstration_seconds"] = time.perf_counter() - started
+        state.bc_demonstration_seconds = time.perf_counter() - started
         temporary = run_dir / "demonstrations.tmp.npz"
         np.savez_compressed(temporary, observations=observations, masks=masks, actions=actions)
         temporary.replace(demos)
-    losses = list(state.get("bc_losses", []))
+    losses = list(state.bc_losses)
 
     def after_epoch(epoch: int, loss: float) -> None:
         losses.append(loss)
-        state["bc_epochs_done"], state["bc_losses"] = done + epoch + 1, losses
+        state.bc_epochs_done, state.bc_losses = done + epoch + 1, losses
         save_checkpoint(run_dir, model, state)
 
     try:
@@ -129,37 +132,37 @@ def behaviour_clone(
             observations,
             masks,
             actions,
-            epochs=config["bc_epochs"] - done,
-            seed=seed + done,
+            epochs=config.bc_epochs - done,
+            seed=SeedSchedule(seed).cloning(done),
             on_epoch=after_epoch,
             show_progress=progress_bar or log_every > 0,
             log_every=log_every,
         )
     except KeyboardInterrupt:
         print(
-            f"\ninterrupted during behaviour cloning after {state.get('bc_epochs_done', 0)} of {config['bc_epochs']} epochs "
+            f"\ninterrupted during behaviour cloning after {state.bc_epochs_done} of {config.bc_epochs} epochs "
             f"(saved); continue with {again or f'--resume {run_dir}'}"
         )
         sys.exit(130)
     report = {
-        "teacher": config["bc_teacher"],
-        "games": config["bc_games"],
+        "teacher": config.bc_teacher,
+        "games": config.bc_games,
         "samples": len(actions),
-        "epochs": config["bc_epochs"],
+        "epochs": config.bc_epochs,
         "loss_per_epoch": losses,
         "seconds": time.perf_counter() - started,
         # the teacher's games (0 when a resumed run found them saved); the rest is the epochs
-        "demonstration_seconds": float(state.get("bc_demonstration_seconds", 0.0)),
+        "demonstration_seconds": state.bc_demonstration_seconds,
     }
     atomic_write(run_dir / "behaviour_cloning.json", json.dumps(report, indent=2))
     if losses:
         print(
-            f"behaviour cloning: {len(actions)} moves of {config['bc_teacher']} from {config['bc_games']} games, "
+            f"behaviour cloning: {len(actions)} moves of {config.bc_teacher} from {config.bc_games} games, "
             f"loss {losses[0]:.2f} -> {losses[-1]:.2f} in {report['seconds']:.0f} s"
         )
 
 
-def choose_torch_threads(config: dict[str, Any]) -> tuple[int, str]:
+def choose_torch_threads(config: TrainConfig) -> tuple[int, str]:
     """The learner's torch threads and why: ``torch_threads`` when set (> 0; the default is 1);
     ``0`` = one per core this process may use, and one when the envs run in subprocesses (they
     take the cores).  Never the machine's load: the thread count changes the update's
@@ -167,10 +170,10 @@ def choose_torch_threads(config: dict[str, Any]) -> tuple[int, str]:
     the default because it gives the same weights on every machine and loses nothing beside other
     work, where two threads wait for each other (2.3x slower beside one busy core, 1.5x faster on
     an idle machine: the results page, "Torch threads")."""
-    requested = int(config.get("torch_threads", 1))
+    requested = int(config.torch_threads)
     if requested > 0:
         return requested, "torch_threads in the config"
-    if config.get("vec_env") == "subproc":
+    if config.vec_env == "subproc":
         return 1, "torch_threads: 0, the envs run in subprocesses on the other cores"
     try:
         cores = len(os.sched_getaffinity(0))
@@ -185,7 +188,7 @@ def choose_torch_threads(config: dict[str, Any]) -> tuple[int, str]:
 
 
 def train(
-    config: dict[str, Any],
+    config: TrainConfig | Mapping[str, Any],
     run_dir: Path,
     resume: bool = False,
     seed: int = 0,
@@ -196,86 +199,86 @@ def train(
 ) -> Path:
     """Train (then evaluate) into ``run_dir``; ``log_every`` > 0 prints a progress line that
     often (seconds), for logs, where a progress bar shows nothing until the end.  ``again``: the
-    command a Ctrl-C's message advises to continue (default ``--resume RUN_DIR``, the trainer's)."""
+    command a Ctrl-C's message advises to continue (default ``--resume RUN_DIR``, the trainer's).
+    ``config``: the frozen :class:`TrainConfig` (a mapping, such as ``load_config``'s, is checked
+    into one first)."""
+    config = check_config(config)
     import torch
     from sb3_contrib import MaskablePPO
 
     from polarzoo.baselines.training.rollouts import AsyncRolloutPPO
 
-    algorithm = AsyncRolloutPPO if config.get("rollouts") == "async" else MaskablePPO
-    if config.get("rollouts") == "async" and config["vec_env"] != "subproc":
+    algorithm = AsyncRolloutPPO if config.rollouts == "async" else MaskablePPO
+    if config.rollouts == "async" and config.vec_env != "subproc":
         # (AsyncRolloutPPO is then MaskablePPO to the bit: the envs share one process anyway)
         print("rollouts: async steps subprocess envs; with vec_env: dummy the rollouts are lock steps", flush=True)
     threads, why = choose_torch_threads(config)
     torch.set_num_threads(threads)
-    update_threads = int(config.get("update_threads") or threads)
+    update_threads = int(config.update_threads or threads)
     in_update = f"; {update_threads} in the update (update_threads)" if update_threads != threads else ""
     print(f"torch threads: {threads} ({why}){in_update}", flush=True)
     (run_dir / "snapshots").mkdir(parents=True, exist_ok=True)
-    state: dict[str, Any] = {"timesteps": 0, "snapshots": [], "seed": seed}
+    state = TrainingState(seed=seed)
     model_name = "latest.safetensors"
     legacy = resume and legacy_checkpoint(run_dir)
     if resume:
-        state, model_name = legacy_state(run_dir) if legacy else read_checkpoint_state(run_dir)
+        saved, model_name = legacy_state(run_dir) if legacy else read_checkpoint_state(run_dir)
+        state = TrainingState.from_dict(saved)
         if model_name not in ("latest.safetensors", "latest.zip"):
-            print(f"checkpoints/latest is unreadable: resuming from the previous checkpoint ({state['timesteps']} timesteps)")
-        seed = int(state.get("seed", seed))
-        state["snapshots"] = [p for p in state.get("snapshots", []) if Path(p).exists()]
-    vec_env = make_vec_env(config, state["snapshots"], seed + state["timesteps"])
+            print(f"checkpoints/latest is unreadable: resuming from the previous checkpoint ({state.timesteps} timesteps)")
+        seed = state.seed
+        state.snapshots = [p for p in state.snapshots if Path(p).exists()]
+    vec_env = make_vec_env(config, state.snapshots, SeedSchedule(seed).envs(state.timesteps))
     counters = None
     # SB3's objects are built from the config, new run or resumed: a checkpoint holds data only
     policy, policy_kwargs = policy_and_kwargs(config)
     model = algorithm(
         policy,
         vec_env,
-        learning_rate=config["learning_rate"],
-        n_steps=config["n_steps"],
-        batch_size=config["batch_size"],
-        n_epochs=config["n_epochs"],
-        gamma=config["gamma"],
-        gae_lambda=config["gae_lambda"],
-        ent_coef=config["ent_coef"],
-        clip_range=config["clip_range"],
+        learning_rate=config.learning_rate,
+        n_steps=config.n_steps,
+        batch_size=config.batch_size,
+        n_epochs=config.n_epochs,
+        gamma=config.gamma,
+        gae_lambda=config.gae_lambda,
+        ent_coef=config.ent_coef,
+        clip_range=config.clip_range,
         policy_kwargs=policy_kwargs,
-        seed=seed,
-        device=config["device"],
+        seed=SeedSchedule(seed).model,
+        device=config.device,
         tensorboard_log=str(run_dir / "tb"),
         verbose=0,
     )
     if resume:
         if legacy:
-            weights, boundary = read_legacy(run_dir, model_name, state["timesteps"])
+            weights, boundary = read_legacy(run_dir, model_name, state.timesteps)
             model.policy.load_state_dict(weights["policy"], strict=True)
             model.policy.optimizer.load_state_dict(weights["optimizer"])
             model.num_timesteps, model._n_updates = weights["timesteps"], weights["n_updates"]
             print(f"{run_dir}: a checkpoint of polarzoo 0.3 and earlier, read with --trust-pickles (its pickles were run)")
         else:
             load_checkpoint_weights(model, run_dir, model_name)
-            boundary = read_exact(run_dir, model_name, state["timesteps"])
+            boundary = read_exact(run_dir, model_name, state.timesteps)
         if boundary is not None:
             restore_update_boundary(model, boundary, str(run_dir / "checkpoints"))
             counters = boundary["counters"]
-            drop_later_evaluations(run_dir, state["timesteps"])
+            drop_later_evaluations(run_dir, state.timesteps)
             print(
                 f"resuming {run_dir} at {model.num_timesteps} timesteps (seed {seed}): exactly where it stopped "
                 "(games in progress, generators and schedule restored)"
             )
-        elif (
-            model.num_timesteps == 0
-            and int(state.get("bc_epochs_done", 0)) < int(config.get("bc_epochs", 0))
-            and config.get("bc_games", 0) > 0
-        ):
+        elif model.num_timesteps == 0 and state.bc_epochs_done < config.bc_epochs and config.bc_games > 0:
             # Stopped during behaviour cloning: no PPO update has run, so there is no game to continue.
             print(
-                f"resuming {run_dir} in behaviour cloning (seed {seed}): {state.get('bc_epochs_done', 0)} of "
-                f"{config['bc_epochs']} epochs done, then PPO from its first timestep"
+                f"resuming {run_dir} in behaviour cloning (seed {seed}): {state.bc_epochs_done} of "
+                f"{config.bc_epochs} epochs done, then PPO from its first timestep"
             )
         else:
             print(
                 f"resuming {run_dir} at {model.num_timesteps} timesteps (seed {seed}); the checkpoint has no exact "
                 "state: the envs start new games"
             )
-    if config.get("init_model") and not resume:
+    if config.init_model and not resume:
         path = init_model_path(config)
         try:  # the weights only (a .safetensors or a zip's policy.pth): nothing in the file runs
             model.policy.load_state_dict(load_policy_weights(path)[1], strict=True)
@@ -284,15 +287,14 @@ def train(
         except (ValueError, RuntimeError, KeyError) as error:
             raise InitModelError(f"init_model {path} does not fit this config's policy ({str(error).splitlines()[0]})") from None
         print(f"starting from the weights of {path}")
-    if config.get("bc_games", 0) > 0 and state.get("bc_epochs_done", 0) < config["bc_epochs"] and model.num_timesteps == 0:
+    if config.bc_games > 0 and state.bc_epochs_done < config.bc_epochs and model.num_timesteps == 0:
         behaviour_clone(model, config, run_dir, seed, state, progress_bar, again, log_every)
-    remaining = config["total_timesteps"] - model.num_timesteps
+    remaining = config.total_timesteps - model.num_timesteps
     started = time.perf_counter()
     steps_before = model.num_timesteps
     # A checkpoint written by older code has no training time: the count then starts here.
-    seconds_before = float(state.get("train_seconds", 0.0))
-    seconds_from = int(state.get("train_seconds_from", steps_before if "train_seconds" not in state else 0))
-    state["train_seconds_from"] = seconds_from
+    seconds_before = state.train_seconds or 0.0
+    seconds_from = state.train_seconds_from
     callback = training_callback(run_dir, config, state, log_every, counters, seconds_before, (threads, update_threads))
     try:
         if remaining > 0:
@@ -309,18 +311,18 @@ def train(
         sys.exit(130)
     elapsed = time.perf_counter() - started
     torch.set_num_threads(threads)  # learn() ends after an update: the evaluation plays as the rollouts did
-    state["train_seconds"] = seconds_before + elapsed
+    state.train_seconds = seconds_before + elapsed
     # learn() ends after an update: an exact point to continue from (a larger --total-timesteps)
     save_checkpoint(run_dir, model, state, capture_update_boundary(model, callback.counters(), state))
     save_model(model, run_dir / "model.zip")
     # the shareable copy: weights and settings only (a zip's pickles run code when loaded)
-    save_policy(model, run_dir / "model.safetensors", env_id=config["env"])
+    save_policy(model, run_dir / "model.safetensors", env_id=config.env)
     fps = (model.num_timesteps - steps_before) / max(elapsed, 1e-9)
     # "seconds": every part of the run (a resumed run included) from "seconds_from" timesteps on
     # (0 unless it continued a checkpoint of older code); "fps": this part's speed.
     record = {
         "timesteps": model.num_timesteps,
-        "seconds": state["train_seconds"],
+        "seconds": state.train_seconds,
         "seconds_from": seconds_from,
         "fps": fps,
         "seconds_this_part": elapsed,
@@ -330,12 +332,12 @@ def train(
     atomic_write(run_dir / "training.json", json.dumps(record, indent=2))
     resumed = f" ({elapsed:.0f} s in this part)" if seconds_before or steps_before else ""
     print(
-        f"trained {model.num_timesteps} timesteps in {state['train_seconds']:.0f} s{resumed} ({fps:.0f} fps); "
+        f"trained {model.num_timesteps} timesteps in {state.train_seconds:.0f} s{resumed} ({fps:.0f} fps); "
         f"model: {run_dir / 'model.zip'} (weights only, to share: {run_dir / 'model.safetensors'})"
     )
-    if state.get("physics_failures"):
+    if state.physics_failures:
         print(
-            f"{state['physics_failures']} episodes were truncated by a physics failure (rolled back; see tb rollout/physics_failures)"
+            f"{state.physics_failures} episodes were truncated by a physics failure (rolled back; see tb rollout/physics_failures)"
         )
     vec_env.close()
     if final_eval:
@@ -343,14 +345,14 @@ def train(
         references = []
         for spec in REFERENCE_AGENTS:
             try:
-                references.append(make_agent(spec, config["env"]))
+                references.append(make_agent(spec, config.env))
             except ValueError:
                 pass
         games = evaluation_env_kwargs(config)
         for env_kwargs in games:
             # Two players: a round robin of the trained model and the references; more: one
             # lineup, the trained model, random and heuristics in the other seats, every rotation.
-            seats = len(seat_names(config["env"], env_kwargs))
+            seats = len(seat_names(config.env, env_kwargs))
             agents = (
                 [trained, *references]
                 if seats <= len(references) + 1
@@ -359,11 +361,11 @@ def train(
             out = run_dir if len(games) == 1 else run_dir / f"eval-{seats}p"
             try:
                 summary = evaluate(
-                    config["env"],
+                    config.env,
                     [],
-                    config["final_eval_games"],
+                    config.final_eval_games,
                     out,
-                    seed=20_000,
+                    seed=SeedSchedule.FINAL_EVALUATION,
                     env_kwargs=env_kwargs,
                     run_dir=run_dir,
                     agents=agents,
@@ -377,7 +379,7 @@ def train(
                 )
                 sys.exit(130)
             players = f", {seats} players" if len(games) > 1 else ""
-            print(f"\n## Final evaluation: {config['env']}{players}, {config['final_eval_games']} games per pairing and seat\n")
+            print(f"\n## Final evaluation: {config.env}{players}, {config.final_eval_games} games per pairing and seat\n")
             print(summary["table"])
             print(
                 "\nwritten:\n"
@@ -387,4 +389,3 @@ def train(
             )
     print(f"view the training logs: tensorboard --logdir {run_dir / 'tb'}")
     return run_dir
-

@@ -15,18 +15,24 @@ from polarzoo.baselines.agents import PolicyAgent, make_agent
 from polarzoo.baselines.cli.runs import LineFile, save_model
 from polarzoo.baselines.evaluation.tournament import head_to_head, seat_names, wilson_interval
 from polarzoo.baselines.training.checkpoints import capture_update_boundary, save_checkpoint
-from polarzoo.baselines.training.config import REFERENCE_AGENTS, evaluation_env_kwargs
+from polarzoo.baselines.training.config import (
+    REFERENCE_AGENTS,
+    SeedSchedule,
+    TrainConfig,
+    TrainingState,
+    evaluation_env_kwargs,
+)
 
 
-def opponent_pool(config: dict[str, Any], snapshots: list[str]) -> tuple[list[Any], list[float]]:
-    """The opponents and their weights, in the order of ``config["opponents"]`` (then the
+def opponent_pool(config: TrainConfig, snapshots: list[str]) -> tuple[list[Any], list[float]]:
+    """The opponents and their weights, in the order of ``config.opponents`` (then the
     snapshots): an env draws an index into this list, so the order is part of the run."""
     agents: list[Any] = []
     weights: list[float] = []
-    mixture = dict(config["opponents"])
+    mixture = dict(config.opponents)
     self_weight = float(mixture.pop("self", 0.0))
     for spec, weight in mixture.items():
-        agents.append(make_agent(spec, config["env"]))
+        agents.append(make_agent(spec, config.env))
         weights.append(float(weight))
     if snapshots and self_weight > 0:
         for path in snapshots:
@@ -35,7 +41,7 @@ def opponent_pool(config: dict[str, Any], snapshots: list[str]) -> tuple[list[An
     return agents, weights
 
 
-def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any:
+def make_vec_env(config: TrainConfig, snapshots: list[str], seed: int) -> Any:
     from stable_baselines3.common.monitor import Monitor
 
     from polarzoo.wrappers import SingleAgentEnv
@@ -45,7 +51,7 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
 
     def factory(rank: int):  # noqa: ANN202
         def build() -> Any:
-            if config["vec_env"] == "subproc":
+            if config.vec_env == "subproc":
                 import torch
 
                 # One process per env on a few cores: the snapshot opponents' small forward
@@ -53,17 +59,17 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
                 torch.set_num_threads(1)
             agents, weights = opponent_pool(config, snapshots)
             env = SingleAgentEnv(
-                config["env"],
+                config.env,
                 opponents=agents,
                 opponent_weights=weights,
-                learner_seat=config["learner_seat"],
-                env_kwargs=config["env_kwargs"],
+                learner_seat=config.learner_seat,
+                env_kwargs=config.env_kwargs,
             )
-            if config["shaping"]:
+            if config.shaping:
                 from polarzoo.wrappers.shaping import PotentialShaping
 
                 # Monitor inside: the logged episode returns stay the game's own.
-                return Checkpointable(PotentialShaping(Monitor(env), scale=config["shaping"], gamma=config["gamma"]))
+                return Checkpointable(PotentialShaping(Monitor(env), scale=config.shaping, gamma=config.gamma))
             # Outermost: the whole stack can be saved at an update and put back (exact --resume).
             return Checkpointable(Monitor(env))
 
@@ -71,16 +77,16 @@ def make_vec_env(config: dict[str, Any], snapshots: list[str], seed: int) -> Any
 
     # dummy: one process, the snapshot opponents' moves batched across the envs (one forward pass
     # for all instead of one per env); subproc: one process per env, the masks sent with the steps.
-    cls = MaskCachingSubprocVecEnv if config["vec_env"] == "subproc" else OpponentBatchingVecEnv
-    vec_env = cls([factory(i) for i in range(config["n_envs"])])
+    cls = MaskCachingSubprocVecEnv if config.vec_env == "subproc" else OpponentBatchingVecEnv
+    vec_env = cls([factory(i) for i in range(config.n_envs)])
     vec_env.seed(seed)
     return vec_env
 
 
 def training_callback(
     run_dir: Path,
-    config: dict[str, Any],
-    state: dict[str, Any],
+    config: TrainConfig,
+    state: TrainingState,
     log_every: float = 0.0,
     counters: dict[str, Any] | None = None,
     seconds_before: float = 0.0,
@@ -99,9 +105,9 @@ def training_callback(
 
         def __init__(self) -> None:
             super().__init__()
-            self.next_checkpoint = state["timesteps"] + config["checkpoint_every"]
-            self.next_snapshot = state["timesteps"] + config["snapshot_every"] if config["snapshot_every"] else None
-            self.next_eval = state["timesteps"] + config["eval_every"] if config["eval_every"] else None
+            self.next_checkpoint = state.timesteps + config.checkpoint_every
+            self.next_snapshot = state.timesteps + config.snapshot_every if config.snapshot_every else None
+            self.next_eval = state.timesteps + config.eval_every if config.eval_every else None
             if counters:  # an exact resume: the schedule of the run it continues
                 self.next_checkpoint, self.next_snapshot, self.next_eval = (
                     counters["next_checkpoint"],
@@ -110,7 +116,7 @@ def training_callback(
                 )
             #: the state at the start of the current rollout (the last update boundary)
             self.boundary: dict[str, Any] | None = None
-            self.started, self.steps_at_start, self.last_log = time.perf_counter(), state["timesteps"], time.perf_counter()
+            self.started, self.steps_at_start, self.last_log = time.perf_counter(), state.timesteps, time.perf_counter()
             self.last_eval = ""
             #: wall seconds spent in periodic evaluations (not training): kept out of
             #: ``timing.csv``'s ``train_seconds`` so the time to a win rate is the training's own
@@ -123,7 +129,7 @@ def training_callback(
             if not log_every or now - self.last_log < log_every:
                 return
             self.last_log = now
-            done, total = self.num_timesteps, config["total_timesteps"]
+            done, total = self.num_timesteps, config.total_timesteps
             fps = (done - self.steps_at_start) / max(now - self.started, 1e-9)
             eta = max(total - done, 0) / fps if fps > 0 else float("inf")  # the last rollout may overshoot
             eta_text = time.strftime("%H:%M:%S", time.gmtime(eta)) if eta < 360_000 else "?"
@@ -140,14 +146,14 @@ def training_callback(
                 if done and (info.get("final_infos") or {}).get("physics_error"):
                     # Thin Ice: the simulation went unstable, the env rolled back and truncated
                     # the episode; count it and carry on.
-                    state["physics_failures"] = int(state.get("physics_failures", 0)) + 1
-                    self.logger.record("rollout/physics_failures", state["physics_failures"])
+                    state.physics_failures += 1
+                    self.logger.record("rollout/physics_failures", state.physics_failures)
             if self.next_snapshot is not None and steps >= self.next_snapshot:
                 self._snapshot()
-                self.next_snapshot += config["snapshot_every"]
+                self.next_snapshot += config.snapshot_every
             if self.next_eval is not None and steps >= self.next_eval:
                 self._evaluate()
-                self.next_eval += config["eval_every"]
+                self.next_eval += config.eval_every
             return True
 
         def next_env_event(self) -> int | None:
@@ -171,10 +177,10 @@ def training_callback(
             # are written here, and a Ctrl-C during the rollout or the update saves this state.
             due = self.num_timesteps >= self.next_checkpoint
             while self.next_checkpoint <= self.num_timesteps:
-                self.next_checkpoint += config["checkpoint_every"]
+                self.next_checkpoint += config.checkpoint_every
             # The training time up to this boundary travels with it: a resumed run's
             # training.json then counts every part, not only the last learn() call.
-            state["train_seconds"] = seconds_before + time.perf_counter() - self.started
+            state.train_seconds = seconds_before + time.perf_counter() - self.started
             self.boundary = capture_update_boundary(self.model, self.counters(), state)
             if due:
                 save_checkpoint(run_dir, self.model, state, self.boundary)
@@ -182,8 +188,8 @@ def training_callback(
         def _snapshot(self) -> None:
             path = run_dir / "snapshots" / f"snapshot_{self.num_timesteps}.zip"
             save_model(self.model, path)
-            state["snapshots"] = (state["snapshots"] + [str(path)])[-config["max_snapshots"] :]
-            agents, weights = opponent_pool(config, state["snapshots"])
+            state.snapshots = (state.snapshots + [str(path)])[-config.max_snapshots :]
+            agents, weights = opponent_pool(config, state.snapshots)
             env = self.training_env
             # Replace each env's pool: references + the newest snapshots.
             for i in range(env.num_envs):
@@ -201,11 +207,16 @@ def training_callback(
                 tag = f"_{env_kwargs['num_players']}p" if len(games) > 1 else ""
                 for spec in REFERENCE_AGENTS:
                     try:
-                        opponent = make_agent(spec, config["env"])
+                        opponent = make_agent(spec, config.env)
                     except ValueError:
                         continue
                     result = head_to_head(
-                        config["env"], learner, opponent, config["eval_games"], seed=10_000, env_kwargs=env_kwargs
+                        config.env,
+                        learner,
+                        opponent,
+                        config.eval_games,
+                        seed=SeedSchedule.PERIODIC_EVALUATION,
+                        env_kwargs=env_kwargs,
                     )
                     low, high = wilson_interval(result.wins, result.games)
                     rate = result.wins / result.games
@@ -221,7 +232,7 @@ def training_callback(
                     }
                     # Both seats together can hide a seat that never learns (the Floe's bears did):
                     # each seat's own win rate too.
-                    for index, seat in enumerate(seat_names(config["env"], env_kwargs)):
+                    for index, seat in enumerate(seat_names(config.env, env_kwargs)):
                         wins, draws, losses = result.by_seat.get(index, [0, 0, 0])
                         seat_rate = wins / max(1, wins + draws + losses)
                         row[f"win_rate_as_{seat}"] = seat_rate
