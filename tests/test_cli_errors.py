@@ -537,10 +537,11 @@ def _two_checkpoints(tmp_path: Path) -> Path:
 def test_a_damaged_latest_checkpoint_falls_back_to_the_previous(tmp_path: Path, damage: str) -> None:
     """A latest.safetensors cut short, with changed tensor bytes (its digest catches them), a
     damaged header, or beside the state of another checkpoint: the resume takes the previous one."""
+    from polarzoo.baselines.training.config import TrainingState
     from polarzoo.baselines.training.ppo import read_checkpoint_state
 
     folder = _two_checkpoints(tmp_path)
-    assert read_checkpoint_state(tmp_path) == ({"timesteps": 200}, "latest.safetensors")
+    assert read_checkpoint_state(tmp_path) == (TrainingState(timesteps=200).as_dict(), "latest.safetensors")
     latest = folder / "latest.safetensors"
     data = bytearray(latest.read_bytes())
     if damage == "cut":
@@ -552,7 +553,7 @@ def test_a_damaged_latest_checkpoint_falls_back_to_the_previous(tmp_path: Path, 
     else:
         (folder / "state.json").write_text(json.dumps({"timesteps": 150}))
     latest.write_bytes(bytes(data))
-    assert read_checkpoint_state(tmp_path) == ({"timesteps": 100}, "previous.safetensors")
+    assert read_checkpoint_state(tmp_path) == (TrainingState(timesteps=100).as_dict(), "previous.safetensors")
 
 
 #: a folder nobody can write, root included (a read-only file system): Linux's /proc

@@ -165,7 +165,9 @@ def test_search_agent_plays_legal_games_in_both_seats() -> None:
         make_agent("search:0", "go_with_the_floe_v0")
     with pytest.raises(ValueError, match="does not fit go_with_the_floe_v0"):
         make_agent(f"search:2:{pretrained_path('fire_and_ice_v0')}", "go_with_the_floe_v0")
-    with pytest.raises(ValueError, match="vsearch:N is a search of thin_ice_v0, not of go_with_the_floe_v0; for go_with_the_floe_v0 use search:N"):
+    with pytest.raises(
+        ValueError, match="vsearch:N is a search of thin_ice_v0, not of go_with_the_floe_v0; for go_with_the_floe_v0 use search:N"
+    ):
         make_agent("vsearch:2", "go_with_the_floe_v0")
 
 
