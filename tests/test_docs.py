@@ -241,3 +241,20 @@ def test_the_layout_page_names_every_module() -> None:
     page = (root / "docs" / "layout.md").read_text()
     assert unnamed_modules(page, root) == []
     assert unnamed_modules(page.replace("oracle.py", "oracle"), root) == ["baselines/agents/oracle.py"]
+
+
+def test_the_results_records_stay_within_their_budget() -> None:
+    """docs/results/ keeps small summaries (<= 150 files, <= 5 MB; a study is one archive or the
+    command that rebuilds it), never a model (they ship in baselines/pretrained/ or nowhere), and
+    the results page stays a page (<= 300 lines)."""
+    root = Path(__file__).resolve().parents[1]
+    listed = subprocess.run(["git", "ls-files", "docs/results"], cwd=root, capture_output=True, text=True)
+    if listed.returncode == 0 and listed.stdout:
+        files = [root / name for name in listed.stdout.split()]
+    else:  # not a git checkout: what is on disk
+        files = [path for path in (root / "docs" / "results").rglob("*") if path.is_file()]
+    assert len(files) <= 150, f"docs/results/ has {len(files)} files"
+    assert sum(path.stat().st_size for path in files) <= 5_000_000
+    models = [str(path.relative_to(root)) for path in files if path.suffix in (".safetensors", ".zip", ".npz", ".pt", ".pkl")]
+    assert models == []
+    assert len((root / "docs" / "results.md").read_text().splitlines()) <= 300

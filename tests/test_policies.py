@@ -184,6 +184,40 @@ def test_masked_categorical_matches_sb3_contrib_and_samples_only_legal_actions()
     assert torch.allclose(free.probs, torch.softmax(logits, dim=-1), atol=1e-6)
 
 
+def test_the_masked_categorical_computes_what_the_plain_one_did_to_the_bit() -> None:
+    """The exponentials of the masked entries (-1e8) are skipped, not changed: log-probabilities,
+    entropy, probabilities and the gradient to the raw logits equal the plain computation's
+    (``logsumexp`` and ``exp`` over every entry) bit for bit."""
+    from polarzoo.baselines.policies import MaskedCategorical
+
+    torch.manual_seed(3)
+    raw = torch.randn(64, 2402) * 3
+    masks = torch.rand(64, 2402) < 0.02
+    masks[:, 11] = True
+    actions = torch.multinomial(masks.float(), 1).squeeze(1)
+
+    def plain(logits: torch.Tensor) -> tuple[torch.Tensor, ...]:  # in MaskablePPO's order: log_prob, then entropy
+        masked = torch.where(masks, logits, torch.tensor(-1e8))
+        normalised = masked - masked.logsumexp(dim=-1, keepdim=True)
+        log_prob = normalised.gather(-1, actions[:, None]).squeeze(-1)
+        probs = normalised.exp()
+        entropy = -torch.where(masks, normalised * probs, torch.zeros(())).sum(-1)
+        return log_prob, entropy, probs
+
+    def ours(logits: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        distribution = MaskedCategorical(logits)
+        distribution.apply_masking(masks)
+        return distribution.log_prob(actions), distribution.entropy(), distribution.probs
+
+    results = []
+    for compute in (plain, ours):
+        logits = raw.clone().requires_grad_(True)
+        log_prob, entropy, probs = compute(logits)
+        (1.3 * log_prob.mean() + 0.01 * entropy.mean() + probs[:, 11].sum()).backward()
+        results.append((log_prob.detach(), entropy.detach(), probs.detach(), logits.grad))
+    assert all(torch.equal(a, b) for a, b in zip(*results))
+
+
 # ------------------------------------------------------------------------------ Thin Ice
 def _thin_ice_observations(num_players: int, steps: int = 14, seed: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
     pytest.importorskip("mujoco")

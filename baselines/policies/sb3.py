@@ -59,6 +59,32 @@ def gumbel_max(log_probabilities: torch.Tensor) -> torch.Tensor:
     ).argmax(dim=-1)
 
 
+def exp_where(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """``values.exp()`` where ``mask``, exactly 0 elsewhere, without computing the exponential of
+    the masked entries: a masked logit is -1e8, whose exponential (0) takes the CPU's slow path,
+    ten times an ordinary one (a third of a Fire & Ice update's time went there)."""
+    zero = torch.zeros((), dtype=values.dtype, device=values.device)
+    return torch.where(mask, torch.where(mask, values, zero).exp(), zero)
+
+
+class MaskedLogSumExp(torch.autograd.Function):
+    """``raw.logsumexp(-1, keepdim=True)`` of masked logits (masked entries at -1e8), computing
+    the exponentials of the legal entries only: the same numbers as torch's ``logsumexp`` and its
+    gradient to the bit (a masked entry's term is 0 either way; the same sums in the same order)."""
+
+    @staticmethod
+    def forward(ctx: Any, raw: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:  # noqa: D102
+        top = raw.amax(dim=-1, keepdim=True)
+        result = exp_where(raw - top, mask).sum(dim=-1, keepdim=True).log_().add_(top)
+        ctx.save_for_backward(raw, mask, result)
+        return result
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, None]:  # noqa: D102
+        raw, mask, result = ctx.saved_tensors
+        return grad * exp_where(raw - result, mask), None
+
+
 class MaskedCategorical:
     """A categorical over thousands of actions, masked, normalised once.
 
@@ -85,18 +111,17 @@ class MaskedCategorical:
     @property
     def logits(self) -> torch.Tensor:  # normalised log-probabilities
         if self._logits is None:
-            raw = (
-                self._raw
-                if self.masks is None
-                else torch.where(self.masks, self._raw, torch.tensor(-1e8, dtype=self._raw.dtype, device=self._raw.device))
-            )
-            self._logits = raw - raw.logsumexp(dim=-1, keepdim=True)
+            if self.masks is None:
+                self._logits = self._raw - self._raw.logsumexp(dim=-1, keepdim=True)
+            else:
+                raw = torch.where(self.masks, self._raw, torch.tensor(-1e8, dtype=self._raw.dtype, device=self._raw.device))
+                self._logits = raw - MaskedLogSumExp.apply(raw, self.masks)
         return self._logits
 
     @property
     def probs(self) -> torch.Tensor:
         if self._probs is None:
-            self._probs = self.logits.exp()
+            self._probs = self.logits.exp() if self.masks is None else exp_where(self.logits, self.masks)
         return self._probs
 
     def sample(self) -> torch.Tensor:

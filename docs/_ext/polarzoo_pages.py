@@ -102,10 +102,20 @@ def league_page(source_dir: Path) -> str:
 
 
 def exploit_section(source_dir: Path) -> list[str]:
-    """How much a trained best response takes from each agent (docs/results/exploit/*/exploit.json)."""
+    """How much a trained best response takes from each agent (``exploit/*/exploit.json`` in the
+    study's archive, ``docs/results/exploit.tar.gz``)."""
     import json
+    import tarfile
 
-    found = sorted((source_dir / "results" / "exploit").glob("*/exploit.json"))
+    archive = source_dir / "results" / "exploit.tar.gz"
+    if not archive.exists():
+        return []
+    with tarfile.open(archive) as members:  # our own archive, read as data: no member is extracted
+        found = [
+            json.loads(members.extractfile(member).read())  # type: ignore[union-attr]
+            for member in sorted(members.getmembers(), key=lambda m: m.name)
+            if member.isfile() and member.name.count("/") == 2 and member.name.endswith("/exploit.json")
+        ]
     if not found:
         return []
     parts = [
@@ -118,8 +128,7 @@ def exploit_section(source_dir: Path) -> list[str]:
         "| game | agent | best response's training | win rate as first seat | as second seat | best response's league rating |",
         "|---|---|---|---|---|---|",
     ]
-    for path in found:
-        result = json.loads(path.read_text())
+    for result in found:
         seats = list(result["by_seat"].values())
         cells = [
             f"{s['wins']}/{s['games']} ({s['win_rate']:.0%} [{s['win_rate_ci95'][0]:.0%}, {s['win_rate_ci95'][1]:.0%}])"
@@ -144,7 +153,7 @@ def exploit_section(source_dir: Path) -> list[str]:
         "Each row: `python -m polarzoo.baselines.training.exploit --env ENV --agent AGENT --timesteps T --games G "
         "--rate-games R --torch-threads 1` (`--init pretrained` where the row says so) with the row's numbers (G games "
         "a seat; R: 200, 100 for Thin Ice's `pretrained` and `heuristic` and for `az:20`, the default 400 for the "
-        "others); the runs are in `docs/results/exploit/`.",
+        "others); the runs are in `docs/results/exploit.tar.gz`.",
         "",
     ]
     return parts
