@@ -7,7 +7,7 @@
 The first table compares vectorised envs with the same hyperparameters (2048 transitions per
 update, batch 512, 5 epochs, 256x256 MLP, one torch thread).  ``--policies`` compares the board
 policy (``baselines/policies/sb3.py``) with the flat MLP at each game's default training config
-(``baselines/training/hyperparams.yaml``: envs, rollout, batch, epochs, torch threads), learner against
+(each game kit's ``hyperparams``: envs, rollout, batch, epochs, torch threads), learner against
 random, ``DummyVecEnv(SingleAgentEnv)``.  ``--default-run ENV`` times the README's training
 command itself (its config, vectorisation, opponents and self-play; evaluations off), with
 ``--baseline COMMIT`` also that commit's code (exported with ``git archive``), alternately.
