@@ -265,11 +265,33 @@ def test_train_learns_it_from_its_kit(tmp_path: Path) -> None:
     assert rows["random"]["wins"] > rows["random"]["losses"]  # 4,096 timesteps learn to beat random play
 
 
-def test_league_exploit_trains_a_best_response_to_its_heuristic(tmp_path: Path) -> None:
+def test_league_exploit_trains_best_responses_to_its_heuristic(tmp_path: Path) -> None:
+    """``league exploit`` with the kit's budget and openings, two seeds pooled."""
     pytest.importorskip("sb3_contrib")
     from polarzoo.baselines.training.exploit import main
 
-    main(["--env", ENV_ID, "--agent", "heuristic", "--games", "4", "--no-rate", "--out", str(tmp_path / "x"), "--no-progress"])
-    result = json.loads((tmp_path / "x" / "exploit.json").read_text())
-    assert result["timesteps"] == 2_048 and result["opening_plies"] == 1  # the kit's
-    assert sum(seat["games"] for seat in result["by_seat"].values()) == 8
+    out = tmp_path / "x"
+    main(
+        [
+            "--env",
+            ENV_ID,
+            "--agent",
+            "heuristic",
+            "--games",
+            "4",
+            "--no-rate",
+            "--seeds",
+            "0",
+            "1",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
+    for seed in (0, 1):
+        result = json.loads((out / f"seed{seed}" / "exploit.json").read_text())
+        assert result["timesteps"] == 2_048 and result["opening_plies"] == 1 and result["seed"] == seed  # the kit's
+        assert result["compute"]["agent_timesteps"] is None  # a heuristic has no training record
+    summary = json.loads((out / "exploit.json").read_text())
+    assert summary["seeds"] == [0, 1] and summary["overall"]["games"] == 16
+    assert summary["overall"]["wins"] == sum(row["wins"] for row in summary["per_seed"])

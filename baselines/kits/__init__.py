@@ -39,7 +39,9 @@ class Kit:
     ``heuristic:K``); ``searches``: spec kind -> a builder ``(policy, kind, budget, label) -> agent``
     of a search over a policy (``search:D``, ``vsearch:K``); ``network``: the board network's name
     in :data:`polarzoo.baselines.policies.BOARDS` (``policy: board``); ``pretrained``: the shipped
-    board policy, a file in ``baselines/pretrained/`` (or an absolute path); ``pretrained_az_jax``:
+    board policy, a file in ``baselines/pretrained/`` (or an absolute path), and
+    ``pretrained_timesteps`` its training (what ``league exploit`` sets a best response's budget
+    beside); ``pretrained_az_jax``:
     the shipped ``az-jax`` network (``.npz``, a ``.json`` beside it); ``az_jax``: that network's
     input scale per channel and policy head (``"pairs"`` / ``"per_square"``); ``encoder``:
     ``(state, colour) -> observation`` of the rules state for ``az:N``'s leaves; ``solver``: the
@@ -54,6 +56,7 @@ class Kit:
     searches: Mapping[str, str] = field(default_factory=_frozen)
     network: str | None = None
     pretrained: str | None = None
+    pretrained_timesteps: int | None = None
     pretrained_az_jax: str | None = None
     az_jax: Mapping[str, Any] = field(default_factory=_frozen)
     encoder: str | None = None

@@ -9,6 +9,7 @@ KIT = Kit(
     heuristic="polarzoo.baselines.agents.fire_and_ice:FireAndIceHeuristic",
     network="fire_and_ice",
     pretrained="fire_and_ice_v0.safetensors",
+    pretrained_timesteps=251_904,  # the main job's PPO timesteps (after cloning the heuristic)
     pretrained_az_jax="fire_and_ice_v0_az_jax.npz",
     az_jax={"scale": [1.0] * 7 + [25.0, 25.0], "head": "pairs"},
     encoder="polarzoo.envs.fire_and_ice.encoding:observation_tensor",

@@ -11,6 +11,7 @@ KIT = Kit(
     searches={"search": "polarzoo.baselines.agents.floe_search:build_search"},
     network="go_with_the_floe",
     pretrained="go_with_the_floe_v0.safetensors",
+    pretrained_timesteps=350_000,  # 250,000 timesteps, then a 100,000-timestep fine-tune (its model card)
     az_jax={"scale": [1.0] * 9 + [104.0, 104.0], "head": "per_square"},
     encoder="polarzoo.envs.go_with_the_floe.encoding:observation_tensor",
     solver="polarzoo.envs.go_with_the_floe.solver:FloeSolver",

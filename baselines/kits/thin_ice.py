@@ -14,6 +14,7 @@ KIT = Kit(
     },
     network="thin_ice",
     pretrained="thin_ice_v0.safetensors",
+    pretrained_timesteps=141_312,  # three rounds of PPO from 0.3's 2-player policy (its model card)
     opening_plies=0,  # a placement is physics: a random one would knock piles over
     exploit_timesteps=30_000,
     hyperparams={
