@@ -74,3 +74,46 @@ def test_the_size_counts_match_the_readable_rules() -> None:
         assert paths[plies] == len(level)
     estimate = estimate_tree_size(rules.initial_state(), games=200, seed=1)
     assert estimate["leaves"] > 0 and 5 < estimate["mean_length"] < 53
+
+
+def score_minimax(state: rules.State, depth: int) -> int | None:
+    """The match score for Black under perfect play by the readable rules (a Black win: the empty
+    squares left; a White win: minus them), or ``None`` when some line is longer than ``depth``."""
+    if state.winner >= 0:
+        empty = rules.empty_squares(state)
+        return empty if state.winner == rules.BLACK else -empty
+    if depth == 0:
+        return None
+    values = [score_minimax(rules.apply(state, int(action)), depth - 1) for action in rules.legal_actions(state)]
+    if any(value is None for value in values):
+        return None
+    return max(values) if state.to_move == rules.BLACK else min(values)  # type: ignore[type-var]
+
+
+def test_the_match_score_agrees_with_minimax_over_the_readable_rules() -> None:
+    from polarzoo.envs.go_with_the_floe.solver import match_value
+
+    rng = np.random.default_rng(11)
+    checked = 0
+    while checked < 8:
+        state = random_position(rng, int(rng.integers(30, 44)))
+        expected = score_minimax(state, 6)
+        if expected is None:
+            continue
+        value = match_value(state, max_depth=8)
+        assert value.exact and value.score == expected
+        after = rules.apply(state, value.move)  # the move it names keeps the score
+        assert score_minimax(after, 5) == expected
+        checked += 1
+
+
+def test_the_match_score_of_the_start_is_forty_empty_squares_for_black() -> None:
+    """Black's best forced win leaves 40 empty squares against White's best defence; B2-B4 (or its
+    mirror image B7-B5) is a move that keeps it."""
+    from polarzoo.envs.go_with_the_floe.solver import match_value
+
+    start = rules.initial_state()
+    value = match_value(start)
+    assert (value.score, value.depth) == (40, 7)
+    assert rules.action_to_notation(value.move, start) in ("B2-B4", "B7-B5")
+    assert match_value(rules.apply(start, value.move)).score == 40

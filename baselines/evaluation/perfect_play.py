@@ -45,7 +45,7 @@ from polarzoo.baselines.evaluation.tournament import play_game, wilson_interval
 from polarzoo.baselines.kits import games_with, kit_of
 from polarzoo.envs import game_info
 from polarzoo.envs.go_with_the_floe import rules as floe_rules  # the Floe's own size and solve commands
-from polarzoo.envs.go_with_the_floe.solver import count_paths, estimate_tree_size
+from polarzoo.envs.go_with_the_floe.solver import count_paths, estimate_tree_size, match_value
 
 WIN, LOSS, UNKNOWN = 1, -1, 0
 
@@ -137,6 +137,10 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--plies", type=int, default=2, help="the openings' depth")
     solve.add_argument("--node-limit", type=int, default=20_000_000, help="nodes a position's search may spend")
     solve.add_argument("--table-bits", type=int, default=24, help="the proof table holds 2**BITS positions")
+    match = sub.add_parser("match", help="the Floe's match score under perfect play: the start and each first move")
+    match.add_argument("--env", choices=["go_with_the_floe_v0"], default="go_with_the_floe_v0")
+    match.add_argument("--max-depth", type=int, default=16, help="plies the score search may deepen to")
+    match.add_argument("--node-limit", type=int, default=200_000_000, help="nodes a position's search may spend")
     accuracy = sub.add_parser("accuracy", help="every agent's moves judged by the exact search")
     accuracy.add_argument("--env", choices=games_with("solver"), required=True)
     accuracy.add_argument("--agents", nargs="+", required=True, help="agent specs to judge")
@@ -148,7 +152,7 @@ def _parser() -> argparse.ArgumentParser:
         "--max-empty", type=int, default=MAX_EMPTY_HOLES, help="Fire & Ice: judge positions this empty or fuller"
     )
     accuracy.add_argument("--table-bits", type=int, default=24, help="the proof table holds 2**BITS positions")
-    for command in (size, solve, accuracy):
+    for command in (size, solve, match, accuracy):
         command.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of the run folder")
         command.add_argument("--run-name", default=None, help="the run folder's name (default: perfect-COMMAND-DATE)")
         command.add_argument("--no-progress", action="store_true", help="steady lines instead of a bar")
@@ -177,6 +181,58 @@ def _progress(args: argparse.Namespace, total: int, desc: str, unit: str) -> Any
     if args.no_progress:
         return LogProgress(total, desc, unit)
     return progress_bar(total, desc, unit)
+
+
+def principal_line(state: Any, max_depth: int, node_limit: int) -> list[int]:
+    """The moves of perfect play for the match from ``state`` to the game's end: Black the most
+    empty squares it can force, White the fewest it can leave Black."""
+    line: list[int] = []
+    while state.winner < 0:
+        value = match_value(state, max_depth, node_limit)
+        if not value.exact or value.move < 0:
+            break
+        line.append(value.move)
+        state = floe_rules.apply(state, value.move)
+    return line
+
+
+def _match(args: argparse.Namespace, out: Path) -> None:
+    start = floe_rules.initial_state()
+    began = time.perf_counter()
+    root = match_value(start, args.max_depth, args.node_limit)
+    line = principal_line(start, args.max_depth, args.node_limit) if root.exact else []
+    names, state = [], start
+    for action in line:
+        names.append(floe_rules.action_to_notation(action, state))
+        state = floe_rules.apply(state, action)
+    shown = root.score if root.exact else f"between {root.low} and {root.high}"
+    print(f"the start: Black's score under perfect play {shown} (depth {root.depth}, {root.nodes:,} nodes); "
+          f"a perfect game: {' '.join(names) or '-'} ({len(line)} plies)")  # fmt: skip
+    first_moves = []
+    bar = _progress(args, len(floe_rules.legal_actions(start)), "first moves", "move")
+    for action in floe_rules.legal_actions(start):
+        value = match_value(floe_rules.apply(start, int(action)), args.max_depth, args.node_limit)
+        first_moves.append({"move": floe_rules.action_to_notation(int(action), start), "score": value.score, "low": value.low,
+                            "high": value.high, "depth": value.depth, "nodes": value.nodes})  # fmt: skip
+        bar.update(1)
+    bar.close()
+    result = {
+        "env": args.env,
+        "score": root.score,
+        "bounds": [root.low, root.high],
+        "depth": root.depth,
+        "nodes": root.nodes,
+        "perfect_game": names,
+        "first_moves": first_moves,
+        "seconds": round(time.perf_counter() - began, 1),
+        "command": "python -m polarzoo.baselines.evaluation.perfect_play match "
+        f"--max-depth {args.max_depth} --node-limit {args.node_limit}",
+    }
+    atomic_write(out / "match.json", json.dumps(result, indent=2) + "\n")
+    for row in sorted(first_moves, key=lambda r: -(r["score"] if r["score"] is not None else r["low"])):
+        score = row["score"] if row["score"] is not None else f"[{row['low']}, {row['high']}]"
+        print(f"  {row['move']}: {score} ({row['nodes']:,} nodes)")
+    print(f"written: {out / 'match.json'} ({result['seconds']} s)")
 
 
 def _solve(args: argparse.Namespace, out: Path) -> None:
@@ -280,7 +336,7 @@ def _main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if getattr(args, "plies", 1) < 1:
         parser.error(f"--plies must be at least 1, got {args.plies}")
-    for option in ("node_limit", "games", "table_bits"):
+    for option in ("node_limit", "games", "table_bits", "max_depth"):
         if getattr(args, option, 1) < 1:
             parser.error(f"--{option.replace('_', '-')} must be at least 1, got {getattr(args, option)}")
     if not 0 <= getattr(args, "max_empty", 0) <= 49:
@@ -294,6 +350,8 @@ def _main(argv: list[str] | None = None) -> None:
         _size(args, out)
     elif args.command == "solve":
         _solve(args, out)
+    elif args.command == "match":
+        _match(args, out)
     else:
         _accuracy(args, out, parser)
 

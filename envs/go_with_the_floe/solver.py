@@ -443,3 +443,121 @@ def estimate_tree_size(state: rules.State, games: int = 100_000, seed: int = 0) 
         "mean_length": float(lengths.mean()),
         "max_length": float(lengths.max()),
     }
+
+
+# ------------------------------------------------------------------------------ match score
+_ON_BOARD_BITS = _U(rules.ON_BOARD_BITS)
+_NO_SCORE = 1000  # beyond any score (52 squares at most)
+
+
+@njit(cache=True, nogil=True)
+def _popcount(bits):
+    count = 0
+    while bits != _ZERO:
+        bits &= bits - _ONE
+        count += 1
+    return count
+
+
+@njit(cache=True, nogil=True)
+def _empty_squares(seals, bears, rings):
+    """:func:`rules.empty_squares` on bitboards: on-board squares with neither ring nor token."""
+    return _popcount(_ON_BOARD_BITS & ~rings & ~seals & ~bears)
+
+
+@njit(nogil=True)  # recursive: numba's cache cannot hold it
+def _score(seals, bears, rings, to_move, passes, depth, ply, alpha, beta, optimistic, cs, cb, cr, ca, best, stats, limit):
+    """The game's score for Black (a Black win: +the empty squares it leaves; a White win: minus
+    them), Black maximising and White minimising, by alpha-beta over ``depth`` plies.  A position
+    the depth leaves open scores a bound on every score below it: Black's moves and White's
+    non-captures only take squares away and a capture gives one back (a seal and a bear leave, a
+    ring comes), so no game from here ends with more than its empty squares plus its seals
+    (``optimistic``: that bound for Black; else its negative).  ``best[ply]``: the move chosen."""
+    stats[0] += 1
+    winner = _winner(seals, bears, rings, passes)
+    if winner >= 0:
+        empty = _empty_squares(seals, bears, rings)
+        return empty if winner == rules.BLACK else -empty
+    if depth == 0 or stats[0] > limit:
+        if stats[0] > limit:
+            stats[1] = 1
+        bound = _empty_squares(seals, bears, rings) + _popcount(seals)
+        return bound if optimistic else -bound
+    n = _children(seals, bears, rings, to_move, cs[ply], cb[ply], cr[ply], ca[ply])
+    if n == 0:  # a pass
+        best[ply] = _PASS
+        return _score(seals, bears, rings, 1 - to_move, passes + 1, depth - 1, ply + 1, alpha, beta, optimistic,
+                      cs, cb, cr, ca, best, stats, limit)  # fmt: skip
+    # the moves that end the game for the mover first (a one-ply look), then the generator's order
+    order = np.empty(n, dtype=np.int64)
+    front, back = 0, n - 1
+    for i in range(n):
+        if _winner(cs[ply, i], cb[ply, i], cr[ply, i], 0) == to_move:
+            order[front] = i
+            front += 1
+        else:
+            order[back] = i
+            back -= 1
+    maximising = to_move == rules.BLACK
+    value = -_NO_SCORE if maximising else _NO_SCORE
+    chosen = ca[ply, order[0]]
+    for k in range(n):
+        i = order[k]
+        v = _score(cs[ply, i], cb[ply, i], cr[ply, i], 1 - to_move, 0, depth - 1, ply + 1, alpha, beta, optimistic,
+                   cs, cb, cr, ca, best, stats, limit)  # fmt: skip
+        if (maximising and v > value) or (not maximising and v < value):
+            value, chosen = v, ca[ply, i]
+        if maximising:
+            alpha = max(alpha, value)
+        else:
+            beta = min(beta, value)
+        if alpha >= beta:
+            break
+    best[ply] = chosen
+    return value
+
+
+class MatchValue:
+    """A position's score under perfect play (:func:`match_value`): ``score`` for Black (a Black
+    win: the empty squares it leaves; a White win: minus them), ``move`` the best move of the side
+    to move, ``depth`` the plies searched, ``nodes``, and ``exact`` (``False``: the bounds
+    ``low`` <= score <= ``high`` did not meet within the depth or node budget)."""
+
+    def __init__(self, low: int, high: int, move: int, depth: int, nodes: int) -> None:
+        self.low, self.high, self.move, self.depth, self.nodes = int(low), int(high), int(move), int(depth), int(nodes)
+        self.exact = self.low == self.high
+        self.score = self.low if self.exact else None
+
+    def __repr__(self) -> str:
+        shown = self.score if self.exact else f"[{self.low}, {self.high}]"
+        return f"MatchValue(score={shown}, move={self.move}, depth={self.depth}, nodes={self.nodes})"
+
+
+def match_value(state: rules.State, max_depth: int = 16, node_limit: int = 50_000_000) -> MatchValue:
+    """The score of ``state``'s game under perfect play for the match (the winner scores the empty
+    squares left): Black's best forced result against White's best defence.  Alpha-beta deepened a
+    ply at a time, each depth searched with the open positions at their best and at their worst
+    for Black, until the two agree (exact) or ``max_depth`` / ``node_limit`` is reached."""
+    seals, bears, rings = (_U(b) for b in state_bits(state))
+    buffers = (
+        np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
+        np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
+        np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.uint64),
+        np.zeros((_MAX_PLY + 1, _MAX_CHILDREN), dtype=np.int64),
+    )
+    best = np.zeros(_MAX_PLY + 1, dtype=np.int64)
+    nodes, low, high, move = 0, -_NO_SCORE, _NO_SCORE, -1
+    for depth in range(1, max_depth + 1):
+        bounds = []
+        for optimistic in (False, True):
+            stats = np.zeros(2, dtype=np.int64)
+            value = _score(seals, bears, rings, int(state.to_move), int(state.passes), depth, 0, -_NO_SCORE, _NO_SCORE,
+                           optimistic, *buffers, best, stats, max(node_limit - nodes, 1))  # fmt: skip
+            nodes += int(stats[0])
+            bounds.append(int(value))
+            if not optimistic:
+                move = int(best[0])
+        low, high = bounds
+        if low == high or nodes >= node_limit:
+            return MatchValue(low, high, move, depth, nodes)
+    return MatchValue(low, high, move, max_depth, nodes)
