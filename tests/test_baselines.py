@@ -371,6 +371,7 @@ def test_evaluate_cli_three_players_and_a_wrong_lineup(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "ok" / "eval.json").read_text())["num_players"] == 3
 
 
+@pytest.mark.slow
 def test_games_in_worker_processes_give_the_same_results() -> None:
     pytest.importorskip("mujoco")
     from polarzoo.baselines.evaluation.tournament import multiplayer_table
@@ -386,6 +387,7 @@ def test_games_in_worker_processes_give_the_same_results() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_model_and_search_agents_in_worker_processes_give_the_same_results() -> None:
     """The agents travel to the workers as their files (loaded once per worker, not per game)."""
     policy, search = make_agent("pretrained", "fire_and_ice_v0"), make_agent("az:2", "fire_and_ice_v0")
@@ -431,6 +433,7 @@ def test_thin_ice_search_skips_the_policy_choice_that_puts_it_out() -> None:
         make_agent("search:4", "fire_and_ice_v0")
 
 
+@pytest.mark.slow
 def test_train_without_a_terminal_logs_progress_lines(tmp_path: Path) -> None:
     """Output to a file (a server's log): steady progress lines, not a bar that shows at exit."""
     out = run(

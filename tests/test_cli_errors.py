@@ -346,6 +346,7 @@ def test_ctrl_c_while_collecting_demonstrations_leaves_a_checkpoint_that_resumes
     assert "behaviour cloning" in resumed.stdout and (run / "model.zip").exists()
 
 
+@pytest.mark.slow
 def test_truncated_latest_checkpoint_falls_back_to_the_previous_one(tmp_path: Path) -> None:
     run = tmp_path / "r"
     first = cli(
@@ -794,6 +795,7 @@ def test_a_full_disk_during_training_is_one_line_and_the_last_checkpoint_resumes
 
 
 @pytest.mark.parametrize("to_group", [False, True], ids=["to-the-parent", "to-the-group-as-a-terminal"])
+@pytest.mark.slow
 def test_ctrl_c_stops_an_evaluation_with_workers_at_once_and_exits_130(tmp_path: Path, to_group: bool) -> None:
     """A terminal's Ctrl-C reaches the whole process group (the workers too); ``kill -INT`` the
     parent alone.  (A program started in the background of a non-interactive shell inherits
@@ -855,6 +857,7 @@ def _policy_and_adam(model_zip: Path) -> tuple[dict, list]:
     return weights, list(optimizer["state"].values())
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_with_every_option_matches_one_straight_run(tmp_path: Path) -> None:
     """One run with every training option at once (behaviour cloning, random / heuristic / self
     opponents, self-play snapshots, periodic evaluations, envs in subprocesses), killed with

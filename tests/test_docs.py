@@ -67,6 +67,7 @@ class _Links(HTMLParser):
                 self.links.append(value)
 
 
+@pytest.mark.slow  # builds the site (.ci/run builds it too)
 def test_the_site_builds_with_every_page_and_no_broken_internal_link(site: Path) -> None:
     for page in [
         "index",
@@ -117,6 +118,7 @@ def served(site: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium (Debian: apt-get install chromium; .ci/run installs it)")
+@pytest.mark.slow  # builds the site (.ci/run builds it too)
 def test_env_pages_in_a_headless_browser(served: str) -> None:
     sync_api = pytest.importorskip("playwright.sync_api", reason='Playwright: pip install "polarzoo[docs]"')
     flags = [

@@ -516,6 +516,7 @@ def test_sandbox_where_bwrap_is_missing_is_one_line(tmp_path: Path) -> None:
         one_line(result, "bubblewrap")
 
 
+@pytest.mark.slow
 def test_isolate_does_not_charge_the_hosts_start_up_to_the_first_move(tmp_path: Path) -> None:
     """An isolated agent whose module takes 3 s to import, under a 1 s move clock, plays."""
     (tmp_path / "slow_import.py").write_text(

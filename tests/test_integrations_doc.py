@@ -40,6 +40,7 @@ def test_the_page_has_a_snippet_per_library() -> None:
 
 
 @pytest.mark.parametrize("snippet", SNIPPETS, ids=[_title(s) for s in SNIPPETS])
+@pytest.mark.slow
 def test_snippet_runs(snippet: str, tmp_path: Path) -> None:
     module = NEEDS.get(_title(snippet))
     if module and not _installed(module):

@@ -246,6 +246,7 @@ def test_floe_observation_and_random_action() -> None:
 
 @pytest.mark.slow
 # --------------------------------------------------------------------------------- docs page
+@pytest.mark.slow
 def test_the_docs_page_snippets_run(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Every Python snippet of docs/jax.md runs and prints its line."""
     import re

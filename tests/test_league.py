@@ -171,6 +171,7 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_an_interrupted_rating_resumes_to_the_same_result(small_league: Path, tmp_path: Path) -> None:
     common = [
         "rate",
@@ -206,6 +207,7 @@ def test_an_interrupted_rating_resumes_to_the_same_result(small_league: Path, tm
     assert changed.returncode == 2 and "it takes no other options (--width)" in changed.stderr
 
 
+@pytest.mark.slow
 def test_a_users_own_agent_by_module_and_callable(small_league: Path, tmp_path: Path) -> None:
     (tmp_path / "my_agents.py").write_text(
         textwrap.dedent("""

@@ -148,6 +148,7 @@ def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
+@pytest.mark.slow  # builds a wheel into a new venv
 def test_wheel_contents_have_no_top_level_packages(installed_wheel: Path) -> None:
     import zipfile
 
@@ -162,6 +163,7 @@ def test_wheel_contents_have_no_top_level_packages(installed_wheel: Path) -> Non
         assert f"polarzoo/baselines/play/web_static/{page}" in names
 
 
+@pytest.mark.slow  # builds a wheel into a new venv
 def test_fresh_venv_imports_beside_users_own_packages(installed_wheel: Path, tmp_path: Path) -> None:
     project = tmp_path / "myproject"
     for name in ("envs", "wrappers", "baselines"):

@@ -126,6 +126,7 @@ if __name__ == "__main__":  # record the zips' moves: python tests/test_pretrain
 
 
 @pytest.mark.parametrize("env_id", ["fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0"])
+@pytest.mark.slow
 def test_make_agent_pretrained_from_another_working_directory(env_id: str, tmp_path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     out = subprocess.run([sys.executable, "-c", SCRIPT, env_id], cwd=tmp_path, capture_output=True, text=True, env=env)

@@ -143,6 +143,7 @@ for line in sys.stdin:
     assert isinstance(turn["observation"], list) and turn["time"]["move"] == 2.0 and not record.forfeits
 
 
+@pytest.mark.slow
 def test_evaluate_rates_a_process_agent_and_records_forfeits(tmp_path: Path) -> None:
     """The issue's command: a Python agent that reads legal_actions, under --move-time 1; beside it
     an agent that always times out: the command exits 0, the forfeits are in the tables."""

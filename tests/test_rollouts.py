@@ -107,6 +107,7 @@ def _parameters(model: Any) -> np.ndarray:
     return np.concatenate([p.detach().numpy().ravel() for p in model.policy.parameters()])
 
 
+@pytest.mark.slow
 def test_rollouts_do_not_depend_on_which_env_finishes_first() -> None:
     runs = []
     for slow_env in (0, 2):
@@ -160,6 +161,7 @@ def test_without_send_step_it_is_maskable_ppo() -> None:
     np.testing.assert_array_equal(*parameters)
 
 
+@pytest.mark.slow
 def test_an_interrupted_async_rollout_resumes_to_the_same_weights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C while the envs' steps are in flight: the checkpoint is the rollout's start, the
     pending answers are read off, and --resume ends with the weights of one straight run
@@ -223,6 +225,7 @@ def test_an_interrupted_async_rollout_resumes_to_the_same_weights(tmp_path: Path
     assert (tmp_path / "whole" / "evaluations.csv").read_text() == (tmp_path / "cut" / "evaluations.csv").read_text()
 
 
+@pytest.mark.slow
 def test_async_rollouts_learn_what_lock_steps_learn_to_the_bit(tmp_path: Path) -> None:
     """The same run with MaskablePPO's lock-step collector and with the async one: the same random
     numbers, forward passes of the lock step's shape (row i is env i's), the snapshots reaching the

@@ -42,6 +42,7 @@ def test_batch_benchmark_cli() -> None:
     assert "| fire_and_ice_v0 | 8 |" in out and "| go_with_the_floe_v0 | 8 |" in out
 
 
+@pytest.mark.slow
 def test_thin_ice_benchmark_cli() -> None:
     out = run("-m", "benchmarks.thin_ice_physics", "--piles", "1")
     assert "placements per second" in out and "RSS" in out
@@ -83,6 +84,7 @@ def test_move_time_benchmark_cli(tmp_path: Path) -> None:
     assert bad.returncode != 0 and bad.stderr.strip().splitlines()[-1].startswith("mcts:x: mcts needs a positive whole number")
 
 
+@pytest.mark.slow
 def test_training_fps_benchmark_cli(capsys: pytest.CaptureFixture[str]) -> None:
     from benchmarks import training_fps  # in this process: two interpreter start-ups less
 
@@ -94,6 +96,7 @@ def test_training_fps_benchmark_cli(capsys: pytest.CaptureFixture[str]) -> None:
     assert "| fire_and_ice_v0 | board |" in out and "| fire_and_ice_v0 | mlp |" in out
 
 
+@pytest.mark.slow
 def test_training_fps_default_run_and_its_bad_arguments(capsys: pytest.CaptureFixture[str]) -> None:
     from benchmarks import training_fps
 
@@ -112,6 +115,7 @@ def test_training_fps_default_run_and_its_bad_arguments(capsys: pytest.CaptureFi
         training_fps.main(["--default-run", "go_with_the_floe_v0", "--baseline", "no-such-commit", "--timesteps", "64"])
 
 
+@pytest.mark.slow
 def test_solitaire_eval_cli(tmp_path: Path) -> None:
     out = run("-m", "polarzoo.baselines.solitaire_eval", "--timesteps", "256", "--deals", "2", "--out", str(tmp_path))
     assert "| solver | 2 | 2 |" in out and (tmp_path / "solitaire.json").exists() and (tmp_path / "model.zip").exists()

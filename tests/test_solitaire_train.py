@@ -85,6 +85,7 @@ def test_cli_trains_a_loadable_model(tmp_path) -> None:
     assert bad.returncode == 2 and "--deals must be at least 1" in bad.stderr
 
 
+@pytest.mark.slow
 def test_solitaire_eval_training_leaves_nothing_in_the_temp_folder(tmp_path) -> None:
     """SB3 makes an empty ``SB3-<time>`` folder in the temp folder on each learn() without a logger."""
     temp = tmp_path / "tmp"

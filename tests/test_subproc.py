@@ -25,6 +25,7 @@ def _workers_masks(venv: MaskCachingSubprocVecEnv) -> np.ndarray:
     return np.stack(SubprocVecEnv.env_method(venv, "action_masks"))
 
 
+@pytest.mark.slow
 def test_kept_masks_are_the_workers_masks_through_episode_ends() -> None:
     venv = MaskCachingSubprocVecEnv([_make] * 3)
     try:
@@ -54,6 +55,7 @@ def test_kept_masks_are_the_workers_masks_through_episode_ends() -> None:
         venv.close()
 
 
+@pytest.mark.slow
 def test_training_is_identical_to_subproc_vec_env() -> None:
     from sb3_contrib import MaskablePPO
 
@@ -72,6 +74,7 @@ def test_training_is_identical_to_subproc_vec_env() -> None:
     np.testing.assert_array_equal(parameters[0], parameters[1])
 
 
+@pytest.mark.slow
 def test_envs_stepped_one_at_a_time_give_what_a_lock_step_gives() -> None:
     """send_step / ready / receive_step, envs read back in any order: the same observations,
     rewards, dones, reset games and masks as step() with the same actions."""

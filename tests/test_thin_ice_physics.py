@@ -108,6 +108,7 @@ RECORDED_RANDOM_GAMES_SHA256 = {
 RECORDED_WITH_MUJOCO = ("4.0.0", "4.0.1")
 
 
+@pytest.mark.slow
 def test_equivalence_check_accepts_the_default_settle_window_and_rejects_a_coarser_timestep() -> None:
     """envs/thin_ice/equivalence.py: outcome frequencies of the scripted piles (stands / T / A /
     N over tremor seeds) under two settings, 95% Wilson intervals overlapping.  The default

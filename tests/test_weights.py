@@ -119,6 +119,7 @@ def _run(args: list[str], cwd: Path, stdin: str = "") -> subprocess.CompletedPro
     )
 
 
+@pytest.mark.slow
 def test_every_command_line_reads_a_crafted_zip_as_data(tmp_path: Path) -> None:
     """evaluate, league rate, play, export and the web server given a crafted zip: each works (the
     weights are the shipped ones) and the payload never runs."""

@@ -20,6 +20,7 @@ from polarzoo.baselines.cli.runs import (
     apply_time_control,
     apply_trust_pickles,
     atomic_write,
+    exit_interrupted,
     new_run_dir,
     one_torch_thread,
     prog_name,
@@ -188,7 +189,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
             f"continue with --resume {out} (the finished games are kept, the rest are seeded as before)",
             file=sys.stderr,
         )
-        sys.exit(130)
+        exit_interrupted()
     if seats > 2:
         print(
             f"\n## {args.env}, {seats} players: {', '.join(names)} in every rotation, {args.games} games each "
