@@ -45,3 +45,24 @@ def test_oracle_specs_are_checked() -> None:
     assert page_agent_problem("oracle:mcts:100", "fire_and_ice_v0") is None
     assert page_agent_problem("oracle:model:/etc/passwd", "fire_and_ice_v0") is not None
     assert page_agent_problem("oracle:os:system", "fire_and_ice_v0") is not None
+
+
+def test_the_score_oracle_plays_the_match_score_of_the_floe() -> None:
+    """As Black it opens with a move worth the start's 40 empty squares and wins; as White it
+    leaves a perfect Black no more than 40."""
+    from polarzoo.baselines.agents import make_agent
+    from polarzoo.baselines.agents.registry import score_oracle
+    from polarzoo.baselines.evaluation.tournament import play_game
+    from polarzoo.envs.go_with_the_floe import rules
+
+    black = score_oracle("go_with_the_floe_v0")
+    record = play_game("go_with_the_floe_v0", [black, make_agent("random", "go_with_the_floe_v0")], seed=0)
+    assert record.scores[0] > record.scores[1] and black.scored_moves >= 1
+    assert rules.action_to_notation(record.actions[0], rules.initial_state()) in ("B2-B4", "B7-B5")
+    perfect = play_game("go_with_the_floe_v0", [score_oracle("go_with_the_floe_v0"), score_oracle("go_with_the_floe_v0")], seed=0)
+    state = rules.initial_state()
+    for action in perfect.actions:
+        state = rules.apply(state, action)
+    assert state.winner == rules.BLACK and rules.empty_squares(state) == 40 and len(perfect.actions) == 5
+    with pytest.raises(ValueError, match="no match-score search for fire_and_ice_v0"):
+        score_oracle("fire_and_ice_v0")

@@ -91,3 +91,35 @@ class Oracle:
             return move
         self.fallback_moves += 1
         return int(self.fallback.act(env, agent, rng))
+
+
+class ScoreOracle(Oracle):
+    """Perfect play for the match score where the game's kit has a score search
+    (``Kit.score_search``: Go with the Floe's :func:`~polarzoo.envs.go_with_the_floe.solver.match_value`):
+    as Black the win that leaves the most empty squares, as White the defence that leaves Black the
+    fewest (``oracle`` keeps any proven win and moves as its fallback elsewhere).  Where the score
+    search does not finish within ``node_limit`` nodes, it plays as :class:`Oracle`.  A module
+    spec names it: ``polarzoo.baselines.agents.registry:score_oracle``."""
+
+    def __init__(self, env_id: str, fallback: Any, node_limit: int = NODE_LIMIT, name: str | None = None) -> None:
+        search = kit_of(env_id).score_search
+        if search is None:
+            raise ValueError(f"no match-score search for {env_id}: games with one: {games_with('score_search')}")
+        super().__init__(env_id, fallback, node_limit=node_limit, name=name or "score-oracle")
+        self._score_search = load(search)
+        #: moves played from an exact score (the rest: as the oracle)
+        self.scored_moves = 0
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state["_score_search"] = None  # a worker loads its own
+        return state
+
+    def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
+        if self._score_search is None:
+            self._score_search = load(kit_of(self.env_id).score_search)
+        value = self._score_search(env.state, node_limit=self.node_limit)
+        if value.exact and value.move >= 0 and env.observe(agent)["action_mask"][value.move]:
+            self.scored_moves += 1
+            return int(value.move)
+        return super().act(env, agent, rng)

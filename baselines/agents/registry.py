@@ -14,7 +14,7 @@ from typing import Any
 from polarzoo.baselines.agents.alphazero_jax import AlphaZeroJaxAgent
 from polarzoo.baselines.agents.base import RandomAgent
 from polarzoo.baselines.agents.mcts import MCTSAgent
-from polarzoo.baselines.agents.oracle import Oracle
+from polarzoo.baselines.agents.oracle import Oracle, ScoreOracle
 from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.baselines.agents.pretrained import pretrained_az_jax_path, pretrained_path
 from polarzoo.baselines.agents.process import ProcessAgent
@@ -212,3 +212,10 @@ def model_files(spec: str | AgentSpec, env_id: str) -> list[Path]:
         elif part.kind in ("pretrained", "az", "search", "vsearch"):
             files.append(pretrained_path(env_id))
     return files
+
+
+def score_oracle(env_id: str) -> ScoreOracle:
+    """``polarzoo.baselines.agents.registry:score_oracle`` (a module spec): perfect play for the
+    match score (:class:`~polarzoo.baselines.agents.oracle.ScoreOracle`), the kit's fallback
+    (``az:100`` for the Floe) where its search does not finish."""
+    return ScoreOracle(env_id, make_agent(kit_of(env_id).oracle_fallback, env_id))

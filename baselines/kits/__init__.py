@@ -47,7 +47,8 @@ class Kit:
     ``(state, colour) -> observation`` of the rules state for ``az:N``'s leaves; ``solver``: the
     exact search class (``table_bits``) ``oracle`` plays, ``solver_reach`` ``(state, max_empty) ->
     bool`` where it searches (default: everywhere), ``oracle_fallback`` the spec that moves
-    elsewhere; ``opening_plies``: the random plies that open league, exploit and accuracy games;
+    elsewhere, ``score_search`` ``(state, node_limit=) -> value`` of the match score under perfect
+    play (``.exact``, ``.score``, ``.move``; the score oracle plays it); ``opening_plies``: the random plies that open league, exploit and accuracy games;
     ``exploit_timesteps``: ``league exploit``'s default budget; ``budget_caps``: spec kind -> the
     largest budget the web app and MCP server grant (over the page's own caps);
     ``hyperparams``: the game's MaskablePPO settings over ``TrainConfig``'s defaults."""
@@ -62,6 +63,7 @@ class Kit:
     encoder: str | None = None
     solver: str | None = None
     solver_reach: str | None = None
+    score_search: str | None = None
     oracle_fallback: str = "random"
     opening_plies: int = 0
     exploit_timesteps: int = 100_000
@@ -73,7 +75,14 @@ class Kit:
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         if isinstance(self.opening_plies, bool) or not isinstance(self.opening_plies, int) or self.opening_plies < 0:
             raise ValueError(f"Kit.opening_plies must be a whole number >= 0, got {self.opening_plies!r}")
-        for name in ("heuristic", "encoder", "solver", "solver_reach", *(f"searches[{k}]" for k in self.searches)):
+        for name in (
+            "heuristic",
+            "encoder",
+            "solver",
+            "solver_reach",
+            "score_search",
+            *(f"searches[{k}]" for k in self.searches),
+        ):
             ref = self.searches[name[9:-1]] if name.startswith("searches[") else getattr(self, name)
             if ref is not None and (not isinstance(ref, str) or ref.count(":") != 1):
                 raise ValueError(f"Kit.{name} must be 'package.module:attribute', got {ref!r}")

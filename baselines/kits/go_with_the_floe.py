@@ -15,6 +15,7 @@ KIT = Kit(
     az_jax={"scale": [1.0] * 9 + [104.0, 104.0], "head": "per_square"},
     encoder="polarzoo.envs.go_with_the_floe.encoding:observation_tensor",
     solver="polarzoo.envs.go_with_the_floe.solver:FloeSolver",
+    score_search="polarzoo.envs.go_with_the_floe.solver:match_value",
     oracle_fallback="az:100",  # the top of the league
     opening_plies=2,
     exploit_timesteps=200_000,
