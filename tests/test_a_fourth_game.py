@@ -295,3 +295,22 @@ def test_league_exploit_trains_best_responses_to_its_heuristic(tmp_path: Path) -
     summary = json.loads((out / "exploit.json").read_text())
     assert summary["seeds"] == [0, 1] and summary["overall"]["games"] == 16
     assert summary["overall"]["wins"] == sum(row["wins"] for row in summary["per_seed"])
+
+
+def test_a_tiny_benchmark_runs_it_on_its_kits_budget(tmp_path: Path) -> None:
+    """The benchmark takes a game the published protocol does not name from its kit's budgets
+    (``Kit.benchmark``) and rates the run against the game's own league (``--leagues``)."""
+    pytest.importorskip("sb3_contrib")
+    import shutil
+
+    from polarzoo.baselines.benchmark.runner import main as benchmark
+    from polarzoo.baselines.evaluation.league_cli import main as league
+
+    league(["build", "--env", ENV_ID, "--members", "random", "heuristic", "mcts:30", "--games", "6", "--bootstrap", "30",
+            "--out", str(tmp_path / "league"), "--no-progress"])  # fmt: skip
+    (tmp_path / "leagues").mkdir()
+    shutil.copy(tmp_path / "league" / "league.json", tmp_path / "leagues" / f"{ENV_ID}.json")
+    benchmark(["run", "--games", ENV_ID, "--algorithms", "ppo-mlp", "--seeds", "0", "--budget", "tiny",
+               "--out", str(tmp_path / "bench"), "--leagues", str(tmp_path / "leagues")])  # fmt: skip
+    result = json.loads((tmp_path / "bench" / "tiny" / ENV_ID / "ppo-mlp" / "seed0" / "result.json").read_text())
+    assert result["game"] == ENV_ID and np.isfinite(result["rating"]) and set(result["win_rate"]) == {"random", "heuristic"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from polarzoo.baselines.kits import kit_of
 from polarzoo.baselines.training import ppo
 from polarzoo.envs import GAMES as ENV_GAMES
 
@@ -144,10 +145,30 @@ PPO_PINNED: dict[str, dict[str, Any]] = {
 }
 
 
+def budget_settings(budget: str, game: str, trainer: str) -> dict[str, Any]:
+    """A run's training budget: the published protocol's for its games, a game kit's own
+    (``Kit.benchmark``: budget -> trainer -> settings) for a game the protocol does not name;
+    ``ValueError`` naming what is missing otherwise."""
+    if game in BUDGETS.get(budget, {}):
+        settings = BUDGETS[budget][game].get(trainer)
+    else:
+        own = dict(kit_of(game).benchmark) if game in ENV_GAMES else {}
+        settings = (own.get(budget) or {}).get(trainer)
+    if settings is None:
+        raise ValueError(f"no {budget!r} budget for {game} with the {trainer} trainer (the protocol's games: {', '.join(GAMES)})")
+    return dict(settings)
+
+
+def benchmark_games() -> tuple[str, ...]:
+    """The games a benchmark run may name: the protocol's, then those whose kit declares budgets
+    of its own (a user's registered game)."""
+    return GAMES + tuple(env_id for env_id in ENV_GAMES if env_id not in GAMES and kit_of(env_id).benchmark)
+
+
 def ppo_config(game: str, algorithm: str, budget: str) -> dict[str, Any]:
     """The resolved MaskablePPO config of a protocol run (the game kit's hyperparams,
     then the algorithm's, the budget's, the fixed and the pinned settings)."""
-    settings = BUDGETS[budget][game]["ppo"]
+    settings = budget_settings(budget, game, "ppo")
     return ppo.load_config(env_of(game), {**ALGORITHMS[algorithm].overrides, **settings, **PPO_FIXED, **PPO_PINNED.get(game, {})})
 
 

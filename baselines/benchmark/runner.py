@@ -148,7 +148,7 @@ def _has_checkpoint(run_dir: Path) -> bool:
 
 def _train(spec: RunSpec, run_dir: Path) -> tuple[Any, dict[str, Any]]:
     algorithm = protocol.ALGORITHMS[spec.algorithm]
-    settings = protocol.BUDGETS[spec.budget][spec.game][algorithm.trainer]
+    settings = protocol.budget_settings(spec.budget, spec.game, algorithm.trainer)
     if algorithm.trainer == "ppo":
         config = protocol.ppo_config(spec.game, spec.algorithm, spec.budget)
         ppo.check_config(config)
@@ -440,7 +440,8 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="{run,aggregate}", help="what to do (each has its own --help)")
     commands.required = True
     run = commands.add_parser("run", help="train, rate and evaluate the runs, then aggregate", formatter_class=HelpFormatter)
-    run.add_argument("--games", nargs="+", choices=protocol.GAMES, default=list(protocol.GAMES), help="the games")
+    run.add_argument("--games", nargs="+", choices=protocol.benchmark_games(), default=list(protocol.GAMES), help="the games "
+                     "(the protocol's; a registered game whose kit declares budgets of its own too)")  # fmt: skip
     run.add_argument(
         "--algorithms",
         nargs="+",

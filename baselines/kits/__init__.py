@@ -51,7 +51,9 @@ class Kit:
     play (``.exact``, ``.score``, ``.move``; the score oracle plays it); ``opening_plies``: the random plies that open league, exploit and accuracy games;
     ``exploit_timesteps``: ``league exploit``'s default budget; ``budget_caps``: spec kind -> the
     largest budget the web app and MCP server grant (over the page's own caps);
-    ``hyperparams``: the game's MaskablePPO settings over ``TrainConfig``'s defaults."""
+    ``hyperparams``: the game's MaskablePPO settings over ``TrainConfig``'s defaults;
+    ``benchmark``: a game the published protocol does not name: its own budgets (budget ->
+    trainer -> settings, as :data:`polarzoo.baselines.benchmark.protocol.BUDGETS`)."""
 
     heuristic: str | None = None
     searches: Mapping[str, str] = field(default_factory=_frozen)
@@ -69,9 +71,10 @@ class Kit:
     exploit_timesteps: int = 100_000
     budget_caps: Mapping[str, int] = field(default_factory=_frozen)
     hyperparams: Mapping[str, Any] = field(default_factory=_frozen)
+    benchmark: Mapping[str, Any] = field(default_factory=_frozen)
 
     def __post_init__(self) -> None:
-        for name in ("searches", "az_jax", "budget_caps", "hyperparams"):
+        for name in ("searches", "az_jax", "budget_caps", "hyperparams", "benchmark"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         if isinstance(self.opening_plies, bool) or not isinstance(self.opening_plies, int) or self.opening_plies < 0:
             raise ValueError(f"Kit.opening_plies must be a whole number >= 0, got {self.opening_plies!r}")
