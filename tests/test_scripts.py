@@ -48,6 +48,18 @@ def test_thin_ice_benchmark_cli() -> None:
     assert "placements per second" in out and "RSS" in out
 
 
+@pytest.mark.slow
+def test_thin_ice_training_share_cli(tmp_path: Path) -> None:
+    """A short Thin Ice training with every mj_step timed: the shares inside and outside add up."""
+    import json
+
+    pytest.importorskip("mujoco")
+    out = run("-m", "benchmarks.thin_ice_training_share", "--timesteps", "256", "--json", str(tmp_path / "share.json"))
+    result = json.loads((tmp_path / "share.json").read_text())
+    assert "outside it" in out and result["mj_steps"] > 0
+    assert abs(result["share_in_mj_step"] + result["share_outside_mj_step"] - 1) < 1e-9 and 0 < result["share_in_mj_step"] < 1
+
+
 def test_move_time_benchmark_cli(tmp_path: Path) -> None:
     """Every move of the agent is timed (the opponent's are not), and a bad spec is one line."""
     import json
