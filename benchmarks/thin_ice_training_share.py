@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,6 +28,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="training seed (default: 0)")
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args(argv)
+    if args.timesteps < 1:
+        parser.error(f"--timesteps must be at least 1, got {args.timesteps}")
 
     import mujoco
 
@@ -62,6 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     inside = in_loop + outside_loop[0]
     training = float(record["seconds"])
     result = {
+        "command": "python -m benchmarks.thin_ice_training_share " + " ".join(argv if argv is not None else sys.argv[1:]),
         "timesteps": record["timesteps"],
         "training_seconds": round(training, 1),
         "wall_seconds_with_setup": round(wall, 1),

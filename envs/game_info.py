@@ -103,19 +103,13 @@ class GameInfo:
     def raw_env(self, **kwargs: Any) -> Any:
         return self.load().raw_env(**kwargs)
 
-    def pad_observation(self, observation: Any, players: int) -> Any:
-        """A flat observation of a smaller table laid out as one of ``players`` seats: one shape
-        for tables of several sizes, as a vectorised trainer needs (the game module's
-        ``pad_observation``, Thin Ice's); ``ValueError`` for a game without one."""
-        return self._table_function("pad_observation")(observation, players)
-
-    def players_of_size(self, size: int) -> int:
-        """The table size whose flat observation has ``size`` numbers (the game module's
-        ``players_of_size``); ``ValueError`` for a game without one."""
-        return int(self._table_function("players_of_size")(size))
-
-    def _table_function(self, name: str) -> Any:
-        function = getattr(self.load(), name, None)
-        if not callable(function):
-            raise ValueError(f"{self.id} lays out no observation for another table size (its module has no {name})")
-        return function
+    def observation_padding(self) -> tuple[Any, Any]:
+        """``(pad_observation, players_of_size)`` of the game module (Thin Ice's): a flat
+        observation of a smaller table laid out as one of ``players`` seats, one shape for tables
+        of several sizes as a vectorised trainer needs, and the table size of an observation of
+        ``size`` numbers.  Ask once, outside a step loop; ``ValueError`` for a game without them."""
+        module = self.load()
+        functions = tuple(getattr(module, name, None) for name in ("pad_observation", "players_of_size"))
+        if not all(callable(function) for function in functions):
+            raise ValueError(f"{self.id} lays out no observation for another table size (its module has no pad_observation)")
+        return functions  # type: ignore[return-value]

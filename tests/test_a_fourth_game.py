@@ -314,3 +314,8 @@ def test_a_tiny_benchmark_runs_it_on_its_kits_budget(tmp_path: Path) -> None:
                "--out", str(tmp_path / "bench"), "--leagues", str(tmp_path / "leagues")])  # fmt: skip
     result = json.loads((tmp_path / "bench" / "tiny" / ENV_ID / "ppo-mlp" / "seed0" / "result.json").read_text())
     assert result["game"] == ENV_ID and np.isfinite(result["rating"]) and set(result["win_rate"]) == {"random", "heuristic"}
+    # a budget its kit does not declare: one line before any training
+    with pytest.raises(SystemExit) as stop:
+        benchmark(["run", "--games", ENV_ID, "--algorithms", "ppo-mlp", "--seeds", "0", "--budget", "short",
+                   "--out", str(tmp_path / "bench2"), "--leagues", str(tmp_path / "leagues")])  # fmt: skip
+    assert stop.value.code == 2 and not (tmp_path / "bench2" / "short").exists()

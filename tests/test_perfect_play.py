@@ -82,6 +82,8 @@ def test_size_and_solve_runs(tmp_path: Path) -> None:
         (["solve", "--plies", "0"], "--plies"),
         (["solve", "--table-bits", "40"], "--table-bits"),
         (["accuracy", "--env", "fire_and_ice_v0", "--agents", "random", "--max-empty", "-1"], "--max-empty"),
+        (["match", "--max-depth", "0"], "--max-depth"),
+        (["match", "--node-limit", "0"], "--node-limit"),
     ],
 )
 def test_bad_values_are_one_line(tmp_path: Path, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:

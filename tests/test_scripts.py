@@ -131,3 +131,10 @@ def test_training_fps_default_run_and_its_bad_arguments(capsys: pytest.CaptureFi
 def test_solitaire_eval_cli(tmp_path: Path) -> None:
     out = run("-m", "polarzoo.baselines.solitaire_eval", "--timesteps", "256", "--deals", "2", "--out", str(tmp_path))
     assert "| solver | 2 | 2 |" in out and (tmp_path / "solitaire.json").exists() and (tmp_path / "model.zip").exists()
+
+
+def test_thin_ice_training_share_refuses_a_budget_below_one() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.thin_ice_training_share", "--timesteps", "0"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode == 2 and "--timesteps must be at least 1" in done.stderr and "Traceback" not in done.stderr

@@ -105,7 +105,7 @@ class SingleAgentEnv(gym.Env):
         env_kwargs: constructor arguments of the AEC env (e.g. ``{"num_players": 3}``).  Thin Ice
             also takes a list, ``{"num_players": [3, 4, 5, 6]}``: each episode draws one of the
             counts, and the observations of smaller games are padded to the largest with absent
-            seats (``GameInfo.pad_observation``, Thin Ice's; the pile policy reads them as the
+            seats (``GameInfo.observation_padding``, Thin Ice's; the pile policy reads them as the
             unpadded ones), so one vectorised trainer learns every player count.
         illegal_action: ``"lose"`` (default: the episode ends with reward -1 and
             ``info["illegal_action"]`` = True, as ``env()`` does for the AEC envs, so Gymnasium's
@@ -147,7 +147,7 @@ class SingleAgentEnv(gym.Env):
         # The largest game gives the observation layout (smaller ones are padded to it).
         self.aec = self._aecs[max(self._aecs)]
         self._pad_to = None if self.player_counts is None else max(self.player_counts)
-        self._info_of_game = GAMES[env_id]
+        self._pad = GAMES[env_id].observation_padding()[0] if self._pad_to is not None else None
         self.render_mode = render_mode
         self.seats = list(self.aec.possible_agents)
         self._seat_odds: NDArray[np.float64] | None = None
@@ -359,8 +359,8 @@ class SingleAgentEnv(gym.Env):
 
     def _observation(self) -> NDArray:
         observation = self.aec.observe(self._learner)["observation"]
-        if self._pad_to is not None:
-            observation = self._info_of_game.pad_observation(observation, self._pad_to)
+        if self._pad is not None:
+            observation = self._pad(observation, self._pad_to)
         if self.normalize_observation:
             return normalize(observation, self._scale)
         return observation

@@ -100,8 +100,8 @@ class PolicyAgent:
             if raw.shape[0] < size:
                 # A model trained on tables of several sizes (Thin Ice) reads each padded to the
                 # largest (wrappers.SingleAgentEnv); a smaller table is padded the same way here.
-                info = game_info(env.unwrapped.metadata["name"])
-                raw = info.pad_observation(np.asarray(raw, dtype=np.float32), info.players_of_size(size))
+                pad, players_of_size = game_info(env.unwrapped.metadata["name"]).observation_padding()
+                raw = pad(np.asarray(raw, dtype=np.float32), players_of_size(size))
         return raw, observation["action_mask"].astype(bool)
 
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:

@@ -491,6 +491,11 @@ def _main_writes(argv: list[str] | None = None) -> None:
     specs = schedule(args.games, args.algorithms, args.seeds, args.budget)
     if not specs:
         parser.error("no run: az-jax runs on the board games only")
+    for spec in specs:  # before any training: a game of a kit may declare some budgets only
+        try:
+            protocol.budget_settings(spec.budget, spec.game, protocol.ALGORITHMS[spec.algorithm].trainer)
+        except ValueError as error:
+            parser.error(str(error))
     if args.address:
         problem = ray_address_problem(args.address)
         if problem:

@@ -107,12 +107,6 @@ class TrainConfig:
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
-    def replace(self, **changes: Any) -> TrainConfig:
-        """A checked copy with ``changes``."""
-        config = dataclasses.replace(self, **changes)
-        config.check()
-        return config
-
     def check(self) -> None:
         """``ValueError`` naming the first value outside its type or range."""
         for spec in dataclasses.fields(self):
@@ -389,11 +383,9 @@ def config_defaults() -> Callable[[str], str]:
     return describe
 
 
-def config_specs(config: Mapping[str, Any] | TrainConfig) -> list[str]:
+def config_specs(config: Mapping[str, Any]) -> list[str]:
     """Every agent spec a training config names (the opponents, the cloning teacher and its
     opponents, the references): what ``--resume`` of a run folder checks with the spec grammar."""
-    if isinstance(config, TrainConfig):
-        config = config.as_dict()
     specs = [str(spec) for spec in dict(config.get("opponents") or {}) if spec != "self"]
     specs.append(str(config.get("bc_teacher") or "heuristic"))
     specs += [str(spec) for spec in dict(config.get("bc_opponents") or {}) if spec != "teacher"]

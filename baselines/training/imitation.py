@@ -43,6 +43,7 @@ def collect_demonstrations(
     kwargs = dict(env_kwargs or {})
     counts = player_counts(env_id, kwargs.get("num_players"))
     pad_to = None if counts is None else max(counts)
+    pad = GAMES[env_id].observation_padding()[0] if pad_to is not None else None
     weights = opponents if opponents is not None else {"random": random_opponent_share, "teacher": 1 - random_opponent_share}
     names = list(weights)
     bounds = np.cumsum([float(weights[name]) for name in names])
@@ -79,8 +80,8 @@ def collect_demonstrations(
                 observation = env.observe(agent)
                 action = teacher.act(env, agent, rng)
                 features = observation["observation"]
-                if pad_to is not None:
-                    features = GAMES[env_id].pad_observation(features, pad_to)
+                if pad is not None:
+                    features = pad(features, pad_to)
                 observations.append(normalize(features, scale if padded_scale is None else padded_scale))
                 masks.append(observation["action_mask"].astype(bool))
                 actions.append(action)
