@@ -378,20 +378,21 @@ class raw_env(TurnBasedAECEnv):
         return {
             **self._move_snapshot(),
             "config": self._configuration(),
-            "env": copy.deepcopy(
-                (
-                    self.rewards,
-                    self._cumulative_rewards,
-                    self.terminations,
-                    self.truncations,
-                    self.infos,
-                    self.agents,
-                    self.agent_selection,
-                    self._plies_taken,
-                    self.physics_error,
-                )
-            ),
+            "env": copy.deepcopy(tuple(getattr(self, name) for name in self._BOOKKEEPING)),
         }
+
+    #: the AEC bookkeeping a snapshot keeps beside the piles, in its order
+    _BOOKKEEPING = (
+        "rewards",
+        "_cumulative_rewards",
+        "terminations",
+        "truncations",
+        "infos",
+        "agents",
+        "agent_selection",
+        "_plies_taken",
+        "physics_error",
+    )
 
     def _configuration(self) -> dict[str, Any]:
         """What a snapshot must match to be restored here (the piles' scenes and the game's sizes)."""
@@ -418,17 +419,8 @@ class raw_env(TurnBasedAECEnv):
             differ = [f"{key}={saved[key]!r} (this env: {mine[key]!r})" for key in mine if saved.get(key) != mine[key]]
             raise ValueError("the snapshot is of a Thin Ice env of another configuration: " + "; ".join(differ))
         self._restore_move(snapshot)
-        (
-            self.rewards,
-            self._cumulative_rewards,
-            self.terminations,
-            self.truncations,
-            self.infos,
-            self.agents,
-            self.agent_selection,
-            self._plies_taken,
-            self.physics_error,
-        ) = copy.deepcopy(snapshot["env"])
+        for name, value in zip(self._BOOKKEEPING, copy.deepcopy(snapshot["env"]), strict=True):
+            setattr(self, name, value)
         self._mask = self._legal_mask()
 
     def __getstate__(self) -> dict[str, Any]:

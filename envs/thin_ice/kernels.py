@@ -31,30 +31,20 @@ RULE_LETTERS = (None, "T", "A", "N")
 
 
 @njit(cache=True, nogil=True)
-def contacts(
-    contact_geom,
-    geom_piece,
-    xpos,
-    xmat,
-    piece_body,
-    piece_size,
-    apex_heights,
-    inner_apex_heights,
-    nest_cos,
-    nest_distance,
-    on_table,
-    touching,
-    pair,
-    nested,
-):
+def contacts(contact_geom, xpos, xmat, nest, scratch):
     """Fill ``on_table`` / ``touching`` (15,) bools from MuJoCo's contact geom pairs (ncon, 2)
-    (``geom_piece``: geom -> piece, -1 = table) and write the nested (inner, outer) pairs into
-    ``nested`` (k, 2); returns k.
+    and write the nested (inner, outer) pairs into ``nested`` (k, 2); returns k.
+
+    ``nest`` is the pile's fixed geometry, ``(geom_piece, piece_body, piece_size, apex_heights,
+    inner_apex_heights, nest_cos, nest_distance)`` (``geom_piece``: geom -> piece, -1 = table);
+    ``scratch`` the arrays written, ``(on_table, touching, pair, nested)``.
 
     A touching pair (a < b) is nested with a inside b when the axes are within the nest angle
     (``dot >= nest_cos``) and a's apex is within ``nest_distance`` of b's inner apex; pairs are
     listed a-inside-b first (pairs in ascending order), then b-inside-a.  ``pair`` (15, 15) bools
     is scratch space (cleared here), so a call allocates nothing."""
+    geom_piece, piece_body, piece_size, apex_heights, inner_apex_heights, nest_cos, nest_distance = nest
+    on_table, touching, pair, nested = scratch
     count = len(on_table)
     for i in range(count):
         on_table[i] = False
@@ -119,34 +109,15 @@ def rule(on_table, touching, in_play, nested_count):
 
 
 @njit(cache=True, nogil=True)
-def check_pile(
-    contact_geom,
-    geom_piece,
-    in_play,
-    xpos,
-    xmat,
-    qpos,
-    qvel,
-    piece_body,
-    piece_size,
-    apex_heights,
-    inner_apex_heights,
-    nest_cos,
-    nest_distance,
-    world_limit,
-    dofs,
-    on_table,
-    touching,
-    pair,
-    nested,
-):
+def check_pile(contact_geom, in_play, xpos, xmat, qpos, qvel, world_limit, dofs, nest, scratch):
     """After one ``mj_step``: (status, rule, linear speed, angular speed).
 
     ``status`` is :data:`SOUND`, :data:`NOT_FINITE` (NaN or infinity in ``qpos`` / ``qvel``) or
     :data:`LEFT_WORLD` (a piece in play beyond ``world_limit`` on some axis); ``rule`` as in
     :func:`rule`; the speeds are the largest linear and angular speed over the free joints
     whose velocity addresses start at ``dofs`` (6 each).  The rule and speeds are only
-    computed for a sound state."""
+    computed for a sound state.  ``nest`` and ``scratch`` as :func:`contacts`'s."""
+    piece_body = nest[1]
     for i in range(qpos.shape[0]):
         if not math.isfinite(qpos[i]):
             return NOT_FINITE, 0, 0.0, 0.0
@@ -158,23 +129,8 @@ def check_pile(
             for k in range(3):
                 if abs(xpos[piece_body[p], k]) > world_limit:
                     return LEFT_WORLD, 0, 0.0, 0.0
-    found = contacts(
-        contact_geom,
-        geom_piece,
-        xpos,
-        xmat,
-        piece_body,
-        piece_size,
-        apex_heights,
-        inner_apex_heights,
-        nest_cos,
-        nest_distance,
-        on_table,
-        touching,
-        pair,
-        nested,
-    )
-    code = rule(on_table, touching, in_play, found)
+    found = contacts(contact_geom, xpos, xmat, nest, scratch)
+    code = rule(scratch[0], scratch[1], in_play, found)
     linear = 0.0
     angular = 0.0
     for d in dofs:
@@ -243,24 +199,15 @@ def settle_pile(
     settle_steps,
     settle_linear,
     settle_angular,
-    geom_piece,
     in_play,
     xpos,
     xmat,
     qpos,
     qvel,
-    piece_body,
-    piece_size,
-    apex_heights,
-    inner_apex_heights,
-    nest_cos,
-    nest_distance,
     world_limit,
     dofs,
-    on_table,
-    touching,
-    pair,
-    nested,
+    nest,
+    scratch,
     clock_function,
     clock,
 ):
@@ -292,25 +239,7 @@ def settle_pile(
         last_time = now
         ncon = header_int32[ncon_index]
         status, rule, linear, angular = check_pile(
-            contact_geom[:ncon],
-            geom_piece,
-            in_play,
-            xpos,
-            xmat,
-            qpos,
-            qvel,
-            piece_body,
-            piece_size,
-            apex_heights,
-            inner_apex_heights,
-            nest_cos,
-            nest_distance,
-            world_limit,
-            dofs,
-            on_table,
-            touching,
-            pair,
-            nested,
+            contact_geom[:ncon], in_play, xpos, xmat, qpos, qvel, world_limit, dofs, nest, scratch
         )
         if status:
             return status, 0, step, False
@@ -330,9 +259,11 @@ START_BLOCKED, FELL_THROUGH = -1.0, -2.0
 
 
 @njit(cache=True)
-def _penetrates(
-    kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom, contact_dist, geom_piece, piece
-):
+def _penetrates(query, piece):
+    """Whether ``piece`` penetrates anything at the current positions; ``query`` is
+    ``(kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom,
+    contact_dist, geom_piece)`` (:func:`lower_piece`'s arguments of those names)."""
+    kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom, contact_dist, geom_piece = query
     _call_model_data(kinematics, model_address, data_address)
     _call_model_data(collision, model_address, data_address)
     for c in range(header_int32[ncon_index]):
@@ -420,18 +351,8 @@ def lower_piece(
     functions at the addresses ``kinematics`` and ``collision``; contacts read in place as in
     :func:`settle_pile`)."""
     _set_height(qpos, qvel, qpos_address, dof_address, x, y, z_free, quaternion)
-    if _penetrates(
-        kinematics,
-        collision,
-        model_address,
-        data_address,
-        header_int32,
-        ncon_index,
-        contact_geom,
-        contact_dist,
-        geom_piece,
-        piece,
-    ):
+    query = (kinematics, collision, model_address, data_address, header_int32, ncon_index, contact_geom, contact_dist, geom_piece)
+    if _penetrates(query, piece):
         return START_BLOCKED
     z = z_free
     for _ in range(max(int(clearance(geom_xpos, geom_rbound, geom_piece, in_play, piece) / step) - 1, 0)):
@@ -439,18 +360,7 @@ def lower_piece(
     while True:
         z_next = z - step
         _set_height(qpos, qvel, qpos_address, dof_address, x, y, z_next, quaternion)
-        if _penetrates(
-            kinematics,
-            collision,
-            model_address,
-            data_address,
-            header_int32,
-            ncon_index,
-            contact_geom,
-            contact_dist,
-            geom_piece,
-            piece,
-        ):
+        if _penetrates(query, piece):
             z_contact = z_next
             break
         z = z_next
@@ -475,18 +385,7 @@ def lower_piece(
     for _ in range(bisections):
         middle = (z + z_contact) / 2
         _set_height(qpos, qvel, qpos_address, dof_address, x, y, middle, quaternion)
-        if _penetrates(
-            kinematics,
-            collision,
-            model_address,
-            data_address,
-            header_int32,
-            ncon_index,
-            contact_geom,
-            contact_dist,
-            geom_piece,
-            piece,
-        ):
+        if _penetrates(query, piece):
             z_contact = middle
         else:
             z = middle

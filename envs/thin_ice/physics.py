@@ -567,6 +567,15 @@ class PilePhysics:
     def _contact_geoms(self) -> NDArray[np.int32]:
         return self.data.contact.geom[: self.data.ncon]
 
+    def _nest(self) -> tuple[Any, ...]:
+        """The pile's geometry as the compiled checks take it (:func:`kernels.contacts`'s ``nest``)."""
+        return (self.geom_piece, self.piece_body, PIECE_SIZE, _HEIGHTS, _INNER_APEX_HEIGHTS, self._nest_cos, self.NEST_DISTANCE)
+
+    def _pile_state(self, dofs: NDArray[np.int64]) -> tuple[Any, ...]:
+        """What :func:`kernels.check_pile` reads of the pile after a step, ``in_play`` to ``dofs``."""
+        data = self.data
+        return (self.in_play, data.xpos, data.xmat, data.qpos, data.qvel, self.WORLD_LIMIT, dofs)
+
     def contacts(self) -> Contacts:
         """Which pieces touch the table, touch another piece, and the nested (inner, outer)
         pairs: tip in inner tip, axes within NEST_ANGLE and the inner piece's apex within
@@ -576,19 +585,10 @@ class PilePhysics:
         touching = np.zeros(NUM_PIECES, dtype=bool)
         found = _kernels.contacts(
             self._contact_geoms(),
-            self.geom_piece,
             data.xpos,
             data.xmat,
-            self.piece_body,
-            PIECE_SIZE,
-            _HEIGHTS,
-            _INNER_APEX_HEIGHTS,
-            self._nest_cos,
-            self.NEST_DISTANCE,
-            on_table,
-            touching,
-            self._pair_buffer,
-            self._nested_buffer,
+            self._nest(),
+            (on_table, touching, self._pair_buffer, self._nested_buffer),
         )
         return Contacts(on_table, touching, [(int(i), int(o)) for i, o in self._nested_buffer[:found]])
 
@@ -637,7 +637,6 @@ class PilePhysics:
         assert layout is not None
         cap = int(round(config.settle_cap_seconds / config.timestep))
         dofs = self.dof_adr[self.in_play].astype(np.int64)
-        data = self.data
         status, rule, steps, settled = _kernels.settle_pile(
             layout.step,
             views.model_address,
@@ -651,24 +650,9 @@ class PilePhysics:
             config.settle_steps,
             config.settle_linear,
             config.settle_angular,
-            self.geom_piece,
-            self.in_play,
-            data.xpos,
-            data.xmat,
-            data.qpos,
-            data.qvel,
-            self.piece_body,
-            PIECE_SIZE,
-            _HEIGHTS,
-            _INNER_APEX_HEIGHTS,
-            self._nest_cos,
-            self.NEST_DISTANCE,
-            self.WORLD_LIMIT,
-            dofs,
-            self._on_table,
-            self._touching,
-            self._pair_buffer,
-            self._nested_buffer,
+            *self._pile_state(dofs),
+            self._nest(),
+            (self._on_table, self._touching, self._pair_buffer, self._nested_buffer),
             layout.clock if _TIMING[0] else 0,
             STEP_CLOCK,
         )
@@ -690,16 +674,8 @@ class PilePhysics:
         on_table = np.zeros(NUM_PIECES, dtype=bool)
         touching = np.zeros(NUM_PIECES, dtype=bool)
         check, rule_letters = _kernels.check_pile, _kernels.RULE_LETTERS
-        constants = (
-            self.piece_body,
-            PIECE_SIZE,
-            _HEIGHTS,
-            _INNER_APEX_HEIGHTS,
-            self._nest_cos,
-            self.NEST_DISTANCE,
-            self.WORLD_LIMIT,
-            dofs,
-        )
+        # MuJoCo's arrays are views that stay put: the arguments are gathered once, not every step
+        pile, nest, scratch = self._pile_state(dofs), self._nest(), (on_table, touching, self._pair_buffer, self._nested_buffer)
         step_fn, last_time = mujoco.mj_step, data.time
         for step in range(1, cap + 1):
             step_fn(model, data)
@@ -712,20 +688,7 @@ class PilePhysics:
                 )
             last_time = data.time
             # Soundness, the rules and the speeds in one compiled call on MuJoCo's arrays.
-            status, rule, linear, angular = check(
-                self._contact_geoms(),
-                self.geom_piece,
-                self.in_play,
-                data.xpos,
-                data.xmat,
-                data.qpos,
-                data.qvel,
-                *constants,
-                on_table,
-                touching,
-                self._pair_buffer,
-                self._nested_buffer,
-            )
+            status, rule, linear, angular = check(self._contact_geoms(), *pile, nest, scratch)
             if status:
                 self._raise_for(status)
             if rule:
