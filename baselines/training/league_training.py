@@ -25,7 +25,8 @@ timing), ``progress.csv`` and ``progress.png``, and the result: ``model.zip``, `
 (the last main agent) and ``training.json``, whose ``timesteps`` are the main agent's own (``--init``'s
 training plus every main round), the figure ``league exploit`` states a best response's budget
 against, beside ``league_timesteps`` (the exploiters' too).  The same command again continues an
-interrupted run where it stopped: a finished phase is kept, a training resumes from its checkpoint.
+interrupted run where it stopped: a finished phase is kept, a training resumes from its checkpoint;
+with a larger ``--rounds`` it goes on from the last main agent.
 """
 
 from __future__ import annotations
@@ -183,13 +184,17 @@ class League:
         self.rounds: list[dict[str, Any]] = []
         if self.path.exists():
             saved = read_json_file(self.path, "league record")
-            if saved.get("config") != asdict(config):
-                differing = sorted(k for k, v in asdict(config).items() if saved.get("config", {}).get(k) != v)
+            before = dict(saved.get("config", {}))
+            # more rounds continue a league; every other setting is the league's own
+            differing = sorted(k for k, v in asdict(config).items() if k != "rounds" and before.get(k) != v)
+            if differing:
                 raise ValueError(
                     f"{out} holds a league trained with other settings ({', '.join(differing)}): "
-                    "run the same command again, or choose another --out"
+                    "run the same command again (--rounds may grow), or choose another --out"
                 )
             self.rounds = list(saved.get("rounds", []))
+            if config.rounds < len(self.rounds):
+                raise ValueError(f"{out} holds {len(self.rounds)} rounds already: --rounds must be at least that")
 
     def save(self) -> None:
         record = {"env": self.config.env, "config": asdict(self.config), "rounds": self.rounds}
@@ -330,11 +335,22 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--rounds", type=int, default=defaults.rounds, help="rounds (an exploiter, then the main agent)")
     parser.add_argument("--exploiter-timesteps", type=int, default=defaults.exploiter_timesteps, help="each exploiter's budget")
     parser.add_argument("--main-timesteps", type=int, default=defaults.main_timesteps, help="the main agent's budget per round")
-    parser.add_argument("--exploiter-share", type=float, default=defaults.exploiter_share, help="the exploiters' share of the main agent's opponents")
+    parser.add_argument(
+        "--exploiter-share",
+        type=float,
+        default=defaults.exploiter_share,
+        help="the exploiters' share of the main agent's opponents",
+    )
     parser.add_argument("--past-share", type=float, default=defaults.past_share, help="the past main agents' share")
-    parser.add_argument("--heuristic-share", type=float, default=defaults.heuristic_share, help="the heuristic's share (random: the rest)")
-    parser.add_argument("--pfsp-power", type=float, default=defaults.pfsp_power, help="PFSP: an exploiter's weight is its win rate to this power")
-    parser.add_argument("--measure-games", type=int, default=defaults.measure_games, help="games per seat measuring each exploiter")
+    parser.add_argument(
+        "--heuristic-share", type=float, default=defaults.heuristic_share, help="the heuristic's share (random: the rest)"
+    )
+    parser.add_argument(
+        "--pfsp-power", type=float, default=defaults.pfsp_power, help="PFSP: an exploiter's weight is its win rate to this power"
+    )
+    parser.add_argument(
+        "--measure-games", type=int, default=defaults.measure_games, help="games per seat measuring each exploiter"
+    )
     parser.add_argument("--eval-games", type=int, default=defaults.eval_games, help="games per seat against the heuristic")
     parser.add_argument("--seed", type=seed_type, default=defaults.seed, help="the league's seed")
     parser.add_argument("--torch-threads", type=int, default=defaults.torch_threads, help="torch threads")
