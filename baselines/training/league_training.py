@@ -214,7 +214,7 @@ def run_round(league: League, r: int, again: str) -> None:
     """Round ``r`` (1-based) of the league, each part recorded as it ends."""
     config, out = league.config, league.out
     env_id = config.env
-    record = league.rounds[r - 1] if len(league.rounds) >= r else {"round": r}
+    record: dict[str, Any] = league.rounds[r - 1] if len(league.rounds) >= r else {"round": r}
     if len(league.rounds) < r:
         league.rounds.append(record)
     previous = init_path(config) if r == 1 else out / f"round{r - 1}" / "main" / "model.zip"
