@@ -128,7 +128,11 @@ def exploit_section(source_dir: Path) -> list[str]:
         "| game | agent | best response's training | win rate as first seat | as second seat | best response's league rating |",
         "|---|---|---|---|---|---|",
     ]
+    tables: list[str] = []  # several seeds pooled, or a table of 3+ players: a table of their own
     for result in found:
+        if "per_seed" in result or len(result["by_seat"]) > 2:
+            tables.append(pooled_row(result))
+            continue
         seats = list(result["by_seat"].values())
         cells = [
             f"{s['wins']}/{s['games']} ({s['win_rate']:.0%} [{s['win_rate_ci95'][0]:.0%}, {s['win_rate_ci95'][1]:.0%}])"
@@ -148,6 +152,16 @@ def exploit_section(source_dir: Path) -> list[str]:
             f"| `{result['env']}` | `{result['agent']}` | {result['timesteps']:,} timesteps{start}, seed {result['seed']} | "
             f"{cells[0]} | {cells[1]} | {rated} |"
         )
+    if tables:
+        parts += [
+            "",
+            "Several best-response seeds pooled (`--seeds`), and tables of more than two players (`--players N`: the best "
+            "response in one seat, the agent in every other; first places with ties split, against chance, 1/N):",
+            "",
+            "| game | agent | best responses' training | their wins, every seat pooled | first places (chance) |",
+            "|---|---|---|---|---|",
+            *tables,
+        ]
     parts += [
         "",
         "Each row: `python -m polarzoo.baselines.training.exploit --env ENV --agent AGENT --timesteps T --games G "
@@ -157,6 +171,22 @@ def exploit_section(source_dir: Path) -> list[str]:
         "",
     ]
     return parts
+
+
+def pooled_row(result: dict) -> str:
+    """One row of the pooled / many-player exploit table."""
+    total = result["overall"]
+    seeds = result.get("seeds") or [result.get("seed")]
+    compute = result.get("compute") or {}
+    share = f" ({compute['fraction_of_agent']:.0%} of the agent's own)" if compute.get("fraction_of_agent") else ""
+    start = f", from `{result['init']}`" if result.get("init") else ", from the config's start"
+    players = f", {len(result['by_seat'])} players" if len(result["by_seat"]) > 2 else ""
+    first = f"{total['first_place']:.0%} ({total['chance']:.0%})" if "first_place" in total else "-"
+    return (
+        f"| `{result['env']}` | `{result['agent']}` | {result['timesteps']:,} timesteps{share}{start}{players}, "
+        f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} | {total['wins']}/{total['games']} "
+        f"({total['win_rate']:.0%} [{total['win_rate_ci95'][0]:.0%}, {total['win_rate_ci95'][1]:.0%}]) | {first} |"
+    )
 
 
 def _fence_doctests(text: str) -> str:

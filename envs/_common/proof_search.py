@@ -56,9 +56,10 @@ def probe(keys, mask, k0, k1, k2):
 
 
 @njit(cache=True, nogil=True)
-def store(keys, values, depths, moves, mask, k0, k1, k2, value, depth, move, stats):
-    """The deepening's table: ``value`` searched to ``depth`` (``stats[1]``: entries in use,
-    ``stats[2]``: proofs lost to a full run)."""
+def store(table, k0, k1, k2, value, depth, move, stats):
+    """The deepening's table, ``(keys, values, depths, moves, mask)``: ``value`` searched to
+    ``depth`` (``stats[1]``: entries in use, ``stats[2]``: proofs lost to a full run)."""
+    keys, values, depths, moves, mask = table
     i = probe(keys, mask, k0, k1, k2)
     if i < 0:
         i = -i - 1
@@ -86,8 +87,10 @@ def store(keys, values, depths, moves, mask, k0, k1, k2, value, depth, move, sta
 
 
 @njit(cache=True, nogil=True)
-def pn_get(keys, phi, delta, mask, k0, k1, k2):
-    """df-pn's (phi, delta) of a position; (1, 1) for one never searched."""
+def pn_get(table, k0, k1, k2):
+    """df-pn's (phi, delta) of a position in its table, ``(keys, phi, delta, moves, mask)``;
+    (1, 1) for one never searched."""
+    keys, phi, delta, _, mask = table
     i = probe(keys, mask, k0, k1, k2)
     if i >= 0:
         return phi[i], delta[i]
@@ -95,8 +98,10 @@ def pn_get(keys, phi, delta, mask, k0, k1, k2):
 
 
 @njit(cache=True, nogil=True)
-def pn_put(keys, phi, delta, moves, mask, k0, k1, k2, p, d, move, stats):
-    """df-pn's table: (phi, delta) and the most-proving move of a position."""
+def pn_put(table, k0, k1, k2, p, d, move, stats):
+    """df-pn's table, ``(keys, phi, delta, moves, mask)``: (phi, delta) and the most-proving move
+    of a position."""
+    keys, phi, delta, moves, mask = table
     i = probe(keys, mask, k0, k1, k2)
     if i < 0:
         i = -i - 1
@@ -153,6 +158,9 @@ class ExactSearch:
         self.pn_move = np.full(size, -1, dtype=np.int16)
         self.pn_stats = np.zeros(3, dtype=np.int64)
         self.stack = stack
+        # the two tables as the compiled searches take them
+        self.tt = (self.tt_keys, self.tt_value, self.tt_depth, self.tt_move, self.mask)
+        self.pn = (self.pn_keys, self.pn_phi, self.pn_delta, self.pn_move, self.mask)
 
     # ---- what a game gives -------------------------------------------------------------------
     def key(self, state: Any) -> tuple[np.uint64, np.uint64, np.uint64]:

@@ -137,10 +137,9 @@ def _key(fire, ice, to_move, supply_fire):
 
 
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
-def _search(
-    fire, ice, to_move, supply_fire, supply_ice, depth, ply, tt_keys, tt_value, tt_depth, tt_move, mask, stack, stats, limit
-):
+def _search(fire, ice, to_move, supply_fire, supply_ice, depth, ply, tt, stack, stats, limit):
     stats[0] += 1
+    tt_keys, tt_value, tt_depth, tt_move, mask = tt
     k0, k1, k2 = _key(fire, ice, to_move, supply_fire)
     slot = probe(tt_keys, mask, k0, k1, k2)
     hint = -1
@@ -160,24 +159,8 @@ def _search(
     if n == 0:
         if depth == 0:
             return UNKNOWN
-        value = -_search(
-            fire,
-            ice,
-            opponent,
-            supply_fire,
-            supply_ice,
-            depth - 1,
-            ply + 1,
-            tt_keys,
-            tt_value,
-            tt_depth,
-            tt_move,
-            mask,
-            stack,
-            stats,
-            limit,
-        )
-        store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, value, depth, _PASS, stats)
+        value = -_search(fire, ice, opponent, supply_fire, supply_ice, depth - 1, ply + 1, tt, stack, stats, limit)
+        store(tt, k0, k1, k2, value, depth, _PASS, stats)
         return value
     mine = fire if to_move == rules.FIRE else ice
     theirs = ice if to_move == rules.FIRE else fire
@@ -185,7 +168,7 @@ def _search(
     for i in range(n):
         w = _winner(cf[i], ci[i])
         if w == to_move:
-            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, WIN, depth, ca[i], stats)
+            store(tt, k0, k1, k2, WIN, depth, ca[i], stats)
             return WIN
         if w < 0:
             if ca[i] == hint:
@@ -196,7 +179,7 @@ def _search(
             order[live] = score * 1024 + i
             live += 1
     if live == 0:
-        store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, LOSS, depth, ca[0], stats)
+        store(tt, k0, k1, k2, LOSS, depth, ca[0], stats)
         return LOSS
     if depth <= 1:
         return UNKNOWN
@@ -205,25 +188,9 @@ def _search(
     best_unknown = -1
     for j in range(live):
         i = sorted_order[j] % 1024  # Python's modulo: the child's index for negative scores too
-        v = -_search(
-            cf[i],
-            ci[i],
-            opponent,
-            next_fire,
-            next_ice,
-            depth - 1,
-            ply + 1,
-            tt_keys,
-            tt_value,
-            tt_depth,
-            tt_move,
-            mask,
-            stack,
-            stats,
-            limit,
-        )
+        v = -_search(cf[i], ci[i], opponent, next_fire, next_ice, depth - 1, ply + 1, tt, stack, stats, limit)
         if v == WIN:
-            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, WIN, depth, ca[i], stats)
+            store(tt, k0, k1, k2, WIN, depth, ca[i], stats)
             return WIN
         if v == UNKNOWN:
             if not unknown:
@@ -231,9 +198,9 @@ def _search(
             unknown = True
     if unknown:
         if stats[0] <= limit:
-            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, UNKNOWN, depth, best_unknown, stats)
+            store(tt, k0, k1, k2, UNKNOWN, depth, best_unknown, stats)
         return UNKNOWN
-    store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, LOSS, depth, ca[sorted_order[0] % 1024], stats)
+    store(tt, k0, k1, k2, LOSS, depth, ca[sorted_order[0] % 1024], stats)
     return LOSS
 
 
@@ -246,7 +213,7 @@ def _search(
 # than the stack stops the search (UNKNOWN), it never loops.
 # ---------------------------------------------------------------------------------------------
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
-def _mid(fire, ice, to_move, supply_fire, supply_ice, th_phi, th_delta, ply, keys, phi, delta, move, mask, stack, stats, limit):
+def _mid(fire, ice, to_move, supply_fire, supply_ice, th_phi, th_delta, ply, pn, stack, stats, limit):
     stats[0] += 1
     if ply >= _MAX_PLY - 1:  # a repetition this long: stop the whole search, undecided
         stats[0] = limit + 1
@@ -264,7 +231,7 @@ def _mid(fire, ice, to_move, supply_fire, supply_ice, th_phi, th_delta, ply, key
             w = _winner(cf[i], ci[i])
             kind[i] = 0 if w < 0 else (1 if w == to_move else 2)
             if kind[i] == 1:
-                pn_put(keys, phi, delta, move, mask, k0, k1, k2, 0, INFINITE, ca[i], stats)
+                pn_put(pn, k0, k1, k2, 0, INFINITE, ca[i], stats)
                 return
     opponent = 1 - to_move
     while True:
@@ -274,7 +241,7 @@ def _mid(fire, ice, to_move, supply_fire, supply_ice, th_phi, th_delta, ply, key
                 cp, cd = 0, INFINITE
             else:
                 c0, c1, c2 = _key(cf[i], ci[i], opponent, next_fire)
-                cp, cd = pn_get(keys, phi, delta, mask, c0, c1, c2)
+                cp, cd = pn_get(pn, c0, c1, c2)
             d_sum = min(d_sum + cp, INFINITE)
             if cd < p_min:
                 d_second = p_min
@@ -282,10 +249,10 @@ def _mid(fire, ice, to_move, supply_fire, supply_ice, th_phi, th_delta, ply, key
             elif cd < d_second:
                 d_second = cd
         if p_min >= th_phi or d_sum >= th_delta or stats[0] > limit:
-            pn_put(keys, phi, delta, move, mask, k0, k1, k2, p_min, d_sum, ca[best], stats)
+            pn_put(pn, k0, k1, k2, p_min, d_sum, ca[best], stats)
             return
         _mid(cf[best], ci[best], opponent, next_fire, next_ice, th_delta - d_sum + best_phi, min(th_phi, d_second + 1),
-             ply + 1, keys, phi, delta, move, mask, stack, stats, limit)  # fmt: skip
+             ply + 1, pn, stack, stats, limit)  # fmt: skip
 
 
 def state_bits(state: rules.State) -> tuple[int, int]:
@@ -331,21 +298,9 @@ class EndgameSolver(ExactSearch):
 
     def _deepen(self, position: tuple, depth: int, limit: int) -> int:
         return int(
-            _search(  # type: ignore[call-arg]
-                *position,
-                depth,
-                0,
-                self.tt_keys,
-                self.tt_value,
-                self.tt_depth,
-                self.tt_move,
-                self.mask,
-                self.stack,
-                self.stats,
-                limit,
-            )  # fmt: skip
+            _search(*position, depth, 0, self.tt, self.stack, self.stats, limit)  # type: ignore[call-arg]
         )
 
     def _prove(self, position: tuple, limit: int) -> None:
-        _mid(*position, INFINITE, INFINITE, 0, self.pn_keys, self.pn_phi, self.pn_delta, self.pn_move, self.mask,  # type: ignore[call-arg]
+        _mid(*position, INFINITE, INFINITE, 0, self.pn,  # type: ignore[call-arg]
              self.stack, self.pn_stats, limit)  # fmt: skip

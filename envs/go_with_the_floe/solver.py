@@ -161,9 +161,10 @@ def _key(seals, bears, rings, to_move, passes):
 
 
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
-def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value, tt_depth, tt_move, mask, stack, stats, limit):
+def _search(seals, bears, rings, to_move, passes, depth, ply, tt, stack, stats, limit):
     """WIN / LOSS for the side to move, proven; UNKNOWN if not decided within ``depth`` plies
-    (or once ``stats[0]`` nodes exceed ``limit``)."""
+    (or once ``stats[0]`` nodes exceed ``limit``); ``tt``: the deepening's table (:func:`store`)."""
+    tt_keys, tt_value, tt_depth, tt_move, mask = tt
     stats[0] += 1
     k0, k1, k2 = _key(seals, bears, rings, to_move, passes)
     slot = probe(tt_keys, mask, k0, k1, k2)
@@ -181,35 +182,19 @@ def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value,
     if n == 0:  # pass
         if passes >= 1:  # the second pass ends the game: Black wins
             value = WIN if to_move == rules.BLACK else LOSS
-            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, value, depth, _PASS, stats)
+            store(tt, k0, k1, k2, value, depth, _PASS, stats)
             return value
         if depth == 0:
             return UNKNOWN
-        value = -_search(
-            seals,
-            bears,
-            rings,
-            1 - to_move,
-            1,
-            depth - 1,
-            ply + 1,
-            tt_keys,
-            tt_value,
-            tt_depth,
-            tt_move,
-            mask,
-            stack,
-            stats,
-            limit,
-        )
-        store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, value, depth, _PASS, stats)
+        value = -_search(seals, bears, rings, 1 - to_move, 1, depth - 1, ply + 1, tt, stack, stats, limit)
+        store(tt, k0, k1, k2, value, depth, _PASS, stats)
         return value
     # One ply: a move that wins at once ends the search; moves that lose at once are dropped.
     live = 0
     for i in range(n):
         w = _winner(cs[i], cb[i], cr[i], 0)
         if w == to_move:
-            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, WIN, depth, ca[i], stats)
+            store(tt, k0, k1, k2, WIN, depth, ca[i], stats)
             return WIN
         if w < 0:
             # ordering score: lower searches first
@@ -222,7 +207,7 @@ def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value,
             order[live] = score * 64 + i
             live += 1
     if live == 0:
-        store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, LOSS, depth, ca[0], stats)
+        store(tt, k0, k1, k2, LOSS, depth, ca[0], stats)
         return LOSS
     if depth <= 1:
         return UNKNOWN
@@ -231,25 +216,9 @@ def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value,
     best_unknown = -1
     for j in range(live):
         i = sorted_order[j] % 64  # Python's modulo: the child's index for negative scores too
-        v = -_search(
-            cs[i],
-            cb[i],
-            cr[i],
-            1 - to_move,
-            0,
-            depth - 1,
-            ply + 1,
-            tt_keys,
-            tt_value,
-            tt_depth,
-            tt_move,
-            mask,
-            stack,
-            stats,
-            limit,
-        )
+        v = -_search(cs[i], cb[i], cr[i], 1 - to_move, 0, depth - 1, ply + 1, tt, stack, stats, limit)
         if v == WIN:
-            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, WIN, depth, ca[i], stats)
+            store(tt, k0, k1, k2, WIN, depth, ca[i], stats)
             return WIN
         if v == UNKNOWN:
             if not unknown:
@@ -257,9 +226,9 @@ def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value,
             unknown = True
     if unknown:
         if stats[0] <= limit:
-            store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, UNKNOWN, depth, best_unknown, stats)
+            store(tt, k0, k1, k2, UNKNOWN, depth, best_unknown, stats)
         return UNKNOWN
-    store(tt_keys, tt_value, tt_depth, tt_move, mask, k0, k1, k2, LOSS, depth, ca[sorted_order[0] % 64], stats)
+    store(tt, k0, k1, k2, LOSS, depth, ca[sorted_order[0] % 64], stats)
     return LOSS
 
 
@@ -272,7 +241,7 @@ def _search(seals, bears, rings, to_move, passes, depth, ply, tt_keys, tt_value,
 # are exact; its sums may count a transposed subtree twice, which only slows the search.
 # ---------------------------------------------------------------------------------------------
 @njit(nogil=True)  # recursive: numba's cache cannot hold it
-def _mid(seals, bears, rings, to_move, passes, th_phi, th_delta, ply, keys, phi, delta, move, mask, stack, stats, limit):
+def _mid(seals, bears, rings, to_move, passes, th_phi, th_delta, ply, pn, stack, stats, limit):
     stats[0] += 1
     k0, k1, k2 = _key(seals, bears, rings, to_move, passes)
     cs, cb, cr, ca, kind = stack[0][ply], stack[1][ply], stack[2][ply], stack[3][ply], stack[4][ply]
@@ -289,7 +258,7 @@ def _mid(seals, bears, rings, to_move, passes, th_phi, th_delta, ply, keys, phi,
             w = _winner(cs[i], cb[i], cr[i], 0)
             kind[i] = 0 if w < 0 else (1 if w == to_move else 2)  # 1: the mover wins at once, 2: loses
             if kind[i] == 1:
-                pn_put(keys, phi, delta, move, mask, k0, k1, k2, 0, INFINITE, ca[i], stats)
+                pn_put(pn, k0, k1, k2, 0, INFINITE, ca[i], stats)
                 return
     while True:
         # phi(n) = min delta(c), delta(n) = sum phi(c); the best child and the second-best delta
@@ -302,7 +271,7 @@ def _mid(seals, bears, rings, to_move, passes, th_phi, th_delta, ply, keys, phi,
                 cp, cd = INFINITE, 0
             else:
                 c0, c1, c2 = _key(cs[i], cb[i], cr[i], 1 - to_move, next_passes)
-                cp, cd = pn_get(keys, phi, delta, mask, c0, c1, c2)
+                cp, cd = pn_get(pn, c0, c1, c2)
             d_sum = min(d_sum + cp, INFINITE)
             if cd < p_min:
                 d_second = p_min
@@ -310,12 +279,12 @@ def _mid(seals, bears, rings, to_move, passes, th_phi, th_delta, ply, keys, phi,
             elif cd < d_second:
                 d_second = cd
         if p_min >= th_phi or d_sum >= th_delta or stats[0] > limit:
-            pn_put(keys, phi, delta, move, mask, k0, k1, k2, p_min, d_sum, ca[best], stats)
+            pn_put(pn, k0, k1, k2, p_min, d_sum, ca[best], stats)
             return
         child_th_phi = th_delta - d_sum + best_phi
         child_th_delta = min(th_phi, d_second + 1)
         _mid(cs[best], cb[best], cr[best], 1 - to_move, next_passes, child_th_phi, child_th_delta, ply + 1,
-             keys, phi, delta, move, mask, stack, stats, limit)  # fmt: skip
+             pn, stack, stats, limit)  # fmt: skip
 
 
 def state_bits(state: rules.State) -> tuple[int, int, int]:
@@ -352,23 +321,11 @@ class FloeSolver(ExactSearch):
 
     def _deepen(self, position: tuple, depth: int, limit: int) -> int:
         return int(
-            _search(  # type: ignore[call-arg]
-                *position,
-                depth,
-                0,
-                self.tt_keys,
-                self.tt_value,
-                self.tt_depth,
-                self.tt_move,
-                self.mask,
-                self.stack,
-                self.stats,
-                limit,
-            )  # fmt: skip
+            _search(*position, depth, 0, self.tt, self.stack, self.stats, limit)  # type: ignore[call-arg]
         )
 
     def _prove(self, position: tuple, limit: int) -> None:
-        _mid(*position, INFINITE, INFINITE, 0, self.pn_keys, self.pn_phi, self.pn_delta, self.pn_move, self.mask,  # type: ignore[call-arg]
+        _mid(*position, INFINITE, INFINITE, 0, self.pn,  # type: ignore[call-arg]
              self.stack, self.pn_stats, limit)  # fmt: skip
 
 
