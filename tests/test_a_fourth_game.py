@@ -2,7 +2,8 @@
 written to the same rules interface as the shipped games and registered through the same facts)
 passes PettingZoo's API test and is played by ``evaluate``, rated in a small league, played in the
 terminal and in the web app (its API and, with Chromium, by clicks), and shown in the replay
-viewer, with no file outside its folder naming it."""
+viewer; ``train``, ``league exploit``, league training and a tiny benchmark take it from its kit;
+with no file outside its folder naming it."""
 
 from __future__ import annotations
 
@@ -319,3 +320,56 @@ def test_a_tiny_benchmark_runs_it_on_its_kits_budget(tmp_path: Path) -> None:
         benchmark(["run", "--games", ENV_ID, "--algorithms", "ppo-mlp", "--seeds", "0", "--budget", "short",
                    "--out", str(tmp_path / "bench2"), "--leagues", str(tmp_path / "leagues")])  # fmt: skip
     assert stop.value.code == 2 and not (tmp_path / "bench2" / "short").exists()
+
+
+def test_league_training_trains_it_and_continues_where_it_stopped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two rounds on tic-tac-toe from a briefly trained start: each round's exploiter, measurements
+    and main agent are recorded; the same command again redoes nothing; other settings in the same
+    folder are one line; more rounds go on from the last main agent."""
+    pytest.importorskip("sb3_contrib")
+    from polarzoo.baselines.training.league_training import main
+    from polarzoo.baselines.training.ppo_cli import main as train_main
+
+    train_main(["--env", ENV_ID, "--runs", str(tmp_path), "--run-name", "start", "--total-timesteps", "512",
+                "--no-final-eval", "--eval-every", "0", "--no-progress"])  # fmt: skip
+    start = tmp_path / "start" / "model.zip"
+    out = tmp_path / "league"
+    argv = ["--env", ENV_ID, "--init", str(start), "--rounds", "2", "--exploiter-timesteps", "256", "--main-timesteps",
+            "256", "--measure-games", "2", "--eval-games", "2", "--out", str(out)]  # fmt: skip
+    main(argv)
+    record = json.loads((out / "league.json").read_text())
+    assert [r["round"] for r in record["rounds"]] == [1, 2]
+    second = record["rounds"][1]
+    assert len(second["measured"]) == 2  # both exploiters measured against main 1
+    assert second["exploitability"] == second["measured"][-1]
+    # the second main agent trains against both exploiters, main 0 and main 1, the heuristic and random
+    assert sum(second["opponents"].values()) == pytest.approx(1.0)
+    assert set(second["opponents"]) == {
+        "heuristic",
+        "random",
+        "model:round1/exploiter/model.zip",
+        "model:round2/exploiter/model.zip",
+        f"model:{start.resolve()}",
+        "model:round1/main/model.zip",
+    }
+    training = json.loads((out / "training.json").read_text())
+    assert training["main_timesteps"] == 512 and training["league_timesteps"] == training["timesteps"] + 512
+    assert (out / "model.safetensors").is_file() and (out / "progress.csv").read_text().count("\n") == 3
+
+    capsys.readouterr()
+    main(argv)  # finished: nothing is trained again
+    assert "trained" not in capsys.readouterr().out
+    assert json.loads((out / "league.json").read_text()) == record
+
+    with pytest.raises(SystemExit) as error:
+        main([*argv[:-2], "--pfsp-power", "1", "--out", str(out)])
+    assert error.value.code == 2
+    assert "other settings (pfsp_power)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*argv[:5], "1", *argv[6:]])  # fewer rounds than it holds
+    assert "holds 2 rounds already" in capsys.readouterr().err
+
+    main([*argv[:5], "3", *argv[6:]])  # more rounds: the league goes on from main 2
+    record = json.loads((out / "league.json").read_text())
+    assert [r["round"] for r in record["rounds"]] == [1, 2, 3] and record["config"]["rounds"] == 3
+    assert record["rounds"][2]["opponents"]["model:round2/main/model.zip"] > 0
