@@ -97,13 +97,13 @@ def league_page(source_dir: Path) -> str:
         ]
         if (source_dir / "results" / "league" / env_id / "ladder.png").exists():
             parts += [f"```{{image}} results/league/{env_id}/ladder.png", f":alt: the {env_id} ladder", ":width: 80%", "```", ""]
+        parts += members_exploitability(env_id, list(league.specs), exploit_results(source_dir))
     parts += exploit_section(source_dir)
     return "\n".join(parts)
 
 
-def exploit_section(source_dir: Path) -> list[str]:
-    """How much a trained best response takes from each agent (``exploit/*/exploit.json`` in the
-    study's archive, ``docs/results/exploit.tar.gz``)."""
+def exploit_results(source_dir: Path) -> list[dict]:
+    """Every best response's result in the study's archive (``exploit/*/exploit.json``), by name."""
     import json
     import tarfile
 
@@ -111,11 +111,47 @@ def exploit_section(source_dir: Path) -> list[str]:
     if not archive.exists():
         return []
     with tarfile.open(archive) as members:  # our own archive, read as data: no member is extracted
-        found = [
+        return [
             json.loads(members.extractfile(member).read())  # type: ignore[union-attr]
             for member in sorted(members.getmembers(), key=lambda m: m.name)
             if member.isfile() and member.name.count("/") == 2 and member.name.endswith("/exploit.json")
         ]
+
+
+def members_exploitability(env_id: str, specs: list[str], found: list[dict]) -> list[str]:
+    """A league's members beside what a best response took from them (the archive's results for
+    that agent: each one's budget and start, both seats pooled)."""
+    rows = []
+    for spec in specs:
+        for result in found:
+            if result["env"] != env_id or result["agent"] != spec or len(result["by_seat"]) != 2:
+                continue
+            total = result["overall"]
+            compute = result.get("compute") or {}
+            share = f" ({compute['fraction_of_agent']:.0%} of its training)" if compute.get("fraction_of_agent") else ""
+            seeds = len(result.get("seeds") or [result.get("seed")])
+            start = f"`{result['init']}`" if result.get("init") else "the config's start"
+            seats = " / ".join(f"{row['win_rate']:.0%}" for row in result["by_seat"].values())
+            rows.append(
+                f"| `{spec}` | {result['timesteps']:,}{share}, from {start}, {seeds} seed{'s' if seeds > 1 else ''} | "
+                f"{seats} | {total['win_rate']:.0%} [{total['win_rate_ci95'][0]:.0%}, {total['win_rate_ci95'][1]:.0%}] |"
+            )
+    if not rows:
+        return []
+    return [
+        "Exploitability of its members (a best response's wins against it; the section below):",
+        "",
+        "| member | best response's timesteps | its wins as first / second seat | both seats [95% CI] |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+    ]
+
+
+def exploit_section(source_dir: Path) -> list[str]:
+    """How much a trained best response takes from each agent (``exploit/*/exploit.json`` in the
+    study's archive, ``docs/results/exploit.tar.gz``)."""
+    found = exploit_results(source_dir)
     if not found:
         return []
     parts = [
