@@ -23,6 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks.training_fps import training_command
+
 BUDGETS = {"fire_and_ice_v0": 8192, "go_with_the_floe_v0": 8192, "thin_ice_v0": 4096}
 EVAL_GAMES = {"fire_and_ice_v0": 50, "go_with_the_floe_v0": 100, "thin_ice_v0": 10}
 
@@ -30,25 +32,7 @@ EVAL_GAMES = {"fire_and_ice_v0": 50, "go_with_the_floe_v0": 100, "thin_ice_v0": 
 def train_fps(env_id: str, threads: int, timesteps: int, runs: Path) -> float:
     name = f"{env_id}-{threads}-{len(list(runs.iterdir())) if runs.exists() else 0}"
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "polarzoo.baselines.train",
-            "--env",
-            env_id,
-            "--total-timesteps",
-            str(timesteps),
-            "--eval-every",
-            "0",
-            "--no-final-eval",
-            "--torch-threads",
-            str(threads),
-            "--runs",
-            str(runs),
-            "--run-name",
-            name,
-            "--no-progress",
-        ],
+        training_command(env_id, timesteps, runs, name, "--torch-threads", str(threads)),
         check=True,
         capture_output=True,
     )

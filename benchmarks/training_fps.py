@@ -29,6 +29,13 @@ from pathlib import Path
 from typing import Any
 
 
+def training_command(env_id: str, timesteps: int, runs: Path, run_name: str, *extra: str) -> list[str]:
+    """``polarzoo.baselines.train`` for ``timesteps`` in this interpreter: the game's default
+    config, no evaluation, the run in ``runs/run_name`` (its ``training.json`` has the fps)."""
+    return [sys.executable, "-m", "polarzoo.baselines.train", "--env", env_id, "--total-timesteps", str(timesteps),
+            "--eval-every", "0", "--no-final-eval", "--runs", str(runs), "--run-name", run_name, "--no-progress", *extra]  # fmt: skip
+
+
 def fps(
     make_venv: Callable[[], Any],
     timesteps: int,
@@ -148,23 +155,7 @@ def default_run(env_id: str, timesteps: int, baseline: str | None, rounds: int) 
                 if path is not None:
                     environ["PYTHONPATH"] = str(path)
                 run_name = f"side{side}-round{round_}"
-                command = [
-                    sys.executable,
-                    "-m",
-                    "polarzoo.baselines.train",
-                    "--env",
-                    env_id,
-                    "--total-timesteps",
-                    str(timesteps),
-                    "--eval-every",
-                    "0",
-                    "--no-final-eval",
-                    "--runs",
-                    folder,
-                    "--run-name",
-                    run_name,
-                    "--no-progress",
-                ]
+                command = training_command(env_id, timesteps, Path(folder), run_name)
                 done = subprocess.run(command, capture_output=True, text=True, env=environ, cwd=tempfile.gettempdir())
                 if done.returncode:
                     raise SystemExit(f"{name}: the training failed: {(done.stderr.strip().splitlines() or ['?'])[-1]}")
