@@ -38,7 +38,7 @@ import json
 import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -71,18 +71,18 @@ class LeagueConfig:
     refuses different ones)."""
 
     env: str
-    init: str = "pretrained"
-    rounds: int = 10
-    exploiter_timesteps: int = 81_920
-    main_timesteps: int = 24_576
-    exploiter_share: float = 0.5
-    past_share: float = 0.15
-    heuristic_share: float = 0.3
-    pfsp_power: float = 2.0
-    measure_games: int = 20
-    eval_games: int = 50
-    seed: int = 0
-    torch_threads: int = 1
+    init: str = field(default="pretrained", metadata={"help": "the first main agent: 'pretrained' or a model file"})
+    rounds: int = field(default=10, metadata={"help": "rounds (an exploiter, then the main agent)"})
+    exploiter_timesteps: int = field(default=81_920, metadata={"help": "each exploiter's budget"})
+    main_timesteps: int = field(default=24_576, metadata={"help": "the main agent's budget per round"})
+    exploiter_share: float = field(default=0.5, metadata={"help": "the exploiters' share of the main agent's opponents"})
+    past_share: float = field(default=0.15, metadata={"help": "the past main agents' share"})
+    heuristic_share: float = field(default=0.3, metadata={"help": "the heuristic's share (random: the rest)"})
+    pfsp_power: float = field(default=2.0, metadata={"help": "PFSP: an exploiter's weight is its win rate to this power"})
+    measure_games: int = field(default=20, metadata={"help": "games per seat measuring each exploiter"})
+    eval_games: int = field(default=50, metadata={"help": "games per seat against the heuristic"})
+    seed: int = field(default=0, metadata={"help": "the league's seed"})
+    torch_threads: int = field(default=1, metadata={"help": "torch threads"})
 
     def check(self) -> None:
         if self.rounds < 1 or self.exploiter_timesteps < 1 or self.main_timesteps < 1:
@@ -331,29 +331,10 @@ def _parser() -> argparse.ArgumentParser:
         prog=prog_name("polarzoo.baselines.training.league_training"), description=__doc__, formatter_class=HelpFormatter
     )
     parser.add_argument("--env", choices=list(GAMES), required=True, help="the game")
-    parser.add_argument("--init", default=defaults.init, help="the first main agent: 'pretrained' or a model file")
-    parser.add_argument("--rounds", type=int, default=defaults.rounds, help="rounds (an exploiter, then the main agent)")
-    parser.add_argument("--exploiter-timesteps", type=int, default=defaults.exploiter_timesteps, help="each exploiter's budget")
-    parser.add_argument("--main-timesteps", type=int, default=defaults.main_timesteps, help="the main agent's budget per round")
-    parser.add_argument(
-        "--exploiter-share",
-        type=float,
-        default=defaults.exploiter_share,
-        help="the exploiters' share of the main agent's opponents",
-    )
-    parser.add_argument("--past-share", type=float, default=defaults.past_share, help="the past main agents' share")
-    parser.add_argument(
-        "--heuristic-share", type=float, default=defaults.heuristic_share, help="the heuristic's share (random: the rest)"
-    )
-    parser.add_argument(
-        "--pfsp-power", type=float, default=defaults.pfsp_power, help="PFSP: an exploiter's weight is its win rate to this power"
-    )
-    parser.add_argument(
-        "--measure-games", type=int, default=defaults.measure_games, help="games per seat measuring each exploiter"
-    )
-    parser.add_argument("--eval-games", type=int, default=defaults.eval_games, help="games per seat against the heuristic")
-    parser.add_argument("--seed", type=seed_type, default=defaults.seed, help="the league's seed")
-    parser.add_argument("--torch-threads", type=int, default=defaults.torch_threads, help="torch threads")
+    for option in fields(LeagueConfig)[1:]:  # every setting but the game, with its default and help
+        kind = seed_type if option.name == "seed" else type(getattr(defaults, option.name))
+        parser.add_argument(f"--{option.name.replace('_', '-')}", type=kind, default=getattr(defaults, option.name),
+                            help=option.metadata["help"])  # fmt: skip
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: runs/league-training-ENV-seedS)")
     return parser
 
@@ -361,12 +342,7 @@ def _parser() -> argparse.ArgumentParser:
 def _main(argv: list[str] | None = None) -> None:
     parser = _parser()
     args = parser.parse_args(argv)
-    config = LeagueConfig(
-        env=args.env, init=args.init, rounds=args.rounds, exploiter_timesteps=args.exploiter_timesteps,
-        main_timesteps=args.main_timesteps, exploiter_share=args.exploiter_share, past_share=args.past_share,
-        heuristic_share=args.heuristic_share, pfsp_power=args.pfsp_power, measure_games=args.measure_games,
-        eval_games=args.eval_games, seed=args.seed, torch_threads=args.torch_threads,
-    )  # fmt: skip
+    config = LeagueConfig(**{option.name: getattr(args, option.name) for option in fields(LeagueConfig)})
     try:
         config.check()
     except ValueError as error:
