@@ -37,3 +37,21 @@ def test_the_main_agents_opponents_are_the_shares_asked() -> None:
 def test_bad_settings_are_refused(values: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         LeagueConfig(env="fire_and_ice_v0", **values).check()
+
+
+def test_the_main_agent_keeps_the_games_seat_weights_and_an_exploiter_plays_every_seat(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Floe's kit trains White three episodes in four; an exploiter alternates seats."""
+    import json
+
+    from polarzoo.baselines.training import league_training
+
+    monkeypatch.setattr(league_training, "train", lambda *args, **kwargs: None)  # the configs only
+    config = LeagueConfig(env="go_with_the_floe_v0")
+    for name, exploiter in (("main", False), ("exploiter", True)):
+        league_training.phase(config, tmp_path / name, "pretrained", {"heuristic": 1.0}, 2048, 0, "", exploiter=exploiter)
+    main = json.loads((tmp_path / "main" / "config.json").read_text())
+    exploiter_config = json.loads((tmp_path / "exploiter" / "config.json").read_text())
+    assert main["learner_seat"] == {"white": 3, "black": 1} and exploiter_config["learner_seat"] == "alternate"
+    assert main["bc_games"] == 0 and main["init_model"] == "pretrained" and main["opponents"] == {"heuristic": 1.0}

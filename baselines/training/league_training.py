@@ -131,20 +131,30 @@ def model_spec(path: Path) -> str:
 
 
 def phase(
-    config: LeagueConfig, run_dir: Path, init_model: str, opponents: dict[str, float], timesteps: int, seed: int, again: str
+    config: LeagueConfig,
+    run_dir: Path,
+    init_model: str,
+    opponents: dict[str, float],
+    timesteps: int,
+    seed: int,
+    again: str,
+    exploiter: bool = False,
 ) -> Path:
     """One training of the league (fine-tuned from ``init_model``, no cloning, no snapshots, no
     periodic evaluation) into ``run_dir``, or the model it already made; resumed from its
-    checkpoint when one is there."""
+    checkpoint when one is there.  An exploiter plays every seat in turn (as ``league exploit``'s
+    best response does); the main agent keeps the game's own seat weights (the Floe's kit trains
+    White three episodes in four: alternating seats there cost the main agent its White play)."""
     model = run_dir / "model.zip"
     if model.exists():
         return model
+    seats = {"learner_seat": "alternate"} if exploiter else {}
     values = load_config(
         config.env,
         {
             "opponents": opponents,
             "total_timesteps": timesteps,
-            "learner_seat": "alternate",
+            **seats,
             "snapshot_every": 0,
             "eval_every": 0,
             "bc_games": 0,
@@ -222,7 +232,7 @@ def run_round(league: League, r: int, again: str) -> None:
     started = time.perf_counter()
     if "exploiter" not in record:
         exploiter = phase(config, out / f"round{r}" / "exploiter", str(previous), {model_spec(previous): 1.0},
-                          config.exploiter_timesteps, 1000 * config.seed + 2 * r, again)  # fmt: skip
+                          config.exploiter_timesteps, 1000 * config.seed + 2 * r, again, exploiter=True)  # fmt: skip
         record["exploiter"] = {"model": str(exploiter.relative_to(out)), **trained(exploiter.parent)}
         league.save()
     if "measured" not in record:
