@@ -144,7 +144,7 @@ def phase(
     periodic evaluation) into ``run_dir``, or the model it already made; resumed from its
     checkpoint when one is there.  An exploiter plays every seat in turn (as ``league exploit``'s
     best response does); the main agent keeps the game's own seat weights (the Floe's kit trains
-    White three episodes in four: alternating seats there cost the main agent its White play)."""
+    White three episodes in four, the seat where its games are lost)."""
     model = run_dir / "model.zip"
     if model.exists():
         return model
