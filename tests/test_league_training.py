@@ -55,3 +55,41 @@ def test_the_main_agent_keeps_the_games_seat_weights_and_an_exploiter_plays_ever
     exploiter_config = json.loads((tmp_path / "exploiter" / "config.json").read_text())
     assert main["learner_seat"] == {"white": 3, "black": 1} and exploiter_config["learner_seat"] == "alternate"
     assert main["bc_games"] == 0 and main["init_model"] == "pretrained" and main["opponents"] == {"heuristic": 1.0}
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["[1, 2]", '{"config": {}, "rounds": [{"round": 2}]}', '{"rounds": []}', "not json"],
+    ids=["a list", "rounds out of order", "no config", "not json"],
+)
+def test_a_folder_whose_record_is_not_a_league_is_refused_in_one_line(
+    tmp_path, content: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from polarzoo.baselines.training.league_training import main
+
+    (tmp_path / "league.json").write_text(content)
+    with pytest.raises(SystemExit) as stop:
+        main(["--env", "fire_and_ice_v0", "--out", str(tmp_path)])
+    error = capsys.readouterr().err
+    assert stop.value.code == 2 and ("league record" in error or "not a league training" in error)
+    assert "Traceback" not in error and (tmp_path / "league.json").read_text() == content  # left as it was
+
+
+def test_a_starting_model_of_another_game_is_one_line(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("sb3_contrib")
+    from polarzoo.baselines.agents import pretrained_path
+    from polarzoo.baselines.training.league_training import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--env", "fire_and_ice_v0", "--init", str(pretrained_path("go_with_the_floe_v0")), "--out", str(tmp_path / "l")])
+    error = capsys.readouterr().err
+    assert stop.value.code == 2 and "--init" in error and "does not fit" in error and "Traceback" not in error
+    assert not (tmp_path / "l" / "round1" / "exploiter" / "model.zip").exists()  # nothing trained
+
+
+def test_a_missing_starting_model_is_one_line(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    from polarzoo.baselines.training.league_training import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--env", "fire_and_ice_v0", "--init", str(tmp_path / "missing.zip"), "--out", str(tmp_path / "l")])
+    assert stop.value.code == 2 and "no such model file" in capsys.readouterr().err

@@ -314,11 +314,14 @@ class InitModelError(ValueError):
     """``init_model`` names a model whose policy differs from the config's."""
 
 
+def model_file(name: str, env_id: str) -> Path:
+    """The model file a setting names: a path, or ``"pretrained"`` (the shipped model of the env)."""
+    return pretrained_path(env_id) if name == "pretrained" else Path(name)
+
+
 def init_model_path(config: TrainConfig) -> Path:
-    """The model file named by ``init_model`` (``"pretrained"``: the shipped model of the env)."""
-    if config.init_model == "pretrained":
-        return pretrained_path(config.env)
-    return Path(str(config.init_model))
+    """The model file named by ``init_model`` (:func:`model_file`)."""
+    return model_file(str(config.init_model), config.env)
 
 
 def evaluation_env_kwargs(config: TrainConfig) -> list[dict[str, Any]]:

@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from polarzoo.baselines.agents import PolicyAgent, make_agent, pretrained_path
+from polarzoo.baselines.agents import PolicyAgent, make_agent
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     atomic_write,
@@ -54,7 +54,7 @@ from polarzoo.baselines.cli.runs import (
 )
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.kits import kit_of
-from polarzoo.baselines.training.config import load_config
+from polarzoo.baselines.training.config import InitModelError, load_config, model_file
 from polarzoo.baselines.training.exploit import agent_training_timesteps, best_response_games, overall
 from polarzoo.baselines.training.export import export_model
 from polarzoo.baselines.training.ppo import train
@@ -194,7 +194,13 @@ class League:
         self.rounds: list[dict[str, Any]] = []
         if self.path.exists():
             saved = read_json_file(self.path, "league record")
-            before = dict(saved.get("config", {}))
+            rounds = saved.get("rounds") if isinstance(saved, dict) else None
+            numbered = isinstance(rounds, list) and all(
+                isinstance(record, dict) and record.get("round") == r for r, record in enumerate(rounds, start=1)
+            )
+            if not (numbered and isinstance(saved.get("config"), dict)):
+                raise ValueError(f"{self.path} is not a league training's record (no config and rounds): choose another --out")
+            before = dict(saved["config"])
             # more rounds continue a league; every other setting is the league's own
             differing = sorted(k for k, v in asdict(config).items() if k != "rounds" and before.get(k) != v)
             if differing:
@@ -202,7 +208,7 @@ class League:
                     f"{out} holds a league trained with other settings ({', '.join(differing)}): "
                     "run the same command again (--rounds may grow), or choose another --out"
                 )
-            self.rounds = list(saved.get("rounds", []))
+            self.rounds = list(rounds or [])
             if config.rounds < len(self.rounds):
                 raise ValueError(f"{out} holds {len(self.rounds)} rounds already: --rounds must be at least that")
 
@@ -215,9 +221,7 @@ class League:
 
 
 def init_path(config: LeagueConfig) -> Path:
-    if config.init == "pretrained":
-        return pretrained_path(config.env)
-    return Path(config.init)
+    return model_file(config.init, config.env)
 
 
 def run_round(league: League, r: int, again: str) -> None:
@@ -361,6 +365,10 @@ def _main(argv: list[str] | None = None) -> None:
         if not Path(config.init).is_file():
             parser.error(f"--init {config.init}: no such model file")
         config = LeagueConfig(**{**asdict(config), "init": str(Path(config.init).resolve())})
+    try:  # the first main agent is also the first exploiter's opponent: it must play this game
+        PolicyAgent(str(init_path(config)), name="main0").check_fits(config.env)
+    except (ValueError, OSError) as error:
+        parser.error(f"--init {config.init}: {error}")
     out = args.out or Path("runs") / f"league-training-{config.env}-seed{config.seed}"
     writable_folder_or_exit(parser, "--out", out)
     try:
@@ -371,7 +379,10 @@ def _main(argv: list[str] | None = None) -> None:
     print(f"league training folder: {out}", flush=True)
     again = " ".join([prog_name("polarzoo.baselines.training.league_training"), *(sys.argv[1:] if argv is None else argv)])
     for r in range(1, config.rounds + 1):
-        run_round(league, r, again)
+        try:
+            run_round(league, r, again)
+        except InitModelError as error:  # a model file of another game or network: before any training
+            parser.error(f"--init {config.init}: {error}")
         write_progress(league)
     finish(league)
     rows = progress_rows(league)
