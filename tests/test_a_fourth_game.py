@@ -373,3 +373,36 @@ def test_league_training_trains_it_and_continues_where_it_stopped(tmp_path: Path
     record = json.loads((out / "league.json").read_text())
     assert [r["round"] for r in record["rounds"]] == [1, 2, 3] and record["config"]["rounds"] == 3
     assert record["rounds"][2]["opponents"]["model:round2/main/model.zip"] > 0
+
+
+def test_league_training_with_several_exploiters_a_round(tmp_path: Path) -> None:
+    """Two exploiters a round, each on its own seed: both join the league, both are measured, the
+    round's exploitability is the better one's; a league saved before the setting existed continues."""
+    pytest.importorskip("sb3_contrib")
+    from polarzoo.baselines.training.league_training import main
+    from polarzoo.baselines.training.ppo_cli import main as train_main
+
+    train_main(["--env", ENV_ID, "--runs", str(tmp_path), "--run-name", "start", "--total-timesteps", "256",
+                "--no-final-eval", "--eval-every", "0", "--no-progress"])  # fmt: skip
+    out = tmp_path / "league"
+    argv = ["--env", ENV_ID, "--init", str(tmp_path / "start" / "model.zip"), "--rounds", "1", "--exploiter-timesteps",
+            "256", "--exploiters-per-round", "2", "--main-timesteps", "256", "--measure-games", "2", "--eval-games", "2",
+            "--out", str(out)]  # fmt: skip
+    main(argv)
+    first = json.loads((out / "league.json").read_text())["rounds"][0]
+    assert first["exploiter"]["model"] == "round1/exploiter/model.zip"
+    assert [e["model"] for e in first["more_exploiters"]] == ["round1/exploiter2/model.zip"]
+    assert len(first["measured"]) == 2 and first["exploitability"] == max(first["measured"])
+    assert {"model:round1/exploiter/model.zip", "model:round1/exploiter2/model.zip"} <= set(first["opponents"])
+    training = json.loads((out / "training.json").read_text())
+    assert training["league_timesteps"] == training["timesteps"] + 512
+
+    single = tmp_path / "single"  # a one-exploiter league whose record predates the setting
+    one = [*argv[:-2], "--out", str(single)]
+    one[one.index("--exploiters-per-round") + 1] = "1"
+    main(one)
+    record = json.loads((single / "league.json").read_text())
+    del record["config"]["exploiters_per_round"]
+    (single / "league.json").write_text(json.dumps(record))
+    main([*one[:5], "2", *one[6:]])
+    assert [r["round"] for r in json.loads((single / "league.json").read_text())["rounds"]] == [1, 2]

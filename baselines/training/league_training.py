@@ -6,20 +6,21 @@ Vinyals et al. 2019, on SB3's MaskablePPO), so that what a best response would f
 
 Each round ``r`` (the main agent is ``main_0`` = ``--init`` before the first):
 
-1. **Main exploiter**: a copy of ``main_{r-1}`` fine-tuned against it alone (both seats in turn,
-   ``--exploiter-timesteps``): the approximate best response of ``polarzoo-league exploit``.
-   It joins the league.
+1. **Main exploiters**: ``--exploiters-per-round`` copies of ``main_{r-1}``, each fine-tuned against
+   it alone on its own seed (both seats in turn, ``--exploiter-timesteps``): the approximate best
+   responses of ``polarzoo-league exploit``.  They join the league.
 2. **Measure**: every exploiter so far plays ``main_{r-1}`` (``--measure-games`` per seat, opened by
    the kit's random plies); its win rate ``p`` sets its weight in the main agent's opponents,
    prioritised fictitious self-play (``p ** --pfsp-power``, with a floor so that no old exploit is
-   forgotten).  The newest exploiter's win rate is the round's exploitability estimate.
+   forgotten).  The best of the round's new exploiters is the round's exploitability estimate
+   (one best response's win rate varies with its seed; several find more of the holes).
 3. **Main agent**: ``main_{r-1}`` fine-tuned for ``--main-timesteps`` against the mixture:
    the exploiters (``--exploiter-share``, PFSP), the past main agents (``--past-share``, equal), the
    kit's heuristic (``--heuristic-share``, so that it keeps beating it) and random (the rest).
    Then it plays the heuristic, ``--eval-games`` per seat.
 
 Every opponent is frozen and deterministic, as the agents are when they are measured.  Outputs in
-``OUT`` (default ``runs/league-training-ENV-seedS``): ``round<r>/exploiter/`` and ``round<r>/main/``
+``OUT`` (default ``runs/league-training-ENV-seedS``): ``round<r>/exploiter/`` (``exploiter2/``, ... with several a round) and ``round<r>/main/``
 (training runs: model, checkpoints, log), ``league.json`` (the members, each round's measurements and
 timing), ``progress.csv`` and ``progress.png``, and the result: ``model.zip``, ``model.safetensors``
 (the last main agent) and ``training.json``, whose ``timesteps`` are the main agent's own (``--init``'s
@@ -74,6 +75,7 @@ class LeagueConfig:
     init: str = field(default="pretrained", metadata={"help": "the first main agent: 'pretrained' or a model file"})
     rounds: int = field(default=10, metadata={"help": "rounds (an exploiter, then the main agent)"})
     exploiter_timesteps: int = field(default=81_920, metadata={"help": "each exploiter's budget"})
+    exploiters_per_round: int = field(default=1, metadata={"help": "new main exploiters a round, each on its own seed"})
     main_timesteps: int = field(default=24_576, metadata={"help": "the main agent's budget per round"})
     exploiter_share: float = field(default=0.5, metadata={"help": "the exploiters' share of the main agent's opponents"})
     past_share: float = field(default=0.15, metadata={"help": "the past main agents' share"})
@@ -85,8 +87,8 @@ class LeagueConfig:
     torch_threads: int = field(default=1, metadata={"help": "torch threads"})
 
     def check(self) -> None:
-        if self.rounds < 1 or self.exploiter_timesteps < 1 or self.main_timesteps < 1:
-            raise ValueError("--rounds, --exploiter-timesteps and --main-timesteps must be at least 1")
+        if min(self.rounds, self.exploiter_timesteps, self.exploiters_per_round, self.main_timesteps) < 1:
+            raise ValueError("--rounds, --exploiter-timesteps, --exploiters-per-round and --main-timesteps must be at least 1")
         if self.measure_games < 1 or self.eval_games < 1:
             raise ValueError("--measure-games and --eval-games must be at least 1")
         shares = (self.exploiter_share, self.past_share, self.heuristic_share)
@@ -200,7 +202,8 @@ class League:
             )
             if not (numbered and isinstance(saved.get("config"), dict)):
                 raise ValueError(f"{self.path} is not a league training's record (no config and rounds): choose another --out")
-            before = dict(saved["config"])
+            # a setting added since the league was saved had its default then
+            before = {**asdict(LeagueConfig(env=config.env)), **saved["config"]}
             # more rounds continue a league; every other setting is the league's own
             differing = sorted(k for k, v in asdict(config).items() if k != "rounds" and before.get(k) != v)
             if differing:
@@ -217,7 +220,18 @@ class League:
         atomic_write(self.path, json.dumps(record, indent=2) + "\n")
 
     def exploiters(self) -> list[Path]:
-        return [self.out / f"round{r['round']}" / "exploiter" / "model.zip" for r in self.rounds if "exploiter" in r]
+        """Every exploiter trained so far, in the order they joined."""
+        return [self.out / e["model"] for record in self.rounds for e in round_exploiters(record)]
+
+
+def round_exploiters(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """A round's exploiters (their model, timesteps and seconds), the first one first."""
+    return ([record["exploiter"]] if "exploiter" in record else []) + list(record.get("more_exploiters", []))
+
+
+def exploiter_folder(r: int, i: int) -> str:
+    """Round ``r``'s ``i``-th exploiter's folder (1-based; the first is ``exploiter``, as with one a round)."""
+    return f"round{r}/exploiter" if i == 1 else f"round{r}/exploiter{i}"
 
 
 def init_path(config: LeagueConfig) -> Path:
@@ -234,10 +248,16 @@ def run_round(league: League, r: int, again: str) -> None:
     previous = init_path(config) if r == 1 else out / f"round{r - 1}" / "main" / "model.zip"
     previous_agent = PolicyAgent(str(previous), name=f"main{r - 1}")
     started = time.perf_counter()
-    if "exploiter" not in record:
-        exploiter = phase(config, out / f"round{r}" / "exploiter", str(previous), {model_spec(previous): 1.0},
-                          config.exploiter_timesteps, 1000 * config.seed + 2 * r, again, exploiter=True)  # fmt: skip
-        record["exploiter"] = {"model": str(exploiter.relative_to(out)), **trained(exploiter.parent)}
+    for i in range(len(round_exploiters(record)) + 1, config.exploiters_per_round + 1):
+        # the first exploiter's seed is the one a league of one exploiter a round gives it
+        seed = 1000 * config.seed + 2 * r + 100_000 * (i - 1)
+        exploiter = phase(config, out / exploiter_folder(r, i), str(previous), {model_spec(previous): 1.0},
+                          config.exploiter_timesteps, seed, again, exploiter=True)  # fmt: skip
+        made = {"model": str(exploiter.relative_to(out)), **trained(exploiter.parent)}
+        if i == 1:
+            record["exploiter"] = made
+        else:
+            record.setdefault("more_exploiters", []).append(made)
         league.save()
     if "measured" not in record:
         # every exploiter so far against the main agent it will train: PFSP's weights
@@ -247,10 +267,11 @@ def run_round(league: League, r: int, again: str) -> None:
                               config.measure_games, 500_000 + 1000 * r + j)  # fmt: skip
             measured.append(result["overall"]["win_rate"])
         record["measured"] = measured
-        record["exploitability"] = measured[-1]
+        new = measured[len(measured) - len(round_exploiters(record)) :]
+        record["exploitability"] = max(new)
         league.save()
-        print(f"round {r}: exploiter {r} beats main {r - 1} {measured[-1]:.0%} of the time "
-              f"({record['exploiter']['timesteps']:,} timesteps); exploiters 1-{r} against it: "
+        print(f"round {r}: its exploiters beat main {r - 1} " + " / ".join(f"{p:.0%}" for p in new)
+              + f" of the time ({record['exploiter']['timesteps']:,} timesteps each); all {len(measured)} against it: "
               + " ".join(f"{p:.0%}" for p in measured), flush=True)  # fmt: skip
     if "main" not in record:
         past = [model_spec(init_path(config))] + [model_spec(out / f"round{j}" / "main" / "model.zip") for j in range(1, r)]
@@ -283,7 +304,7 @@ def progress_rows(league: League) -> list[dict[str, Any]]:
                 "exploiter_vs_previous_main": record["exploitability"],
                 "main_vs_heuristic": record["against_heuristic"],
                 "main_timesteps": sum(r["main"]["timesteps"] for r in league.rounds[: record["round"]]),
-                "exploiter_timesteps": sum(r["exploiter"]["timesteps"] for r in league.rounds[: record["round"]]),
+                "exploiter_timesteps": sum(e["timesteps"] for r in league.rounds[: record["round"]] for e in round_exploiters(r)),
             }
         )
     return rows
@@ -307,7 +328,7 @@ def write_progress(league: League) -> None:
         return
     figure, axis = plt.subplots(figsize=(6, 3.5))
     rounds = [row["round"] for row in rows]
-    axis.plot(rounds, [row["exploiter_vs_previous_main"] for row in rows], "o-", label="new exploiter vs main before it")
+    axis.plot(rounds, [row["exploiter_vs_previous_main"] for row in rows], "o-", label="best new exploiter vs main before it")
     axis.plot(rounds, [row["main_vs_heuristic"] for row in rows], "s-", label="main vs heuristic")
     axis.axhline(0.6, color="grey", linestyle=":", linewidth=1)
     axis.set(xlabel="round", ylabel="win rate", ylim=(0, 1.02), title=f"League training: {GAMES[league.config.env].title}")
@@ -326,8 +347,8 @@ def finish(league: League) -> None:
     export_model(out / "model.zip", out / "model.safetensors")
     init_timesteps = agent_training_timesteps("pretrained" if config.init == "pretrained" else f"model:{config.init}", config.env)
     main_timesteps = sum(r["main"]["timesteps"] for r in league.rounds)
-    exploiter_timesteps = sum(r["exploiter"]["timesteps"] for r in league.rounds)
-    seconds = sum(r["exploiter"]["seconds"] + r["main"]["seconds"] for r in league.rounds)
+    exploiter_timesteps = sum(e["timesteps"] for r in league.rounds for e in round_exploiters(r))
+    seconds = sum(r["main"]["seconds"] + sum(e["seconds"] for e in round_exploiters(r)) for r in league.rounds)
     record = {
         "timesteps": (init_timesteps or 0) + main_timesteps,
         "init_timesteps": init_timesteps,
