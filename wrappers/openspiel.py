@@ -88,6 +88,19 @@ def _game_type(short_name: str, long_name: str, players: int, parameters: dict[s
     )
 
 
+def _two_player_zero_sum_info(num_actions: int, max_game_length: int) -> Any:
+    """A win-loss game's facts: +1 to the winner, -1 to the loser."""
+    return pyspiel.GameInfo(
+        num_distinct_actions=num_actions,
+        max_chance_outcomes=0,
+        num_players=2,
+        min_utility=-1.0,
+        max_utility=1.0,
+        utility_sum=0.0,
+        max_game_length=max_game_length,
+    )
+
+
 class _TensorObserver:
     """OpenSpiel's PyObserver for the envs' observation tensors (``observation`` view)."""
 
@@ -160,15 +173,7 @@ def _parameter_error(game: str, message: str) -> ValueError:
 
 # ------------------------------------------------------------------------------ Fire & Ice
 _FIRE_TYPE = _game_type(FIRE_AND_ICE, "polarzoo Fire & Ice", 2, {"handicap": 0, "handicap_player": "ice", "seed": 0}, True)
-_FIRE_INFO = pyspiel.GameInfo(
-    num_distinct_actions=fire_rules.NUM_ACTIONS,
-    max_chance_outcomes=0,
-    num_players=2,
-    min_utility=-1.0,
-    max_utility=1.0,
-    utility_sum=0.0,
-    max_game_length=fire_env.max_plies,
-)
+_FIRE_INFO = _two_player_zero_sum_info(fire_rules.NUM_ACTIONS, fire_env.max_plies)
 
 
 class FireAndIceGame(_Game):
@@ -233,15 +238,7 @@ class FireAndIceState(_TwoPlayerState):
 
 # ------------------------------------------------------------------------------ Go with the Floe
 _FLOE_TYPE = _game_type(GO_WITH_THE_FLOE, "polarzoo Go with the Floe", 2, {}, True)
-_FLOE_INFO = pyspiel.GameInfo(
-    num_distinct_actions=floe_rules.NUM_ACTIONS,
-    max_chance_outcomes=0,
-    num_players=2,
-    min_utility=-1.0,
-    max_utility=1.0,
-    utility_sum=0.0,
-    max_game_length=floe_env.max_plies,
-)
+_FLOE_INFO = _two_player_zero_sum_info(floe_rules.NUM_ACTIONS, floe_env.max_plies)
 
 
 class GoWithTheFloeGame(_Game):

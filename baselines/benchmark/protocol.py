@@ -33,6 +33,9 @@ ALGORITHMS: dict[str, Algorithm] = {
     "az-jax": Algorithm("az-jax", "alphazero_jax", {}, "AlphaZero (Gumbel MuZero, mctx) on the JAX twin"),
 }
 
+#: the test suite's PPO: two envs, one small update a rollout, one game an evaluation
+_TINY_PPO: dict[str, Any] = {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "eval_games": 1}
+
 #: budget -> game -> trainer -> settings.  "short" is sized for the 2-core machine (about 6 hours
 #: for all of it, two runs at a time, by the training speeds of docs/results.md; not yet measured
 #: whole); "long" is for a GPU or a cluster; "tiny" is the test suite's.
@@ -49,17 +52,7 @@ BUDGETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
     },
     "tiny": {
         "fire_and_ice_v0": {
-            "ppo": {
-                "total_timesteps": 512,
-                "n_envs": 2,
-                "n_steps": 64,
-                "batch_size": 64,
-                "n_epochs": 1,
-                "eval_every": 256,
-                "eval_games": 1,
-                "snapshot_every": 256,
-                "checkpoint_every": 256,
-            },
+            "ppo": {**_TINY_PPO, "total_timesteps": 512, "eval_every": 256, "snapshot_every": 256, "checkpoint_every": 256},
             "alphazero_jax": {
                 "iterations": 1,
                 "games": 8,
@@ -73,28 +66,8 @@ BUDGETS: dict[str, dict[str, dict[str, dict[str, Any]]]] = {
                 "eval_games": 4,
             },
         },
-        "go_with_the_floe_v0": {
-            "ppo": {
-                "total_timesteps": 512,
-                "n_envs": 2,
-                "n_steps": 64,
-                "batch_size": 64,
-                "n_epochs": 1,
-                "eval_every": 256,
-                "eval_games": 1,
-            }
-        },
-        "thin_ice_v0": {
-            "ppo": {
-                "total_timesteps": 256,
-                "n_envs": 2,
-                "n_steps": 64,
-                "batch_size": 64,
-                "n_epochs": 1,
-                "eval_every": 128,
-                "eval_games": 1,
-            }
-        },
+        "go_with_the_floe_v0": {"ppo": {**_TINY_PPO, "total_timesteps": 512, "eval_every": 256}},
+        "thin_ice_v0": {"ppo": {**_TINY_PPO, "total_timesteps": 256, "eval_every": 128}},
     },
 }
 

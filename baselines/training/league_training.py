@@ -74,15 +74,19 @@ class LeagueConfig:
     env: str
     init: str = field(default="pretrained", metadata={"help": "the first main agent: 'pretrained' or a model file"})
     rounds: int = field(default=10, metadata={"help": "rounds (an exploiter, then the main agent)"})
+    # the compute: each exploiter's and the main agent's per round
     exploiter_timesteps: int = field(default=81_920, metadata={"help": "each exploiter's budget"})
     exploiters_per_round: int = field(default=1, metadata={"help": "new main exploiters a round, each on its own seed"})
     main_timesteps: int = field(default=24_576, metadata={"help": "the main agent's budget per round"})
+    # the main agent's opponents
     exploiter_share: float = field(default=0.5, metadata={"help": "the exploiters' share of the main agent's opponents"})
     past_share: float = field(default=0.15, metadata={"help": "the past main agents' share"})
     heuristic_share: float = field(default=0.3, metadata={"help": "the heuristic's share (random: the rest)"})
     pfsp_power: float = field(default=2.0, metadata={"help": "PFSP: an exploiter's weight is its win rate to this power"})
+    # the measurements
     measure_games: int = field(default=20, metadata={"help": "games per seat measuring each exploiter"})
     eval_games: int = field(default=50, metadata={"help": "games per seat against the heuristic"})
+    # the run
     seed: int = field(default=0, metadata={"help": "the league's seed"})
     torch_threads: int = field(default=1, metadata={"help": "torch threads"})
 

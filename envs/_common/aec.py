@@ -16,6 +16,7 @@ read (the terminal, the web page, the replay viewer, agents): :meth:`~TurnBasedA
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -208,6 +209,11 @@ def turn_based_parallel(env: AECEnv) -> Any:
     return TurnBasedParallel(env)
 
 
+def env_metadata(name: str, render_fps: int = 2) -> dict[str, Any]:
+    """An env class's PettingZoo ``metadata``: its name, the three render modes, turn-based."""
+    return {"name": name, **TurnBasedAECEnv.metadata, "render_fps": render_fps}
+
+
 class TurnBasedAECEnv(AECEnv):
     """Base AEC env: one agent acts at a time, chosen by the rules core.
 
@@ -220,6 +226,10 @@ class TurnBasedAECEnv(AECEnv):
     # agent to act each step); parallel_env() uses the turn-based conversion instead.
     metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array", "human"], "is_parallelizable": False}
     num_actions: int
+    #: The pure rules module of a board game (search agents play on ``self.state`` with it).
+    rules: ModuleType
+    #: Its compiled kernels (random playouts for search agents: ``kernels.playout_winner``).
+    kernels: ModuleType
     #: Safety cap on actions per game; reaching it truncates (no rewards).
     max_plies: int = 10_000
 

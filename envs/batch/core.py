@@ -218,9 +218,8 @@ class BatchCore:
         terminated = np.empty(b, dtype=bool)
         winner = np.empty(b, dtype=np.int8)
         mover = np.empty(b, dtype=np.int8)
-        self.kernels.step_games(
-            *self.state, actions, active, bool(auto_reset), observer, observation, mask, final, rewards, terminated, winner, mover
-        )
+        out = (observation, mask, final, rewards, terminated, winner, mover)
+        self.kernels.step_games(*self.state, actions, active, bool(auto_reset), observer, out)
         mask.flags.writeable = False
         self._mask = mask
         shape = (b, *self.observation_shape)

@@ -76,7 +76,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from polarzoo.envs._common.aec import TurnBasedAECEnv, check_choice, default_wrappers, turn_based_parallel
+from polarzoo.envs._common.aec import TurnBasedAECEnv, check_choice, default_wrappers, env_metadata, turn_based_parallel
 from polarzoo.envs.fire_and_ice import kernels, render, rules
 from polarzoo.envs.fire_and_ice.encoding import NUM_CHANNELS, observation_high, observation_tensor, reference_observation_tensor  # noqa: F401 (public here too)
 
@@ -88,16 +88,9 @@ def observation_space() -> spaces.Box:
 class raw_env(TurnBasedAECEnv):
     """Fire & Ice AEC environment (see the module docstring)."""
 
-    metadata = {
-        "name": "fire_and_ice_v0",
-        "render_modes": ["ansi", "rgb_array", "human"],
-        "is_parallelizable": False,
-        "render_fps": 2,
-    }
+    metadata = env_metadata("fire_and_ice_v0")
     num_actions = rules.NUM_ACTIONS
-    #: The pure rules module (search agents play on ``self.state`` with it).
     rules = rules
-    #: The compiled kernels (random playouts for search agents: ``kernels.playout_winner``).
     kernels = kernels
     # A standard game ends within 48 moves; the cap only guards pathological handicap games.
     max_plies = 400

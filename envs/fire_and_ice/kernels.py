@@ -174,27 +174,23 @@ def step_games(
     active,
     auto_reset,
     observer,
-    observation,
-    mask,
-    final_observation,
-    rewards,
-    terminated,
-    winner_out,
-    mover_out,
+    out,
 ):
     """One step of every game: play ``actions[g]`` where ``active[g]``, decide, record the
     finished games (rewards, winner, their final observation seen by ``observer[g]``, -1: the
     mover), reset them if ``auto_reset``, and write every game's next observation and mask."""
+    # written: every game's next observation and mask, and what ended
+    observation, mask, final_observation, rewards, terminated, winner_out, mover_out = out
     empty = np.empty(_HOLES, dtype=np.int8)
     for g in range(board.shape[0]):
-        clear_step(g, terminated, winner_out, mover_out, rewards)
+        clear_step(g, out)
         if active[g]:
             mover = to_move[g]
             mover_out[g] = mover
             _play(board, to_move, supply, moves, winner, control, g, actions[g])
             w = winner[g]
             if w >= 0:
-                record_end(g, w, terminated, winner_out, rewards)
+                record_end(g, w, out)
                 seen_by = observer[g] if observer[g] >= 0 else mover
                 write_observation(board[g], to_move[g], supply[g], winner[g], control[g], seen_by, final_observation[g])
                 if auto_reset:

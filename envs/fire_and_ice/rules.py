@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-from polarzoo.envs._common.outcome import zero_sum_returns
+from polarzoo.envs._common.board_rules import BoardState, move_mask, split_move, winner_returns
 
 # --------------------------------------------------------------------------------------------
 # Geometry
@@ -104,20 +104,17 @@ def action_to_notation(action: int) -> str:
 
 def notation_to_action(text: str) -> int:
     """``"D4-A4" -> action`` (``"pass"`` -> PASS). Case-insensitive; ``x`` also separates."""
-    cleaned = text.strip()
-    if cleaned.lower() == "pass":
+    squares = split_move(text, "'D4-A4'")
+    if squares is None:
         return PASS
-    parts = re.split(r"[-xX]", cleaned)
-    if len(parts) != 2:
-        raise ValueError(f"{text!r} is not a move: expected e.g. 'D4-A4' or 'pass'")
-    return hole_from_name(parts[0]) * NUM_HOLES + hole_from_name(parts[1])
+    return hole_from_name(squares[0]) * NUM_HOLES + hole_from_name(squares[1])
 
 
 # --------------------------------------------------------------------------------------------
 # State
 # --------------------------------------------------------------------------------------------
-@dataclass
-class State:
+@dataclass(eq=False)
+class State(BoardState):
     """A Fire & Ice position.
 
     Attributes:
@@ -147,21 +144,6 @@ class State:
             self.plies,
             self.winner,
             self.last_action,
-        )
-
-    @property
-    def is_terminal(self) -> bool:
-        return self.winner >= 0
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, State):
-            return NotImplemented
-        return (
-            np.array_equal(self.board, other.board)
-            and self.to_move == other.to_move
-            and np.array_equal(self.supply, other.supply)
-            and (self.moves_made, self.plies, self.winner, self.last_action)
-            == (other.moves_made, other.plies, other.winner, other.last_action)
         )
 
 
@@ -215,16 +197,8 @@ def initial_state(
 # --------------------------------------------------------------------------------------------
 def legal_action_mask(state: State) -> NDArray[np.int8]:
     """int8 (2402,) mask of the legal actions; PASS is legal only when no move is."""
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    if state.winner >= 0:
-        return mask
     legal = (state.board == state.to_move + 1)[:, None] & (state.board == EMPTY)[MOVE_DESTINATIONS]
-    moves = MOVE_ACTIONS[legal]
-    if moves.size:
-        mask[moves] = 1
-    else:
-        mask[PASS] = 1
-    return mask
+    return move_mask(state, MOVE_ACTIONS[legal], NUM_ACTIONS, PASS)
 
 
 def legal_actions(state: State) -> NDArray[np.intp]:
@@ -338,6 +312,5 @@ def apply(state: State, action: int) -> State:
     return apply_inplace(state.copy(), int(action))
 
 
-def returns(state: State) -> NDArray[np.float32]:
-    """Per-colour returns: +1 winner, -1 loser, zeros while the game goes on."""
-    return zero_sum_returns(state.winner)
+#: per-colour returns: +1 winner, -1 loser, zeros while the game goes on
+returns = winner_returns

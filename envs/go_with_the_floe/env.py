@@ -79,7 +79,7 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from polarzoo.envs._common.aec import TurnBasedAECEnv, default_wrappers, turn_based_parallel
+from polarzoo.envs._common.aec import TurnBasedAECEnv, default_wrappers, env_metadata, turn_based_parallel
 from polarzoo.envs.go_with_the_floe import kernels, render, rules
 from polarzoo.envs.go_with_the_floe.encoding import (  # noqa: F401 (public here too)
     MAX_MATCH_SCORE,
@@ -97,16 +97,9 @@ def observation_space() -> spaces.Box:
 class raw_env(TurnBasedAECEnv):
     """Go with the Floe AEC environment, optionally a two-game match (see the module docstring)."""
 
-    metadata = {
-        "name": "go_with_the_floe_v0",
-        "render_modes": ["ansi", "rgb_array", "human"],
-        "is_parallelizable": False,
-        "render_fps": 2,
-    }
+    metadata = env_metadata("go_with_the_floe_v0")
     num_actions = rules.NUM_ACTIONS
-    #: The pure rules module (search agents play on ``self.state`` with it).
     rules = rules
-    #: The compiled kernels (random playouts for search agents: ``kernels.playout_winner``).
     kernels = kernels
     # A game places a ring with every move (at most 50) and ends after two passes in a row.
     max_plies = 1000

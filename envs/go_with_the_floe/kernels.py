@@ -284,18 +284,14 @@ def step_games(
     active,
     auto_reset,
     observer,
-    observation,
-    mask,
-    final_observation,
-    rewards,
-    terminated,
-    winner_out,
-    mover_out,
+    out,
 ):
     """One step of every game (see :func:`polarzoo.envs.fire_and_ice.kernels.step_games`)."""
+    # written: every game's next observation and mask, and what ended
+    observation, mask, final_observation, rewards, terminated, winner_out, mover_out = out
     moves = np.empty(_MAX_MOVES, dtype=np.int64)
     for g in range(board.shape[0]):
-        clear_step(g, terminated, winner_out, mover_out, rewards)
+        clear_step(g, out)
         ended = False
         if active[g]:
             mover = to_move[g]
@@ -304,7 +300,7 @@ def step_games(
             w = winner[g]
             if w >= 0:
                 ended = True
-                record_end(g, w, terminated, winner_out, rewards)
+                record_end(g, w, out)
                 seen_by = observer[g] if observer[g] >= 0 else mover
                 write_observation(board[g], rings[g], to_move[g], passes[g], winner[g], seen_by, final_observation[g])
                 if auto_reset:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from polarzoo.envs._common.outcome import zero_sum_returns
+from polarzoo.envs._common.board_rules import BoardState, move_mask, split_move, winner_returns
 
 # --------------------------------------------------------------------------------------------
 # Geometry
@@ -132,19 +132,16 @@ def action_to_notation(action: int, state: State | None = None) -> str:
 
 def notation_to_action(text: str) -> int:
     """``"B2-C3"`` / ``"G2xF3"`` / ``"pass"`` -> action index."""
-    cleaned = text.strip()
-    if cleaned.lower() == "pass":
+    squares = split_move(text, "'B2-C3', 'G2xF3'")
+    if squares is None:
         return PASS
-    parts = re.split(r"[-xX]", cleaned)
-    if len(parts) != 2:
-        raise ValueError(f"{text!r} is not a move: expected e.g. 'B2-C3', 'G2xF3' or 'pass'")
-    source, target = square_from_name(parts[0]), square_from_name(parts[1])
+    source, target = square_from_name(squares[0]), square_from_name(squares[1])
     dc, dr = target % SIZE - source % SIZE, target // SIZE - source // SIZE
     distance = max(abs(dc), abs(dr))
     if distance not in (1, 2) or (dc and dr and abs(dc) != abs(dr)) or (dc == 0 and dr == 0):
         raise ValueError(f"{text!r} is not a king-direction move of one or two squares")
     direction = DIRECTIONS.index((int(np.sign(dc)), int(np.sign(dr))))
-    if "x" in cleaned.lower() and distance != 1:
+    if "x" in text.lower() and distance != 1:
         raise ValueError(f"{text!r}: a capture is always to an adjacent square")
     return encode_action(source, direction, distance)
 
@@ -152,8 +149,8 @@ def notation_to_action(text: str) -> int:
 # --------------------------------------------------------------------------------------------
 # State
 # --------------------------------------------------------------------------------------------
-@dataclass
-class State:
+@dataclass(eq=False)
+class State(BoardState):
     """A Go with the Floe position.
 
     Attributes:
@@ -176,20 +173,6 @@ class State:
 
     def copy(self) -> State:
         return State(self.board.copy(), self.rings.copy(), self.to_move, self.passes, self.plies, self.winner, self.last_action)
-
-    @property
-    def is_terminal(self) -> bool:
-        return self.winner >= 0
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, State):
-            return NotImplemented
-        return (
-            np.array_equal(self.board, other.board)
-            and np.array_equal(self.rings, other.rings)
-            and (self.to_move, self.passes, self.plies, self.winner, self.last_action)
-            == (other.to_move, other.passes, other.plies, other.winner, other.last_action)
-        )
 
 
 START_SEALS = ("B2", "B7")
@@ -231,15 +214,7 @@ def _moves(state: State) -> list[int]:
 
 def legal_action_mask(state: State) -> NDArray[np.int8]:
     """int8 (1025,) mask of the legal actions; PASS only when nothing else is legal."""
-    mask = np.zeros(NUM_ACTIONS, dtype=np.int8)
-    if state.winner >= 0:
-        return mask
-    moves = _moves(state)
-    if moves:
-        mask[moves] = 1
-    else:
-        mask[PASS] = 1
-    return mask
+    return move_mask(state, _moves(state) if state.winner < 0 else [], NUM_ACTIONS, PASS)
 
 
 def legal_actions(state: State) -> NDArray[np.intp]:
@@ -382,9 +357,8 @@ def apply(state: State, action: int) -> State:
     return apply_inplace(state.copy(), int(action))
 
 
-def returns(state: State) -> NDArray[np.float32]:
-    """Per-colour returns: +1 winner, -1 loser, zeros while the game goes on."""
-    return zero_sum_returns(state.winner)
+#: per-colour returns: +1 winner, -1 loser, zeros while the game goes on
+returns = winner_returns
 
 
 def empty_squares(state: State) -> int:

@@ -93,7 +93,14 @@ import numpy as np
 from gymnasium import spaces
 from numpy.typing import NDArray
 
-from polarzoo.envs._common.aec import TurnBasedAECEnv, check_choice, check_number, default_wrappers, turn_based_parallel
+from polarzoo.envs._common.aec import (
+    TurnBasedAECEnv,
+    check_choice,
+    check_number,
+    default_wrappers,
+    env_metadata,
+    turn_based_parallel,
+)
 from polarzoo.envs.thin_ice import rules
 from polarzoo.envs.thin_ice.physics import IDLE_PIECES, NUM_ORIENTATIONS, NUM_PIECES, MuJoCoPiles, PhysicsConfig, PhysicsError
 
@@ -109,12 +116,7 @@ OUT_RULE_CODES = "TAN"
 class raw_env(TurnBasedAECEnv):
     """Thin Ice AEC environment on MuJoCo physics (see the module docstring)."""
 
-    metadata = {
-        "name": "thin_ice_v0",
-        "render_modes": ["ansi", "rgb_array", "human"],
-        "is_parallelizable": False,
-        "render_fps": 2,
-    }
+    metadata = env_metadata("thin_ice_v0")
     max_plies = 5000
 
     def __init__(
