@@ -286,9 +286,7 @@ def plot_profiles(results: list[dict[str, Any]], path: Path) -> bool:
     ax.set_title("Performance profiles")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
     save_figure(fig, path)
-    plt.close(fig)
     return True
 
 
@@ -349,9 +347,7 @@ def plot_curves(out: Path, budget: str, path: Path) -> bool:
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
-    fig.tight_layout()
     save_figure(fig, path)
-    plt.close(fig)
     return True
 
 

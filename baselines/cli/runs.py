@@ -202,10 +202,17 @@ class LineFile:
 
 
 def save_figure(figure: Any, path: Path, dpi: int = 100) -> None:
-    """A matplotlib figure written whole or not at all (:func:`atomic_write`)."""
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format=path.suffix.lstrip(".") or "png", dpi=dpi)
-    atomic_write(path, buffer.getvalue())
+    """A finished matplotlib figure laid out, written whole or not at all (:func:`atomic_write`)
+    and closed."""
+    import matplotlib.pyplot as plt
+
+    try:
+        figure.tight_layout()
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format=path.suffix.lstrip(".") or "png", dpi=dpi)
+        atomic_write(path, buffer.getvalue())
+    finally:
+        plt.close(figure)
 
 
 #: An OSError whose errno is one of these means the disk (or a quota, or a size limit) is full.

@@ -76,9 +76,7 @@ def plot_heatmap(matrix: np.ndarray, names: Sequence[str], path: Path, title: st
     ax.set_ylabel("agent (win rate)")
     ax.set_title(title)
     fig.colorbar(image, ax=ax)
-    fig.tight_layout()
     save_figure(fig, path)
-    plt.close(fig)
 
 
 def plot_ranks(stats: Sequence[SeatStats], path: Path, title: str) -> None:
@@ -100,9 +98,7 @@ def plot_ranks(stats: Sequence[SeatStats], path: Path, title: str) -> None:
     ax.set_xlabel("share of games")
     ax.set_title(title)
     ax.legend(fontsize="small", ncol=min(seats, 6), loc="upper center", bbox_to_anchor=(0.5, -0.25))
-    fig.tight_layout()
     save_figure(fig, path)
-    plt.close(fig)
 
 
 def plot_win_rate_over_training(path: Path, title: str, ylabel: str, draw: Callable[[Any], None]) -> None:
@@ -120,9 +116,7 @@ def plot_win_rate_over_training(path: Path, title: str, ylabel: str, draw: Calla
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    fig.tight_layout()
     save_figure(fig, path)
-    plt.close(fig)
 
 
 def plot_learning_curve(run_dir: Path, path: Path) -> bool:

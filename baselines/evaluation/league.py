@@ -563,6 +563,4 @@ def plot_ladder(league: League, path: Path) -> None:
     ax.grid(axis="x", alpha=0.3)
     if len(series) > 1:
         ax.legend(fontsize=8)
-    fig.tight_layout()
     save_figure(fig, path)
-    plt.close(fig)

@@ -43,6 +43,7 @@ import ipaddress
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -328,26 +329,25 @@ def create_app(
         game = store.game(game_id)
         return JSONResponse(await run(locked, game, game.view, game_id))
 
-    async def move(request: Request) -> Response:
+    async def changed(request: Request, change: str) -> tuple[Any, Callable[[], dict[str, Any]]]:
+        """The request's game and a call that makes ``change`` (``move`` / ``undo``) with the
+        request's body, then views the game."""
         game_id = request.path_params["game_id"]
         game = store.game(game_id)
         body = await body_json(request)
 
-        def move_and_view() -> dict[str, Any]:
-            game.move(body)
+        def change_and_view() -> dict[str, Any]:
+            getattr(game, change)(body)
             return game.view(game_id)
 
+        return game, change_and_view
+
+    async def move(request: Request) -> Response:
+        game, move_and_view = await changed(request, "move")
         return JSONResponse(await while_connected(request, game, move_and_view))
 
     async def undo(request: Request) -> Response:
-        game_id = request.path_params["game_id"]
-        game = store.game(game_id)
-        body = await body_json(request)
-
-        def undo_and_view() -> dict[str, Any]:
-            game.undo(body)
-            return game.view(game_id)
-
+        game, undo_and_view = await changed(request, "undo")
         return JSONResponse(await run(locked, game, undo_and_view))
 
     async def hint(request: Request) -> Response:

@@ -356,9 +356,7 @@ def write_curve(run_dir: Path, evaluations: list[dict[str, float]]) -> None:
     ax.grid(alpha=0.3)
     ax.legend()
     ax.set_title(f"AlphaZero (mctx) on the JAX twin: {run_dir.name}")
-    fig.tight_layout()
     save_figure(fig, run_dir / "learning_curve.png")
-    plt.close(fig)
 
 
 def train(

@@ -337,9 +337,7 @@ def write_progress(league: League) -> None:
     axis.axhline(0.6, color="grey", linestyle=":", linewidth=1)
     axis.set(xlabel="round", ylabel="win rate", ylim=(0, 1.02), title=f"League training: {GAMES[league.config.env].title}")
     axis.legend(loc="lower left", fontsize=8)
-    figure.tight_layout()
     save_figure(figure, league.out / "progress.png")
-    plt.close(figure)
 
 
 def finish(league: League) -> None:
