@@ -120,6 +120,14 @@ def test_tiny_benchmark_end_to_end_survives_kill_9(leagues: Path, tmp_path: Path
     assert set(summary["iqm"]["rating"][GAME]) == {"ppo-mlp", "ppo-board"}
     assert all(entry[3] == 2 for entry in summary["iqm"]["rating"][GAME].values())  # 2 seeds each
     assert set(summary["probability_of_improvement"][GAME]) == {"ppo-mlp > ppo-board", "ppo-board > ppo-mlp"}
+    # every PPO run is measured against a best response fine-tuned from its model (the tiny budget's
+    # 15% of its training); the aggregate carries the column
+    record = json.loads((out / "tiny" / GAME / "ppo-mlp" / "seed1" / "result.json").read_text())
+    trained = json.loads((out / "tiny" / GAME / "ppo-mlp" / "seed1" / "train" / "training.json").read_text())
+    assert record["exploit_timesteps"] == round(0.15 * trained["timesteps"]) and 0 <= record["exploitability"] <= 1
+    assert (out / "tiny" / GAME / "ppo-mlp" / "seed1" / "exploit" / "br" / "model.zip").is_file()
+    assert set(summary["iqm"]["exploitability"][GAME]) == {"ppo-mlp", "ppo-board"}
+    assert "**exploitability (a best response's wins" in (out / "tiny" / "aggregate.md").read_text()
     for name in ("aggregate.md", "profiles.png", "curves.png"):
         assert (out / "tiny" / name).exists(), name
     # every part of the killed run's training counted (its checkpoint carries the seconds before)

@@ -80,8 +80,8 @@ def _table_metric(key: str) -> tuple[str, str] | None:
 def _value(result: dict[str, Any], key: str) -> Any:
     """One run's score named by ``key``: "rating", "win_rate:<opponent>", or a track's
     :func:`_table_metric` (None when the run has none)."""
-    if key == "rating":
-        return result["rating"]
+    if key in ("rating", "exploitability"):
+        return result.get(key)
     table = _table_metric(key)
     if table is not None:
         return result.get("by_players", {}).get(table[0], {}).get(table[1])
@@ -131,7 +131,8 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
     counts = sorted({int(n) for r in results for n in r.get("by_players", {})})
     table_metrics = [f"players:{n}:{field}" for field in TABLE_FIELDS for n in counts]
-    for metric in ["rating", *(f"win_rate:{o}" for o in opponents), *table_metrics]:
+    exploitability = ["exploitability"] if any("exploitability" in r for r in results) else []
+    for metric in ["rating", *(f"win_rate:{o}" for o in opponents), *exploitability, *table_metrics]:
         for (game, algorithm), scores in sorted(_table(results, metric).items()):
             point, low, high = _iqm(scores)
             summary["iqm"].setdefault(metric, {}).setdefault(game, {})[algorithm] = [point, low, high, len(scores)]
@@ -173,6 +174,8 @@ def mixed_leagues(summary: dict[str, Any]) -> list[str]:
 def _title(metric: str) -> str:
     if metric == "rating":
         return "league rating"
+    if metric == "exploitability":
+        return "exploitability (a best response's wins against the run's model; lower is better)"
     table = _table_metric(metric)
     if table is not None:
         return TABLE_FIELDS[table[1]].format(n=table[0], n_1=int(table[0]) - 1)

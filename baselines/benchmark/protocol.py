@@ -159,12 +159,19 @@ class Evaluation:
     table_games: int = 10
     table_opponent: str = "heuristic"
     table_league_max_games: int = 200
+    #: exploitability: a best response fine-tuned from a PPO run's model with this share of the
+    #: run's own training timesteps (``league exploit``'s), then ``exploit_games`` games a seat
+    #: against it; 0: not measured
+    exploit_fraction: float = 0.15
+    exploit_games: int = 50
 
 
 EVALUATIONS = {
     "short": Evaluation(),
     "long": Evaluation(games_per_seat=100, league_width=80.0, league_max_games=1500, table_games=40, table_league_max_games=800),
-    "tiny": Evaluation(games_per_seat=1, league_width=10_000.0, league_max_games=12, table_games=1, table_league_max_games=12),
+    "tiny": Evaluation(
+        games_per_seat=1, league_width=10_000.0, league_max_games=12, table_games=1, table_league_max_games=12, exploit_games=1
+    ),
 }
 
 

@@ -54,6 +54,7 @@ from polarzoo.baselines.evaluation.league import load_league
 from polarzoo.baselines.evaluation.league_rate import rate
 from polarzoo.baselines.evaluation.tournament import game_key, head_to_head, multiplayer_table, wilson_interval
 from polarzoo.baselines.training import alphazero_jax, ppo
+from polarzoo.baselines.training.exploit import BestResponse, agent_training_timesteps, exploit_one
 from polarzoo.envs import GAMES
 
 MODULE = "polarzoo.baselines.benchmark"
@@ -280,12 +281,47 @@ def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> d
         "win_rate_ci95": intervals,
         "games_per_seat": evaluation.games_per_seat,
     }
+    scores.update(_exploitability(spec, agent, folder, evaluation))
     if spec.game in protocol.TRACKS:
         scores["by_players"] = {
             str(players): _score_table(spec, agent, folder, league, players)
             for players in protocol.TRACKS[spec.game].eval_players
         }
     return scores
+
+
+def _exploitability(spec: RunSpec, agent: Any, folder: Path, evaluation: protocol.Evaluation) -> dict[str, Any]:
+    """What a best response takes from a PPO run's model (both seats pooled): one fine-tuned from
+    it with ``exploit_fraction`` of its training timesteps, in ``folder/exploit`` (kept, resumed)."""
+    if evaluation.exploit_fraction <= 0 or protocol.ALGORITHMS[spec.algorithm].trainer != "ppo":
+        return {}
+    env_id = protocol.env_of(spec.game)
+    model = _model_path(spec, folder / "train")
+    own = (
+        agent_training_timesteps(f"model:{model}", env_id)
+        or protocol.ppo_config(spec.game, spec.algorithm, spec.budget)["total_timesteps"]
+    )
+    job = BestResponse(
+        env=env_id,
+        agent=f"model:{model}",
+        timesteps=max(1, round(evaluation.exploit_fraction * own)),
+        init=str(model),
+        games=evaluation.exploit_games,
+        torch_threads=1,
+        base_config=protocol.ppo_config(spec.game, spec.algorithm, spec.budget),
+    )
+    print(
+        f"exploitability: a best response of {job.timesteps:,} timesteps ({evaluation.exploit_fraction:.0%} of {own:,})",
+        flush=True,
+    )
+    result = exploit_one(job, agent, evaluation.seed + 1000 * spec.seed + 500, folder / "exploit",
+                         again="the same polarzoo-benchmark run command (it resumes this run)")  # fmt: skip
+    total = result["overall"]
+    return {
+        "exploitability": total["win_rate"],
+        "exploitability_ci95": total["win_rate_ci95"],
+        "exploit_timesteps": job.timesteps,
+    }
 
 
 def _score_table(spec: RunSpec, agent: Any, folder: Path, league: Any, players: int) -> dict[str, Any]:
