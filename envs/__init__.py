@@ -13,6 +13,7 @@ from __future__ import annotations
 import warnings
 from importlib import metadata
 from types import ModuleType
+from typing import Any
 
 import gymnasium
 
@@ -76,6 +77,16 @@ def games_with_player_range() -> list[str]:
     return [env_id for env_id, info in GAMES.items() if info.variable_players]
 
 
+def table_kwargs(env_id: str, players: int | None) -> dict[str, Any]:
+    """The env's constructor arguments for a table of ``players`` (none for ``None``);
+    ``ValueError`` ("players ...") for a game of one size or a count it is not played by."""
+    if players is None:
+        return {}
+    if not GAMES[env_id].variable_players:
+        raise ValueError(f"players is for {', '.join(games_with_player_range())} only")
+    return GAMES[env_id].env_kwargs(players) or {}
+
+
 def register_game(info: GameInfo, module: ModuleType | None = None) -> None:
     """Add a game: its facts to :data:`GAMES`, its module (``info.module`` imported unless given)
     to :data:`ENVIRONMENTS`, its id to PettingZoo's registry.  Every tool (``evaluate``, the
@@ -122,6 +133,7 @@ __all__ = [
     "GameInfo",
     "game_info",
     "games_with_player_range",
+    "table_kwargs",
     "register_game",
     "unregister_game",
     "PETTINGZOO_IDS",

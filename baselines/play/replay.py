@@ -33,7 +33,7 @@ from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, writes_fail_in_one_line
 from polarzoo.baselines.play.board import picture_jpeg, position, web_games
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line
-from polarzoo.envs import ENVIRONMENTS, GAMES, games_with_player_range
+from polarzoo.envs import ENVIRONMENTS, GAMES, table_kwargs
 from polarzoo.envs.utils import loads_json
 
 
@@ -297,15 +297,10 @@ def _main_writes(argv: list[str] | None = None) -> None:
                 parser.error(f"--game {args.game}: {args.games} has {len(records)} records (0..{len(records) - 1})")
             record = records[args.game]
         else:
-            kwargs: dict[str, Any] = {}
-            if args.players is not None:
-                info = GAMES[args.env]
-                if not info.variable_players:
-                    parser.error(f"--players is for {', '.join(games_with_player_range())} only")
-                try:
-                    kwargs = info.env_kwargs(args.players) or {}
-                except ValueError as error:
-                    parser.error(f"--{error}")
+            try:
+                kwargs = table_kwargs(args.env, args.players)
+            except ValueError as error:
+                parser.error(f"--{error}")
             record = record_game(args.env, args.agents, args.seed, kwargs, args.opening)
         name = args.name or record.get("env") or args.env
         try:

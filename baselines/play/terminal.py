@@ -43,7 +43,7 @@ from polarzoo.baselines.play.turns import next_live_agent, outcome_line  # noqa:
 from polarzoo.baselines.play.web import add_arguments as add_web_arguments
 from polarzoo.baselines.play.web import serve
 from polarzoo.baselines.play.window import WindowGame
-from polarzoo.envs import ENVIRONMENTS, GAMES, games_with_player_range
+from polarzoo.envs import ENVIRONMENTS, GAMES, table_kwargs
 
 HELP = (
     "type a move ({example}), or: moves (list the legal moves), hint (a suggestion), undo (take back your last move), help, quit"
@@ -307,15 +307,11 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(
                 f"error: --window needs a display: {reason} (play in the terminal without --window, or in the browser with --web)"
             )
-    env_kwargs: dict[str, Any] = {}
     info = GAMES[args.env]
-    if args.players is not None:
-        if not info.variable_players:
-            parser.error(f"--players is for {', '.join(games_with_player_range())} only")
-        try:
-            env_kwargs = info.env_kwargs(args.players) or {}
-        except ValueError as error:
-            parser.error(f"--{error}")
+    try:
+        env_kwargs = table_kwargs(args.env, args.players)
+    except ValueError as error:
+        parser.error(f"--{error}")
     if args.human is None:
         play(args.env, args.seed)
         return

@@ -20,7 +20,7 @@ from polarzoo.baselines.kits import kit_of
 from polarzoo.baselines.play.board import legal_moves, position, web_games
 from polarzoo.baselines.play.replay import read_records, record_label
 from polarzoo.baselines.play.turns import next_live_agent, outcome_line
-from polarzoo.envs import ENVIRONMENTS, GAMES, games_with_player_range
+from polarzoo.envs import ENVIRONMENTS, GAMES, table_kwargs
 
 #: games (and loaded replay files) kept in memory; the oldest go first
 MAX_GAMES, MAX_REPLAYS = 256, 32
@@ -114,14 +114,10 @@ class WebGame:
         info = GAMES.get(env_id)
         if info is None:
             raise BadRequest(f"unknown game {env_id!r}; the games: {', '.join(web_games())}")
-        kwargs: dict[str, Any] = {}
-        if players is not None:
-            if not info.variable_players:
-                raise BadRequest(f"players is for {', '.join(games_with_player_range())} only")
-            try:
-                kwargs = info.env_kwargs(players) or {}
-            except ValueError as error:
-                raise BadRequest(str(error)) from None
+        try:
+            kwargs = table_kwargs(env_id, players)
+        except ValueError as error:
+            raise BadRequest(str(error)) from None
         if not (isinstance(seed, int) and not isinstance(seed, bool) and 0 <= seed < 2**63):
             raise BadRequest(f"seed must be a non-negative integer, got {seed!r}")
         self.env_id, self.info = env_id, info
