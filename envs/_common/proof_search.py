@@ -56,6 +56,44 @@ def probe(keys, mask, k0, k1, k2):
 
 
 @njit(cache=True, nogil=True)
+def claim(keys, i, victim, k0, k1, k2, stats):
+    """The slot a new key takes: ``i``, the free slot :func:`probe` found, or when its run was
+    full (``i == len``) ``victim`` (-1: none, the entry is lost: ``stats[2]``); -1 or the slot,
+    whose key is written (``stats[1]``: entries in use)."""
+    if i == keys.shape[0]:
+        if victim < 0:
+            stats[2] += 1
+            return -1
+        i = victim
+    else:
+        stats[1] += 1
+    keys[i, 0], keys[i, 1], keys[i, 2] = k0, k1, k2
+    return i
+
+
+@njit(cache=True, nogil=True)
+def _shallowest_unknown(values, depths, j, mask):
+    """In the full run from slot ``j``: the unknown searched least deep, or -1."""
+    best, best_depth = -1, 1 << 30
+    for _ in range(_RUN):
+        if values[j] == UNKNOWN and depths[j] < best_depth:
+            best, best_depth = j, depths[j]
+        j = (j + 1) & mask
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _least_searched(phi, delta, j, mask):
+    """In the full run from slot ``j``: the undecided entry with the smallest phi + delta, or -1."""
+    best, smallest = -1, INFINITE * 2
+    for _ in range(_RUN):
+        if phi[j] != 0 and delta[j] != 0 and phi[j] + delta[j] < smallest:
+            best, smallest = j, phi[j] + delta[j]
+        j = (j + 1) & mask
+    return best
+
+
+@njit(cache=True, nogil=True)
 def store(table, k0, k1, k2, value, depth, move, stats):
     """The deepening's table, ``(keys, values, depths, moves, mask)``: ``value`` searched to
     ``depth`` (``stats[1]``: entries in use, ``stats[2]``: proofs lost to a full run)."""
@@ -63,22 +101,14 @@ def store(table, k0, k1, k2, value, depth, move, stats):
     i = probe(keys, mask, k0, k1, k2)
     if i < 0:
         i = -i - 1
-        if i == keys.shape[0]:
-            if value == UNKNOWN:
-                return
-            j = slot(k0, k1, k2, mask)  # a full run: the shallowest unknown makes room
-            best, best_depth = -1, 1 << 30
-            for _ in range(_RUN):
-                if values[j] == UNKNOWN and depths[j] < best_depth:
-                    best, best_depth = j, depths[j]
-                j = (j + 1) & mask
-            if best < 0:
-                stats[2] += 1
-                return
-            i = best
-        else:
-            stats[1] += 1
-        keys[i, 0], keys[i, 1], keys[i, 2] = k0, k1, k2
+        full = i == keys.shape[0]
+        if full and value == UNKNOWN:
+            return
+        # a full run: the shallowest unknown makes room
+        victim = _shallowest_unknown(values, depths, slot(k0, k1, k2, mask), mask) if full else -1
+        i = claim(keys, i, victim, k0, k1, k2, stats)
+        if i < 0:
+            return
     elif values[i] != UNKNOWN and value == UNKNOWN:
         return
     values[i] = value
@@ -105,20 +135,11 @@ def pn_put(table, k0, k1, k2, p, d, move, stats):
     i = probe(keys, mask, k0, k1, k2)
     if i < 0:
         i = -i - 1
-        if i == keys.shape[0]:
-            j = slot(k0, k1, k2, mask)  # a full run: the least-searched undecided entry makes room
-            best, smallest = -1, INFINITE * 2
-            for _ in range(_RUN):
-                if phi[j] != 0 and delta[j] != 0 and phi[j] + delta[j] < smallest:
-                    best, smallest = j, phi[j] + delta[j]
-                j = (j + 1) & mask
-            if best < 0:
-                stats[2] += 1
-                return
-            i = best
-        else:
-            stats[1] += 1
-        keys[i, 0], keys[i, 1], keys[i, 2] = k0, k1, k2
+        # a full run: the least-searched undecided entry makes room
+        victim = _least_searched(phi, delta, slot(k0, k1, k2, mask), mask) if i == keys.shape[0] else -1
+        i = claim(keys, i, victim, k0, k1, k2, stats)
+        if i < 0:
+            return
     phi[i], delta[i], moves[i] = p, d, move
 
 
