@@ -448,3 +448,30 @@ def test_a_rating_at_n_players_holds_the_members_at_their_n_player_fit(
     assert held and all(fixed == several.ratings_at(2) for fixed in held)
     text = league_rate.rating_markdown(rated, several, ENV)
     assert "at 2 players" in text and f"| {league.ratings['heuristic'] + 300:.0f} |" in text
+
+
+def test_a_league_of_match_play_keeps_its_env_arguments_and_rates_by_them(tmp_path: Path) -> None:
+    """``build --env-kwargs '{"match": true}'``: every game is a Floe match (two games, sides
+    swapped), the league's protocol keeps the arguments, and a rating against it plays matches
+    too; such a league is not published as the shipped one."""
+    from polarzoo.baselines.evaluation.league_cli import main
+
+    out = tmp_path / "match"
+    argv = ["build", "--env", "go_with_the_floe_v0", "--members", "random", "heuristic", "--games", "2",
+            "--env-kwargs", '{"match": true}', "--bootstrap", "20", "--no-progress", "--out", str(out)]  # fmt: skip
+    with contextlib.redirect_stdout(io.StringIO()):
+        main(argv)
+    league = load_league(str(out / "league.json"))
+    assert league.protocol["env_kwargs"] == {"match": True}
+    games = [json.loads(line) for line in (out / "games.jsonl").read_text().splitlines()]
+    assert len(games) == 4 and all(game["env_kwargs"] == {"match": True} for game in games)
+    rating = rate("go_with_the_floe_v0", make_agent("search:2", "go_with_the_floe_v0"), league, tmp_path / "rate",
+                  max_games=4, min_games=4, min_rounds=1, bootstrap=20, log=lambda _: None)  # fmt: skip
+    played = [json.loads(line) for line in (tmp_path / "rate" / "games.jsonl").read_text().splitlines()]
+    assert rating.games == 4 and all(game["env_kwargs"] == {"match": True} for game in played)
+    with pytest.raises(SystemExit), contextlib.redirect_stderr(io.StringIO()) as err:
+        main([*argv[:-1], str(tmp_path / "other"), "--publish"])
+    assert "--publish: the shipped league plays the env's defaults" in err.getvalue()
+    with pytest.raises(SystemExit), contextlib.redirect_stderr(io.StringIO()) as err:
+        main([*argv[:9], '{"match": 2}', *argv[10:-1], str(tmp_path / "bad")])
+    assert "--env-kwargs: match must be True or False" in err.getvalue()

@@ -20,6 +20,7 @@ from polarzoo.baselines.cli.runs import (
     apply_time_control,
     apply_trust_pickles,
     atomic_write,
+    env_kwargs_or_exit,
     exit_interrupted,
     new_run_dir,
     one_torch_thread,
@@ -108,23 +109,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
         parser.error(f"--games must be at least 1, got {args.games}")
     if len(args.agents) < 2:
         parser.error(f"--agents needs at least two agents to play each other, got {len(args.agents)}")
-    env_kwargs = None
-    if args.env_kwargs is not None:
-        try:
-            env_kwargs = json.loads(args.env_kwargs)
-        except json.JSONDecodeError as error:
-            parser.error(f"--env-kwargs is not JSON ({error.msg}): {args.env_kwargs}")
-        if not isinstance(env_kwargs, dict):
-            parser.error("--env-kwargs must be a JSON object, e.g. '{\"num_players\": 3}'")
-        if "render_mode" in env_kwargs:
-            parser.error(
-                "--env-kwargs: render_mode is not for evaluations (they draw nothing; games.jsonl records every "
-                "game); watch a game with python -m polarzoo.baselines.play"
-            )
-        try:
-            ENVIRONMENTS[args.env].raw_env(**env_kwargs)
-        except (TypeError, ValueError) as error:
-            parser.error(f"--env-kwargs: {error}")
+    env_kwargs = env_kwargs_or_exit(parser, args.env, args.env_kwargs)
     agents = []
     for spec in args.agents:
         if args.isolate and names_code_or_file(spec):  # loaded in its own process, never here

@@ -399,6 +399,12 @@ def league_lineups(members: Sequence[Any], players: int) -> list[list[Any]]:
 
 
 # ------------------------------------------------------------------------------ build
+def table_env_kwargs(env_kwargs: dict[str, Any] | None, env_id: str, players: int) -> dict[str, Any] | None:
+    """A league's env arguments (its protocol's ``env_kwargs``) for a table of ``players``."""
+    merged = {**(env_kwargs or {}), **(GAMES[env_id].env_kwargs(players) or {})}
+    return merged or None
+
+
 def build(
     env_id: str,
     specs: Sequence[str],
@@ -412,17 +418,20 @@ def build(
     show_progress: bool = True,
     command: str = "",
     multi_games: int | None = None,
+    env_kwargs: dict[str, Any] | None = None,
 ) -> League:
     """Play the league's round robin into ``out/games.jsonl`` (games already there are kept) and
     fit its ratings; writes ``league.json``, ``ladder.md`` and ``ladder.png`` into ``out``.
-    ``games`` per 2-player lineup, ``multi_games`` (default ``games``) per lineup of 3+ players."""
+    ``games`` per 2-player lineup, ``multi_games`` (default ``games``) per lineup of 3+ players;
+    ``env_kwargs``: the env's arguments for every game (the Floe's match play: ``{"match": true}``),
+    kept in the league's protocol, which ``rate`` plays by too."""
     members = [make_agent(spec, env_id) for spec in specs]
     names = [m.name for m in members]
     if len(set(names)) != len(names):
         raise ValueError(f"league members must have different names, got {names}")
     schedule: list[tuple[list[Any], int, dict[str, Any] | None]] = []
     for n in players:
-        kwargs = GAMES[env_id].env_kwargs(n)
+        kwargs = table_env_kwargs(env_kwargs, env_id, n)
         if len(members) < n:
             raise ValueError(f"{n}-player games need at least {n} members, got {len(members)}")
         per_lineup = games if n == 2 or multi_games is None else multi_games
@@ -432,13 +441,13 @@ def build(
     bar = progress(len(schedule), "games", "game", show_progress)
     try:
         with GamePool(workers) as pool:
-            for kwargs in dict.fromkeys(json.dumps(k) for *_, k in schedule):
-                part = [(lineup, game) for lineup, game, k in schedule if json.dumps(k) == kwargs]
+            for table in dict.fromkeys(json.dumps(k) for *_, k in schedule):
+                part = [(lineup, game) for lineup, game, k in schedule if json.dumps(k) == table]
                 play_lineups(
                     env_id,
                     part,
                     seed,
-                    json.loads(kwargs),
+                    json.loads(table),
                     log,
                     pool,
                     bar.update if bar else None,
@@ -461,6 +470,7 @@ def build(
         "games_per_multiplayer_lineup": multi_games or games,
         "seed": seed,
         "players": list(players),
+        "env_kwargs": dict(env_kwargs or {}),
         "command": command,
         "games": len(lines),
         "prior_draws": ratings.PRIOR_DRAWS,

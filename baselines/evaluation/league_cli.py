@@ -31,6 +31,7 @@ from polarzoo.baselines.cli.runs import (
     apply_time_control,
     apply_trust_pickles,
     atomic_write,
+    env_kwargs_or_exit,
     new_run_dir,
     one_torch_thread,
     prog_name,
@@ -119,6 +120,12 @@ def _parser() -> argparse.ArgumentParser:
     build_parser.add_argument(
         "--multi-games", type=int, default=None, help="seeded games per lineup of 3+ players (default: --games)"
     )
+    build_parser.add_argument(
+        "--env-kwargs",
+        default=None,
+        help="JSON env arguments for every game, e.g. the Floe's match play '{\"match\": true}' (kept in the league; "
+        "rate against it with --league)",
+    )
     build_parser.add_argument("--seed", type=seed_type, default=0, help="first seed")
     build_parser.add_argument("--version", type=int, default=1, help="the league's version (raise it when its members change)")
     build_parser.add_argument("--bootstrap", type=int, default=500, help="bootstrap resamples for the intervals")
@@ -187,6 +194,9 @@ def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[
             make_agent(spec, args.env)
         except (ValueError, FileNotFoundError, ImportError) as error:
             parser.error(f"--members {spec}: {error}")
+    env_kwargs = env_kwargs_or_exit(parser, args.env, args.env_kwargs)
+    if env_kwargs and args.publish:
+        parser.error("--publish: the shipped league plays the env's defaults; a league with --env-kwargs is rated with --league")
     writable_folder_or_exit(parser, "--out", args.out)
     print(f"league folder: {args.out}", flush=True)
     command = " ".join([prog_name(MODULE), *raw])
@@ -205,6 +215,7 @@ def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[
         not args.no_progress,
         command,
         args.multi_games,
+        env_kwargs,
     )
     print(ladder_markdown(league))
     if args.publish:

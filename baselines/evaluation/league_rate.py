@@ -16,7 +16,6 @@ from polarzoo.baselines.evaluation import league as league_lib
 from polarzoo.baselines.evaluation import ratings
 from polarzoo.baselines.evaluation.league import GameLog, League, play_lineups, read_games, rotations, to_game
 from polarzoo.baselines.evaluation.tournament import GamePool, seat_names, wilson_interval
-from polarzoo.envs import GAMES
 
 #: No stop by the interval's width before this many games (``--max-games`` lower still wins).
 MIN_GAMES = 40
@@ -83,7 +82,7 @@ def rate(
     fixed = league.ratings_at(players)
     if league.by_players and str(players) not in league.by_players:
         log(f"league v{league.version} has no {players}-player fit: its members are held at their ratings over all its games")
-    kwargs = GAMES[env_id].env_kwargs(players)
+    kwargs = league_lib.table_env_kwargs(league.protocol.get("env_kwargs"), env_id, players)
     if len(seat_names(env_id, kwargs)) != players:
         raise ValueError(f"{env_id} has {len(seat_names(env_id, kwargs))} seats, not {players}")
     groups = [list(g) for g in itertools.combinations(members, players - 1)]
