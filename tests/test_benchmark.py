@@ -424,3 +424,24 @@ def test_a_damaged_result_is_said_and_the_run_finished_again_without_training(
     )
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert "result.json is damaged" in result.stderr and "nothing to aggregate" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_floe_run_is_scored_on_its_match_play_too(tmp_path: Path) -> None:
+    """The Floe's kit names its match play: a run's result has its match win rate against the
+    heuristic beside the single games', from matches (two games, sides swapped) kept apart from
+    the single games in its games.jsonl; the aggregate tables it as its own opponent."""
+    from polarzoo.baselines.benchmark.aggregate import summarize
+
+    env_id = "go_with_the_floe_v0"
+    leagues = tmp_path / "leagues"
+    build(env_id, ["random", "heuristic"], games=2, out=leagues / "build", bootstrap=20, show_progress=False)
+    (leagues / f"{env_id}.json").write_text((leagues / "build" / "league.json").read_text())
+    spec = RunSpec(env_id, "ppo-mlp", 0, "tiny")
+    result = execute(spec, str(tmp_path / "bench"), str(leagues))
+    assert set(result["win_rate"]) == {"random", "heuristic", "heuristic-match"}
+    games = [json.loads(line) for line in (spec.folder(tmp_path / "bench") / "eval" / "games.jsonl").read_text().splitlines()]
+    matches = [g for g in games if g["opponent"] == "heuristic-match"]
+    assert len(matches) == 2 and all(g["env_kwargs"] == {"match": True} for g in matches)
+    assert all(not g.get("env_kwargs") for g in games if g["opponent"] == "heuristic")
+    assert "win_rate:heuristic-match" in summarize([result])["iqm"]

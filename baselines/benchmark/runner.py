@@ -53,6 +53,7 @@ from polarzoo.baselines.evaluation.evaluate import finished_games
 from polarzoo.baselines.evaluation.league import load_league
 from polarzoo.baselines.evaluation.league_rate import rate
 from polarzoo.baselines.evaluation.tournament import game_key, head_to_head, multiplayer_table, wilson_interval
+from polarzoo.baselines.kits import kit_of
 from polarzoo.baselines.training import alphazero_jax, ppo
 from polarzoo.baselines.training.exploit import BestResponse, agent_training_timesteps, exploit_one
 from polarzoo.envs import GAMES
@@ -270,6 +271,22 @@ def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> d
             )
             win_rate[name] = result.wins / result.games
             intervals[name] = list(wilson_interval(result.wins, result.games))
+        match = dict(kit_of(env_id).match_env_kwargs)
+        if match:  # the game's match play too, against the last opponent (its games named apart)
+            opponent = make_agent(evaluation.opponents[-1], env_id)
+            opponent.name = f"{evaluation.opponents[-1]}-match"
+            result = head_to_head(
+                env_id,
+                agent,
+                opponent,
+                evaluation.games_per_seat,
+                seed=seed,
+                env_kwargs=match,
+                finished={k: v for k, v in finished.items() if k[1] == opponent.name},
+                on_game=on_game,
+            )
+            win_rate[opponent.name] = result.wins / result.games
+            intervals[opponent.name] = list(wilson_interval(result.wins, result.games))
     finally:
         games.close()
     scores = {

@@ -53,7 +53,9 @@ class Kit:
     largest budget the web app and MCP server grant (over the page's own caps);
     ``hyperparams``: the game's MaskablePPO settings over ``TrainConfig``'s defaults;
     ``benchmark``: a game the published protocol does not name: its own budgets (budget ->
-    trainer -> settings, as :data:`polarzoo.baselines.benchmark.protocol.BUDGETS`)."""
+    trainer -> settings, as :data:`polarzoo.baselines.benchmark.protocol.BUDGETS`);
+    ``match_env_kwargs``: the env arguments of the game's match play, where a game's score is more
+    than its winner (the benchmark scores a run's matches against the heuristic too)."""
 
     heuristic: str | None = None
     searches: Mapping[str, str] = field(default_factory=_frozen)
@@ -72,9 +74,10 @@ class Kit:
     budget_caps: Mapping[str, int] = field(default_factory=_frozen)
     hyperparams: Mapping[str, Any] = field(default_factory=_frozen)
     benchmark: Mapping[str, Any] = field(default_factory=_frozen)
+    match_env_kwargs: Mapping[str, Any] = field(default_factory=_frozen)
 
     def __post_init__(self) -> None:
-        for name in ("searches", "az_jax", "budget_caps", "hyperparams", "benchmark"):
+        for name in ("searches", "az_jax", "budget_caps", "hyperparams", "benchmark", "match_env_kwargs"):
             object.__setattr__(self, name, _frozen(getattr(self, name)))
         if isinstance(self.opening_plies, bool) or not isinstance(self.opening_plies, int) or self.opening_plies < 0:
             raise ValueError(f"Kit.opening_plies must be a whole number >= 0, got {self.opening_plies!r}")

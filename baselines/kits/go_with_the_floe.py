@@ -19,6 +19,8 @@ KIT = Kit(
     oracle_fallback="az:100",  # the top of the league
     opening_plies=2,
     exploit_timesteps=200_000,
+    # two games, sides swapped, the winner of each scoring the empty squares left
+    match_env_kwargs={"match": True},
     # search:D looks D White moves deep (exponential): a page grants at most 5
     budget_caps={"search": 5},
     hyperparams={
