@@ -66,3 +66,7 @@ def test_the_score_oracle_plays_the_match_score_of_the_floe() -> None:
     assert state.winner == rules.BLACK and rules.empty_squares(state) == 40 and len(perfect.actions) == 5
     with pytest.raises(ValueError, match="no match-score search for fire_and_ice_v0"):
         score_oracle("fire_and_ice_v0")
+    # the spec names it too, with its fallback written or the kit's
+    assert make_agent("score-oracle", "go_with_the_floe_v0").name == "score-oracle"
+    nested = make_agent("score-oracle:heuristic", "go_with_the_floe_v0")
+    assert nested.name == "score-oracle:heuristic" and nested.fallback.name == "heuristic"

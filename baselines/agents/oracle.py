@@ -98,8 +98,8 @@ class ScoreOracle(Oracle):
     (``Kit.score_search``: Go with the Floe's :func:`~polarzoo.envs.go_with_the_floe.solver.match_value`):
     as Black the win that leaves the most empty squares, as White the defence that leaves Black the
     fewest (``oracle`` keeps any proven win and moves as its fallback elsewhere).  Where the score
-    search does not finish within ``node_limit`` nodes, it plays as :class:`Oracle`.  A module
-    spec names it: ``polarzoo.baselines.agents.registry:score_oracle``."""
+    search does not finish within ``node_limit`` nodes, it plays as :class:`Oracle`.  The spec
+    ``score-oracle`` (``score-oracle:SPEC``: SPEC its fallback) names it."""
 
     def __init__(self, env_id: str, fallback: Any, node_limit: int = NODE_LIMIT, name: str | None = None) -> None:
         search = kit_of(env_id).score_search

@@ -107,6 +107,11 @@ def _oracle(spec: AgentSpec, env_id: str) -> Any:  # perfect play where the game
     return Oracle(env_id, make_agent(fallback, env_id), name="oracle" if spec.inner is None else spec.text)
 
 
+def _score_oracle(spec: AgentSpec, env_id: str) -> Any:  # perfect play for the match score
+    fallback = spec.inner if spec.inner is not None else parse_spec(kit_of(env_id).oracle_fallback)
+    return ScoreOracle(env_id, make_agent(fallback, env_id), name="score-oracle" if spec.inner is None else spec.text)
+
+
 def _az_jax(spec: AgentSpec, env_id: str) -> Any:
     path = spec.path if spec.path is not None else str(pretrained_az_jax_path(env_id))
     return AlphaZeroJaxAgent(path, env_id, spec.budget)
@@ -132,6 +137,7 @@ BUILDERS: dict[str, Callable[[AgentSpec, str], Any]] = {
     "search": _search,
     "vsearch": _search,
     "oracle": _oracle,
+    "score-oracle": _score_oracle,
     "az-jax": _az_jax,
     "az": _az,
 }
@@ -143,7 +149,7 @@ def make_agent(spec: str | AgentSpec, env_id: str) -> Any:
     twins), ``"search:K"`` / ``"search:K:PATH"`` and ``"vsearch:K"`` / ``"vsearch:K:PATH"`` (Thin Ice: K placements
     tried), ``"search:D"`` / ``"search:D:PATH"`` (Go with the Floe: the endgame searched D White moves),
     ``"oracle"`` / ``"oracle:SPEC"`` (perfect play where the exact search proves the position, SPEC
-    elsewhere), ``"proc:COMMAND"``, ``"module:callable"`` -> agent.  The spec is parsed by the one
+    elsewhere), ``"score-oracle"`` / ``"score-oracle:SPEC"`` (perfect play for the match score), ``"proc:COMMAND"``, ``"module:callable"`` -> agent.  The spec is parsed by the one
     grammar (:mod:`polarzoo.baselines.agents.spec`); this builds what it says, code included: the
     callers that take specs from data check its trust class first."""
     parsed = spec if isinstance(spec, AgentSpec) else parse_spec(spec)
@@ -200,8 +206,8 @@ def model_files(spec: str | AgentSpec, env_id: str) -> list[Path]:
     """The model files ``spec`` plays from (none for random, heuristic, mcts or a user's agent):
     the files it names and the shipped files its built-in parts play."""
     parsed = spec if isinstance(spec, AgentSpec) else parse_spec(spec)
-    if parsed.kind == "oracle" and parsed.inner is None:
-        parsed = AgentSpec(parsed.text, "oracle", inner=parse_spec(kit_of(env_id).oracle_fallback))
+    if parsed.kind in ("oracle", "score-oracle") and parsed.inner is None:
+        parsed = AgentSpec(parsed.text, parsed.kind, inner=parse_spec(kit_of(env_id).oracle_fallback))
     files: list[Path] = []
     for part in parsed.parts():
         if part.kind == "az-jax":
@@ -215,7 +221,7 @@ def model_files(spec: str | AgentSpec, env_id: str) -> list[Path]:
 
 
 def score_oracle(env_id: str) -> ScoreOracle:
-    """``polarzoo.baselines.agents.registry:score_oracle`` (a module spec): perfect play for the
-    match score (:class:`~polarzoo.baselines.agents.oracle.ScoreOracle`), the kit's fallback
-    (``az:100`` for the Floe) where its search does not finish."""
-    return ScoreOracle(env_id, make_agent(kit_of(env_id).oracle_fallback, env_id))
+    """``score-oracle`` (also ``polarzoo.baselines.agents.registry:score_oracle``, a module spec):
+    perfect play for the match score (:class:`~polarzoo.baselines.agents.oracle.ScoreOracle`), the
+    kit's fallback (``az:100`` for the Floe) where its search does not finish."""
+    return _score_oracle(parse_spec("score-oracle"), env_id)

@@ -77,6 +77,7 @@ KINDS: dict[str, Kind] = {
         Kind("az-jax", budget="simulations", default=None, path="required"),
         Kind("model", path="required"),
         Kind("oracle", nests=True),
+        Kind("score-oracle", nests=True),
         Kind("proc", runs_code=True),
     )
 }
