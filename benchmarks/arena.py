@@ -13,7 +13,6 @@ parsing the reply.  Reported: the median and 95th percentile per move of each, a
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks import write_json
 from polarzoo.baselines.agents.process import ProcessAgent, isolated
 from polarzoo.envs import ENVIRONMENTS
 
@@ -93,8 +93,7 @@ def main(argv: list[str] | None = None) -> None:
         f"| {row['env']} | {row['moves']} | {row['process_median_ms']:.3f} | {row['process_p95_ms']:.3f} | "
         f"{row['in_process_median_ms']:.4f} | {row['overhead_median_ms']:.3f} |"
     )
-    if args.json:
-        args.json.write_text(json.dumps(row, indent=2) + "\n")
+    write_json(args.json, row)
 
 
 if __name__ == "__main__":

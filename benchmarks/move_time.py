@@ -10,13 +10,14 @@ median, 95th percentile and slowest move in milliseconds.  Torch runs on one thr
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from benchmarks import write_json
 
 
 def move_times(env_id: str, spec: str, opponent_spec: str, games: int, seed: int = 0) -> list[float]:
@@ -87,12 +88,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(f"{spec}: {error}")
         rows[spec] = row = summary(times)
         print(f"| {spec} | {row['moves']} | {row['median_ms']:.1f} | {row['p95_ms']:.1f} | {row['max_ms']:.1f} |", flush=True)
-    if args.json is not None:
-        args.json.write_text(
-            json.dumps(
-                {"env": args.env, "opponent": args.opponent, "games": args.games, "seed": args.seed, "agents": rows}, indent=2
-            )
-        )
+    write_json(args.json, {"env": args.env, "opponent": args.opponent, "games": args.games, "seed": args.seed, "agents": rows})
 
 
 if __name__ == "__main__":

@@ -16,14 +16,14 @@ MCTS bot's mean seconds per move.
 from __future__ import annotations
 
 import argparse
-import json
 import multiprocessing
 import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 import numpy as np
+
+from benchmarks import write_json
 
 
 def pyspiel_states_per_second(name: str, seconds: float, seed: int) -> float:
@@ -129,8 +129,7 @@ def main(argv: list[str] | None = None) -> None:
             "seconds_per_move": seconds_per_move,
             "workers": args.workers,
         }
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2))
+    write_json(args.json, report)
 
 
 if __name__ == "__main__":

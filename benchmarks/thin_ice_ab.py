@@ -29,6 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks import write_json
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
@@ -193,20 +195,17 @@ def main(argv: list[str] | None = None) -> None:
     speedup = medians["this checkout"]["steps_per_second"] / medians["baseline"]["steps_per_second"]
     placement_speedup = medians["this checkout"]["placements_per_second"] / medians["baseline"]["placements_per_second"]
     print(f"\nspeed-up: {speedup:.2f}x env steps/s, {placement_speedup:.2f}x placements/s")
-    if args.json:
-        Path(args.json).write_text(
-            json.dumps(
-                {
-                    "baseline": args.baseline,
-                    "connect_four_steps_per_second": c4,
-                    "sides": medians,
-                    "speedup_steps": speedup,
-                    "speedup_placements": placement_speedup,
-                    "first_games_bit_identical": same,
-                },
-                indent=2,
-            )
-        )
+    write_json(
+        args.json,
+        {
+            "baseline": args.baseline,
+            "connect_four_steps_per_second": c4,
+            "sides": medians,
+            "speedup_steps": speedup,
+            "speedup_placements": placement_speedup,
+            "first_games_bit_identical": same,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import json
 import pstats
 import subprocess
 import sys
@@ -24,6 +23,8 @@ import time
 from collections import defaultdict
 
 import numpy as np
+
+from benchmarks import write_json
 
 
 def measure(piles: int, seed: int) -> tuple[dict[int, list[float]], pstats.Stats]:
@@ -175,21 +176,18 @@ def main(argv: list[str] | None = None) -> None:
         f"\nRSS: {memory['imports_mb']:.1f} MB after imports, {memory['with_env_mb']:.1f} MB with one 2-player env "
         f"(+{memory['env_mb']:.1f} MB); peak RSS of that process {memory['peak_mb']:.1f} MB"
     )
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(
-                {
-                    "buckets": rows,
-                    "placements_per_second": rate,
-                    "median_ms": float(np.median(everything)),
-                    "connect_four_steps_per_second": connect_four,
-                    "ratio_to_connect_four": by_median / connect_four,
-                    "costs": costs,
-                    "memory": memory,
-                },
-                handle,
-                indent=2,
-            )
+    write_json(
+        args.json,
+        {
+            "buckets": rows,
+            "placements_per_second": rate,
+            "median_ms": float(np.median(everything)),
+            "connect_four_steps_per_second": connect_four,
+            "ratio_to_connect_four": by_median / connect_four,
+            "costs": costs,
+            "memory": memory,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -11,13 +11,13 @@ the machine's load at the start is recorded beside the numbers (speed depends on
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
 
 import numpy as np
 
+from benchmarks import write_json
 from polarzoo.envs import thin_ice_v0
 from polarzoo.envs.thin_ice import rules
 
@@ -70,11 +70,7 @@ def main() -> None:
             f"| {r['players']} | {r['steps_per_second']:.0f} | {r['placements_per_second']:.0f} | "
             f"{r['ms_per_placement']:.1f} | {r['seconds_per_game']:.2f} | {r['mean_length']:.0f} |"
         )
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(
-                {"machine": platform.processor() or platform.machine(), "load_at_start": load, "rows": rows}, handle, indent=2
-            )
+    write_json(args.json, {"machine": platform.processor() or platform.machine(), "load_at_start": load, "rows": rows})
 
 
 if __name__ == "__main__":

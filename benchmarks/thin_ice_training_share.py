@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks import write_json
+
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -79,8 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         f"{record['timesteps']:,} timesteps in {training:.1f} s of training: {inside:.1f} s inside mj_step "
         f"({steps:,} steps), {100 * (1 - inside / training):.0f}% of the time outside it (load {result['load_1min']:.1f})"
     )
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n")
+    write_json(args.json, result)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from benchmarks import write_json
 from benchmarks.training_fps import training_command
 
 BUDGETS = {"fire_and_ice_v0": 8192, "go_with_the_floe_v0": 8192, "thin_ice_v0": 4096}
@@ -105,9 +106,7 @@ def main() -> None:
     if args.json:
         if args.no_training and Path(args.json).is_file():  # keep the training rows measured before
             rows = json.loads(Path(args.json).read_text()).get("rows", [])
-        Path(args.json).write_text(
-            json.dumps({"cores": os.cpu_count(), "rows": rows, "evaluation": evaluations}, indent=2) + "\n"
-        )
+        write_json(args.json, {"cores": os.cpu_count(), "rows": rows, "evaluation": evaluations})
 
 
 if __name__ == "__main__":
