@@ -409,7 +409,7 @@ def _main(argv: list[str] | None = None) -> None:
         write_progress(league)
     finish(league)
     rows = progress_rows(league)
-    print("\n| round | new exploiter vs main before it | main vs heuristic |\n|---:|---:|---:|")
+    print("\n| round | best new exploiter vs main before it | main vs heuristic |\n|---:|---:|---:|")
     for row in rows:
         print(f"| {row['round']} | {row['exploiter_vs_previous_main']:.0%} | {row['main_vs_heuristic']:.0%} |")
     print(f"\nwritten: {out / 'model.zip'}, {out / 'model.safetensors'}, {out / 'training.json'}, {out / 'progress.csv'}")
