@@ -257,36 +257,27 @@ def _evaluate(spec: RunSpec, agent: Any, folder: Path, leagues: str | None) -> d
         if game_key(record) not in finished:
             games.add(json.dumps(record))
 
+    # (score name, opponent, env arguments): each opponent, then the game's match play against the
+    # last one, its games named apart
+    match = dict(kit_of(env_id).match_env_kwargs)
+    matches = [(f"{evaluation.opponents[-1]}-match", evaluation.opponents[-1], match)] if match else []
     try:
-        for name in evaluation.opponents:
-            opponent = make_agent(name, env_id)
+        for name, opponent_spec, env_kwargs in [*((name, name, None) for name in evaluation.opponents), *matches]:
+            opponent = make_agent(opponent_spec, env_id)
+            if env_kwargs:
+                opponent.name = name
             result = head_to_head(
                 env_id,
                 agent,
                 opponent,
                 evaluation.games_per_seat,
                 seed=seed,
+                env_kwargs=env_kwargs,
                 finished={k: v for k, v in finished.items() if k[1] == opponent.name},
                 on_game=on_game,
             )
             win_rate[name] = result.wins / result.games
             intervals[name] = list(wilson_interval(result.wins, result.games))
-        match = dict(kit_of(env_id).match_env_kwargs)
-        if match:  # the game's match play too, against the last opponent (its games named apart)
-            opponent = make_agent(evaluation.opponents[-1], env_id)
-            opponent.name = f"{evaluation.opponents[-1]}-match"
-            result = head_to_head(
-                env_id,
-                agent,
-                opponent,
-                evaluation.games_per_seat,
-                seed=seed,
-                env_kwargs=match,
-                finished={k: v for k, v in finished.items() if k[1] == opponent.name},
-                on_game=on_game,
-            )
-            win_rate[opponent.name] = result.wins / result.games
-            intervals[opponent.name] = list(wilson_interval(result.wins, result.games))
     finally:
         games.close()
     scores = {
