@@ -7,9 +7,11 @@ with no file outside its folder naming it."""
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -373,6 +375,23 @@ def test_league_training_trains_it_and_continues_where_it_stopped(tmp_path: Path
     record = json.loads((out / "league.json").read_text())
     assert [r["round"] for r in record["rounds"]] == [1, 2, 3] and record["config"]["rounds"] == 3
     assert record["rounds"][2]["opponents"]["model:round2/main/model.zip"] > 0
+
+    # the result as the mean of the last two main agents' weights: nothing is trained again
+    main([*argv[:5], "3", *argv[6:], "--average-last", "2"])
+    assert json.loads((out / "training.json").read_text())["averaged_rounds"] == [2, 3]
+
+    def weights(path: Path) -> dict:
+        with zipfile.ZipFile(path) as archive:
+            return torch.load(io.BytesIO(archive.read("policy.pth")), weights_only=True)
+
+    import torch
+
+    mean, two, three = (weights(p) for p in (out / "model.zip", out / "round2/main/model.zip", out / "round3/main/model.zip"))
+    assert all(torch.equal(mean[k], (two[k] + three[k]) / 2) for k in mean if mean[k].is_floating_point())
+    assert [r["round"] for r in json.loads((out / "league.json").read_text())["rounds"]] == [1, 2, 3]
+    with pytest.raises(SystemExit):
+        main([*argv[:5], "3", *argv[6:], "--average-last", "4"])
+    assert "--average-last must be from 1 to --rounds (3), got 4" in capsys.readouterr().err
 
 
 def test_league_training_with_several_exploiters_a_round(tmp_path: Path) -> None:

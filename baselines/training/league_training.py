@@ -23,7 +23,8 @@ Every opponent is frozen and deterministic, as the agents are when they are meas
 ``OUT`` (default ``runs/league-training-ENV-seedS``): ``round<r>/exploiter/`` (``exploiter2/``, ... with several a round) and ``round<r>/main/``
 (training runs: model, checkpoints, log), ``league.json`` (the members, each round's measurements and
 timing), ``progress.csv`` and ``progress.png``, and the result: ``model.zip``, ``model.safetensors``
-(the last main agent) and ``training.json``, whose ``timesteps`` are the main agent's own (``--init``'s
+(the last main agent; with ``--average-last K`` the mean of the last K main agents' weights, which
+a best response farms less) and ``training.json``, whose ``timesteps`` are the main agent's own (``--init``'s
 training plus every main round), the figure ``league exploit`` states a best response's budget
 against, beside ``league_timesteps`` (the exploiters' too).  The same command again continues an
 interrupted run where it stopped: a finished phase is kept, a training resumes from its checkpoint;
@@ -39,6 +40,7 @@ import json
 import shutil
 import sys
 import time
+import zipfile
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -83,6 +85,7 @@ class LeagueConfig:
     past_share: float = field(default=0.15, metadata={"help": "the past main agents' share"})
     heuristic_share: float = field(default=0.3, metadata={"help": "the heuristic's share (random: the rest)"})
     pfsp_power: float = field(default=2.0, metadata={"help": "PFSP: an exploiter's weight is its win rate to this power"})
+    average_last: int = field(default=1, metadata={"help": "the result: the mean of the last K main agents' weights"})
     # the measurements
     measure_games: int = field(default=20, metadata={"help": "games per seat measuring each exploiter"})
     eval_games: int = field(default=50, metadata={"help": "games per seat against the heuristic"})
@@ -102,6 +105,8 @@ class LeagueConfig:
             raise ValueError(f"--pfsp-power must be at least 0, got {self.pfsp_power}")
         if self.torch_threads < 1:
             raise ValueError(f"--torch-threads must be at least 1, got {self.torch_threads}")
+        if not 1 <= self.average_last <= self.rounds:
+            raise ValueError(f"--average-last must be from 1 to --rounds ({self.rounds}), got {self.average_last}")
 
 
 def pfsp_weights(win_rates: list[float], power: float) -> list[float]:
@@ -208,8 +213,8 @@ class League:
                 raise ValueError(f"{self.path} is not a league training's record (no config and rounds): choose another --out")
             # a setting added since the league was saved had its default then
             before = {**asdict(LeagueConfig(env=config.env)), **saved["config"]}
-            # more rounds continue a league; every other setting is the league's own
-            differing = sorted(k for k, v in asdict(config).items() if k != "rounds" and before.get(k) != v)
+            # more rounds continue a league, another average only remakes its result; every other setting is its own
+            differing = sorted(k for k, v in asdict(config).items() if k not in ("rounds", "average_last") and before.get(k) != v)
             if differing:
                 raise ValueError(
                     f"{out} holds a league trained with other settings ({', '.join(differing)}): "
@@ -340,12 +345,38 @@ def write_progress(league: League) -> None:
     save_figure(figure, league.out / "progress.png")
 
 
+def average_models(paths: list[Path], out: Path) -> None:
+    """``out``: an SB3 zip whose policy weights are the mean of ``paths``' (main agents of one
+    lineage, each a fine-tune of the one before: their mean is a model of its own, smoother than
+    any of them; a tensor that is not floating point is the last one's) and whose other parts are
+    the last one's.  The weights are read as data (``torch.load(weights_only=True)``)."""
+    import torch
+
+    states = []
+    for path in paths:
+        with zipfile.ZipFile(path) as archive:
+            states.append(torch.load(io.BytesIO(archive.read("policy.pth")), map_location="cpu", weights_only=True))
+    last = states[-1]
+    mean = {k: sum(state[k] for state in states) / len(states) if last[k].is_floating_point() else last[k] for k in last}
+    weights = io.BytesIO()
+    torch.save(mean, weights)
+    written = io.BytesIO()
+    with zipfile.ZipFile(paths[-1]) as source, zipfile.ZipFile(written, "w", zipfile.ZIP_DEFLATED) as target:
+        for member in source.infolist():
+            target.writestr(member, weights.getvalue() if member.filename == "policy.pth" else source.read(member.filename))
+    atomic_write(out, written.getvalue())
+
+
 def finish(league: League) -> None:
-    """The last main agent as the run's model, with its training record."""
+    """The last main agent (or the mean of the last ``average_last``) as the run's model, with its
+    training record."""
     config, out = league.config, league.out
-    last = out / f"round{config.rounds}" / "main"
-    shutil.copyfile(last / "model.zip", out / "model.zip.tmp")
-    (out / "model.zip.tmp").replace(out / "model.zip")
+    mains = [out / f"round{r}" / "main" / "model.zip" for r in range(config.rounds - config.average_last + 1, config.rounds + 1)]
+    if len(mains) > 1:
+        average_models(mains, out / "model.zip")
+    else:
+        shutil.copyfile(mains[0], out / "model.zip.tmp")
+        (out / "model.zip.tmp").replace(out / "model.zip")
     export_model(out / "model.zip", out / "model.safetensors")
     init_timesteps = agent_training_timesteps("pretrained" if config.init == "pretrained" else f"model:{config.init}", config.env)
     main_timesteps = sum(r["main"]["timesteps"] for r in league.rounds)
@@ -358,6 +389,7 @@ def finish(league: League) -> None:
         "league_timesteps": (init_timesteps or 0) + main_timesteps + exploiter_timesteps,
         "seconds": round(seconds, 1),
         "wall_seconds": round(sum(r.get("seconds", 0.0) for r in league.rounds), 1),
+        "averaged_rounds": list(range(config.rounds - config.average_last + 1, config.rounds + 1)),
     }
     atomic_write(out / "training.json", json.dumps(record, indent=2) + "\n")
 
