@@ -12,11 +12,14 @@ import numpy as np
 import pytest
 
 from polarzoo.baselines.agents import SOLITAIRE_PRETRAINED, pretrained_path
+from polarzoo.baselines.agents.pretrained import pretrained_league_path
 from polarzoo.baselines.kits import games_with
 
-#: every shipped board policy: each kit's, and the solitaire's (a Gymnasium env, no kit)
+#: every shipped board policy: each kit's, its league training's, and the solitaire's (a
+#: Gymnasium env, no kit)
 SHIPPED = {
     **{env_id: pretrained_path(env_id) for env_id in games_with("pretrained")},
+    **{f"{env_id} (league)": pretrained_league_path(env_id) for env_id in games_with("pretrained_league")},
     "polarzoo/FireAndIceSolitaire-v0": SOLITAIRE_PRETRAINED,
 }
 
@@ -50,7 +53,7 @@ def test_pretrained_file_is_small_and_weights_only(env_id: str) -> None:
     raw = path.read_bytes()
     header = json.loads(raw[8 : 8 + int.from_bytes(raw[:8], "little")])
     settings = json.loads(header["__metadata__"]["settings"])
-    assert settings["policy_class"] == "BoardPolicy" and settings["env"] == env_id
+    assert settings["policy_class"] == "BoardPolicy" and settings["env"] == env_id.removesuffix(" (league)")
     assert all(set(entry) == {"dtype", "shape", "data_offsets"} for name, entry in header.items() if name != "__metadata__")
 
 
@@ -185,3 +188,22 @@ def test_the_thin_ice_policy_plays_three_and_six_players() -> None:
             "thin_ice_v0", [pretrained] + [heuristic] * (players - 1), seed=1, env_kwargs={"num_players": players, "grid": 7}
         )
         assert record.illegal == [0] * players and len(record.result["points"]) == players
+
+
+def test_the_league_trained_policy_is_a_spec_with_its_own_training_record() -> None:
+    """``pretrained-league``: Fire & Ice's policy of league training, loaded by its spec, its own
+    training stated for ``league exploit``'s budget, a file of its own in the league's
+    fingerprints; a game without one is one line naming the games with one."""
+    from polarzoo.baselines.agents import make_agent
+    from polarzoo.baselines.agents.registry import model_files
+    from polarzoo.baselines.evaluation.tournament import play_game
+    from polarzoo.baselines.training.exploit import agent_training_timesteps
+
+    agent = make_agent("pretrained-league", "fire_and_ice_v0").check_fits("fire_and_ice_v0")
+    assert agent.name == "pretrained-league"
+    assert agent_training_timesteps("pretrained-league", "fire_and_ice_v0") == 497_664
+    assert model_files("pretrained-league", "fire_and_ice_v0") == [pretrained_league_path("fire_and_ice_v0")]
+    record = play_game("fire_and_ice_v0", [agent, make_agent("heuristic", "fire_and_ice_v0")], seed=0)
+    assert record.scores[0] > record.scores[1]
+    with pytest.raises(ValueError, match=r"no pretrained league model for go_with_the_floe_v0; available: \['fire_and_ice_v0'\]"):
+        make_agent("pretrained-league", "go_with_the_floe_v0")

@@ -57,9 +57,9 @@ from polarzoo.baselines.cli.runs import (
 )
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.kits import kit_of
+from polarzoo.baselines.policies.weights import load_policy, save_policy
 from polarzoo.baselines.training.config import InitModelError, load_config, model_file
 from polarzoo.baselines.training.exploit import agent_training_timesteps, best_response_games, overall
-from polarzoo.baselines.training.export import export_model
 from polarzoo.baselines.training.ppo import train
 from polarzoo.envs import GAMES
 from polarzoo.envs.utils import read_json_file
@@ -377,7 +377,6 @@ def finish(league: League) -> None:
     else:
         shutil.copyfile(mains[0], out / "model.zip.tmp")
         (out / "model.zip.tmp").replace(out / "model.zip")
-    export_model(out / "model.zip", out / "model.safetensors")
     init_timesteps = agent_training_timesteps("pretrained" if config.init == "pretrained" else f"model:{config.init}", config.env)
     main_timesteps = sum(r["main"]["timesteps"] for r in league.rounds)
     exploiter_timesteps = sum(e["timesteps"] for r in league.rounds for e in round_exploiters(r))
@@ -391,6 +390,8 @@ def finish(league: League) -> None:
         "wall_seconds": round(sum(r.get("seconds", 0.0) for r in league.rounds), 1),
         "averaged_rounds": list(range(config.rounds - config.average_last + 1, config.rounds + 1)),
     }
+    # weights only, with the game and the main agent's own timesteps in its settings
+    save_policy(load_policy(out / "model.zip"), out / "model.safetensors", env_id=config.env, num_timesteps=record["timesteps"])
     atomic_write(out / "training.json", json.dumps(record, indent=2) + "\n")
 
 
