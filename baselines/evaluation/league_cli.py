@@ -15,6 +15,7 @@ import json
 import math
 import os
 import platform
+import shlex
 import sys
 from pathlib import Path
 
@@ -199,7 +200,7 @@ def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[
         parser.error("--publish: the shipped league plays the env's defaults; a league with --env-kwargs is rated with --league")
     writable_folder_or_exit(parser, "--out", args.out)
     print(f"league folder: {args.out}", flush=True)
-    command = " ".join([prog_name(MODULE), *raw])
+    command = " ".join([prog_name(MODULE), shlex.join(raw)])
     if args.multi_games is not None and args.multi_games < 1:
         parser.error("--multi-games must be at least 1")
     league = build(

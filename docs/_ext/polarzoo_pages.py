@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import json
 import os
 import re
 from pathlib import Path
@@ -98,8 +99,32 @@ def league_page(source_dir: Path) -> str:
         if (source_dir / "results" / "league" / env_id / "ladder.png").exists():
             parts += [f"```{{image}} results/league/{env_id}/ladder.png", f":alt: the {env_id} ladder", ":width: 80%", "```", ""]
         parts += members_exploitability(env_id, list(league.specs), exploit_results(source_dir))
+        parts += variant_leagues(source_dir, env_id)
     parts += exploit_section(source_dir)
     return "\n".join(parts)
+
+
+def variant_leagues(source_dir: Path, env_id: str) -> list[str]:
+    """The game's leagues of other env arguments (``docs/results/league/<env>-<variant>/``, built
+    with ``league build --env-kwargs``; rated against with ``league rate --league``)."""
+    from polarzoo.baselines.evaluation.league import ladder_markdown, load_league
+
+    parts: list[str] = []
+    for folder in sorted((source_dir / "results" / "league").glob(f"{env_id}-*")):
+        if not (folder / "league.json").exists():
+            continue
+        league = load_league(str(folder / "league.json"), check=False)
+        rel = folder.relative_to(source_dir)
+        parts += [
+            f"### `{env_id}` with `{json.dumps(league.protocol.get('env_kwargs', {}))}`",
+            "",
+            ladder_markdown(league),
+            "",
+            f"Built with `{league.protocol.get('command', '?')}`; its games are in `docs/{rel}/games.jsonl.gz`; rate an agent "
+            f"against it with `python -m polarzoo.baselines.league rate --env {env_id} --league docs/{rel}/league.json --agent SPEC`.",
+            "",
+        ]
+    return parts
 
 
 def exploit_results(source_dir: Path) -> list[dict]:
