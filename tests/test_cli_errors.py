@@ -146,7 +146,10 @@ EVALUATE = "polarzoo.baselines.evaluate"
         (["--env", "fire_and_ice_v0", "--games", "0"], "--games must be at least 1"),
         (["--env", "thin_ice_v0", "--agents", "random", "mcts:5"], "MCTS needs a two-player rules core"),
         (["--env", "thin_ice_v0", "--env-kwargs", "{bad"], "--env-kwargs is not JSON"),
-        (["--env", "fire_and_ice_v0", "--env-kwargs", '{"render_mode": "human"}'], "render_mode is not for games played to be scored"),
+        (
+            ["--env", "fire_and_ice_v0", "--env-kwargs", '{"render_mode": "human"}'],
+            "render_mode is not for games played to be scored",
+        ),
         (["--env", "fire_and_ice_v0", "--agents", "random", "random"], "same name"),
     ],
 )
