@@ -26,7 +26,18 @@ from polarzoo.envs import ENVIRONMENTS, GAMES, table_kwargs
 MAX_GAMES, MAX_REPLAYS = 256, 32
 #: suggestions in the page's opponent box (any spec may be typed): search:3 is the Floe's endgame
 #: search, search:4 / vsearch:4 Thin Ice's look-ahead
-OPPONENTS = ("random", "heuristic", "pretrained", "mcts:200", "az:50", "az-jax:pretrained", "search:3", "search:4", "vsearch:4")
+OPPONENTS = (
+    "random",
+    "heuristic",
+    "pretrained",
+    "pretrained-league",
+    "mcts:200",
+    "az:50",
+    "az-jax:pretrained",
+    "search:3",
+    "search:4",
+    "vsearch:4",
+)
 #: the largest search budget a request may ask for, by spec kind (a move's thinking time stays
 #: within seconds on a laptop core; the command line's ``--opponent`` is not capped)
 BUDGET_CAPS = {"mcts": 5000, "az": 400, "az-jax": 400, "search": 16, "vsearch": 16, "heuristic": 24}
