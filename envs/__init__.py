@@ -87,6 +87,24 @@ def table_kwargs(env_id: str, players: int | None) -> dict[str, Any]:
     return GAMES[env_id].env_kwargs(players) or {}
 
 
+def check_env_kwargs(env_id: str, env_kwargs: Any) -> dict[str, Any]:
+    """``env_kwargs`` (from a command line or a file) as constructor arguments of ``env_id``'s env
+    for games that are played to be scored: an object whose names the env takes (checked by
+    building it once), no ``render_mode``; ``ValueError`` with one line otherwise."""
+    if not isinstance(env_kwargs, dict) or not all(isinstance(name, str) for name in env_kwargs):
+        raise ValueError("must be a JSON object, e.g. '{\"num_players\": 3}'")
+    if "render_mode" in env_kwargs:
+        raise ValueError(
+            "render_mode is not for games played to be scored (they draw nothing; games.jsonl records every game); "
+            "watch a game with python -m polarzoo.baselines.play"
+        )
+    try:
+        ENVIRONMENTS[env_id].raw_env(**env_kwargs)
+    except (TypeError, ValueError) as error:
+        raise ValueError(str(error).splitlines()[0] if str(error) else type(error).__name__) from None
+    return env_kwargs
+
+
 def register_game(info: GameInfo, module: ModuleType | None = None) -> None:
     """Add a game: its facts to :data:`GAMES`, its module (``info.module`` imported unless given)
     to :data:`ENVIRONMENTS`, its id to PettingZoo's registry.  Every tool (``evaluate``, the
@@ -133,6 +151,7 @@ __all__ = [
     "GameInfo",
     "game_info",
     "games_with_player_range",
+    "check_env_kwargs",
     "table_kwargs",
     "register_game",
     "unregister_game",

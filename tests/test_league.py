@@ -475,3 +475,17 @@ def test_a_league_of_match_play_keeps_its_env_arguments_and_rates_by_them(tmp_pa
     with pytest.raises(SystemExit), contextlib.redirect_stderr(io.StringIO()) as err:
         main([*argv[:9], '{"match": 2}', *argv[10:-1], str(tmp_path / "bad")])
     assert "--env-kwargs: match must be True or False" in err.getvalue()
+
+    # a league file of env arguments its env refuses (its digest made anew, as a forger could) is one line
+    from polarzoo.baselines.evaluation.league import content_digest
+
+    for bad, said in (({"match": 2}, "match must be True or False"), ({"render_mode": "human"}, "render_mode is not for"),
+                      (["match"], "must be a JSON object"), ({"no_such": 1}, "no_such")):  # fmt: skip
+        data = json.loads((out / "league.json").read_text())
+        data["protocol"]["env_kwargs"] = bad
+        data["digest"] = content_digest(data)
+        crafted = tmp_path / "crafted.json"
+        crafted.write_text(json.dumps(data))
+        with pytest.raises(LeagueError, match="its env arguments") as refused:
+            load_league(str(crafted))
+        assert said in str(refused.value) and "\n" not in str(refused.value)

@@ -296,30 +296,20 @@ def ctrl_c_is_one_line(main: Callable[[list[str] | None], None], kept: str) -> C
 
 
 def env_kwargs_or_exit(parser: argparse.ArgumentParser, env_id: str, text: str | None) -> dict[str, Any] | None:
-    """``--env-kwargs``: a JSON object of the env's constructor arguments (checked by building the
-    env once), or one line naming the problem; None when not given."""
+    """``--env-kwargs``: a JSON object of the env's constructor arguments
+    (:func:`polarzoo.envs.check_env_kwargs`), or one line naming the problem; None when not given."""
     import json
 
-    from polarzoo.envs import ENVIRONMENTS
+    from polarzoo.envs import check_env_kwargs
 
     if text is None:
         return None
     try:
-        env_kwargs = json.loads(text)
+        return check_env_kwargs(env_id, json.loads(text))
     except json.JSONDecodeError as error:
         parser.error(f"--env-kwargs is not JSON ({error.msg}): {text}")
-    if not isinstance(env_kwargs, dict):
-        parser.error("--env-kwargs must be a JSON object, e.g. '{\"num_players\": 3}'")
-    if "render_mode" in env_kwargs:
-        parser.error(
-            "--env-kwargs: render_mode is not for games played to be scored (they draw nothing; games.jsonl records every "
-            "game); watch a game with python -m polarzoo.baselines.play"
-        )
-    try:
-        ENVIRONMENTS[env_id].raw_env(**env_kwargs)
-    except (TypeError, ValueError) as error:
+    except ValueError as error:
         parser.error(f"--env-kwargs: {error}")
-    return env_kwargs
 
 
 def add_isolate(parser: argparse.ArgumentParser) -> None:

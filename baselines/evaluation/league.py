@@ -52,7 +52,7 @@ from polarzoo.baselines.evaluation import ratings
 from polarzoo.baselines.evaluation.tournament import GamePool, GameRecord
 from polarzoo.baselines.kits import kit_of
 from polarzoo.baselines.policies.weights import ModelFileError, policy_digest
-from polarzoo.envs import ENVIRONMENTS, GAMES
+from polarzoo.envs import ENVIRONMENTS, GAMES, check_env_kwargs
 from polarzoo.envs.utils import MAX_MODEL_BYTES, DataError, check_regular_file, loads_json, read_bounded, read_json_file
 
 LEAGUE_FORMAT = "polarzoo league v1"
@@ -233,6 +233,11 @@ def load_league(source: str | Path, check: bool = True, trusted: Sequence[str] =
         raise LeagueError(f"{path}: a league file with a missing or bad field ({error})") from None
     if league.env not in ENVIRONMENTS:
         raise LeagueError(f"{path}: a league of an unknown env {str(league.env)[:60]!r}")
+    if league.protocol.get("env_kwargs"):  # a league of other env arguments: the ones its games and ratings play by
+        try:
+            check_env_kwargs(league.env, league.protocol["env_kwargs"])
+        except ValueError as error:
+            raise LeagueError(f"{path}: its env arguments {str(league.protocol['env_kwargs'])[:80]}: {error}") from None
     try:
         specs = league.specs
     except (KeyError, TypeError):
