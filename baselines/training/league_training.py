@@ -57,7 +57,7 @@ from polarzoo.baselines.cli.runs import (
 )
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.kits import kit_of
-from polarzoo.baselines.policies.weights import load_policy, save_policy
+from polarzoo.baselines.policies.weights import load_policy, read_weights, save_policy
 from polarzoo.baselines.training.config import InitModelError, load_config, model_file
 from polarzoo.baselines.training.exploit import agent_training_timesteps, best_response_games, overall
 from polarzoo.baselines.training.ppo import train
@@ -349,17 +349,17 @@ def average_models(paths: list[Path], out: Path) -> None:
     """``out``: an SB3 zip whose policy weights are the mean of ``paths``' (main agents of one
     lineage, each a fine-tune of the one before: their mean is a model of its own, smoother than
     any of them; a tensor that is not floating point is the last one's) and whose other parts are
-    the last one's.  The weights are read as data (``torch.load(weights_only=True)``)."""
+    the last one's.  The weights are read as data (:func:`~polarzoo.baselines.policies.weights.read_weights`)."""
+    import numpy as np
     import torch
 
-    states = []
-    for path in paths:
-        with zipfile.ZipFile(path) as archive:
-            states.append(torch.load(io.BytesIO(archive.read("policy.pth")), map_location="cpu", weights_only=True))
+    states = [read_weights(path)[1] for path in paths]
     last = states[-1]
-    mean = {k: sum(state[k] for state in states) / len(states) if last[k].is_floating_point() else last[k] for k in last}
+    mean = {
+        k: sum(state[k] for state in states) / len(states) if np.issubdtype(last[k].dtype, np.floating) else last[k] for k in last
+    }
     weights = io.BytesIO()
-    torch.save(mean, weights)
+    torch.save({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in mean.items()}, weights)
     written = io.BytesIO()
     with zipfile.ZipFile(paths[-1]) as source, zipfile.ZipFile(written, "w", zipfile.ZIP_DEFLATED) as target:
         for member in source.infolist():
@@ -371,7 +371,8 @@ def finish(league: League) -> None:
     """The last main agent (or the mean of the last ``average_last``) as the run's model, with its
     training record."""
     config, out = league.config, league.out
-    mains = [out / f"round{r}" / "main" / "model.zip" for r in range(config.rounds - config.average_last + 1, config.rounds + 1)]
+    averaged = list(range(config.rounds - config.average_last + 1, config.rounds + 1))
+    mains = [out / f"round{r}" / "main" / "model.zip" for r in averaged]
     if len(mains) > 1:
         average_models(mains, out / "model.zip")
     else:
@@ -388,7 +389,7 @@ def finish(league: League) -> None:
         "league_timesteps": (init_timesteps or 0) + main_timesteps + exploiter_timesteps,
         "seconds": round(seconds, 1),
         "wall_seconds": round(sum(r.get("seconds", 0.0) for r in league.rounds), 1),
-        "averaged_rounds": list(range(config.rounds - config.average_last + 1, config.rounds + 1)),
+        "averaged_rounds": averaged,
     }
     # weights only, with the game and the main agent's own timesteps in its settings
     save_policy(load_policy(out / "model.zip"), out / "model.safetensors", env_id=config.env, num_timesteps=record["timesteps"])
