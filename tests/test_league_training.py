@@ -32,6 +32,9 @@ def test_the_main_agents_opponents_are_the_shares_asked() -> None:
         ({"rounds": 0}, "--rounds"),
         ({"exploiter_share": 0.7, "past_share": 0.3, "heuristic_share": 0.3}, "sum to at most 1"),
         ({"pfsp_power": -1.0}, "--pfsp-power"),
+        ({"exploiters_per_round": 0}, "--exploiters-per-round"),
+        ({"average_last": 0}, "--average-last must be from 1 to --rounds"),
+        ({"rounds": 2, "average_last": 3}, "--average-last must be from 1 to --rounds \\(2\\)"),
     ],
 )
 def test_bad_settings_are_refused(values: dict, message: str) -> None:
