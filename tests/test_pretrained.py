@@ -12,14 +12,11 @@ import numpy as np
 import pytest
 
 from polarzoo.baselines.agents import SOLITAIRE_PRETRAINED, pretrained_path
-from polarzoo.baselines.agents.pretrained import pretrained_league_path
 from polarzoo.baselines.kits import games_with
 
-#: every shipped board policy: each kit's, its league training's, and the solitaire's (a
-#: Gymnasium env, no kit)
+#: every shipped board policy: each kit's and the solitaire's (a Gymnasium env, no kit)
 SHIPPED = {
     **{env_id: pretrained_path(env_id) for env_id in games_with("pretrained")},
-    **{f"{env_id} (league)": pretrained_league_path(env_id) for env_id in games_with("pretrained_league")},
     "polarzoo/FireAndIceSolitaire-v0": SOLITAIRE_PRETRAINED,
 }
 
@@ -190,20 +187,19 @@ def test_the_thin_ice_policy_plays_three_and_six_players() -> None:
         assert record.illegal == [0] * players and len(record.result["points"]) == players
 
 
-def test_the_league_trained_policy_is_a_spec_with_its_own_training_record() -> None:
-    """``pretrained-league``: Fire & Ice's policy of league training, loaded by its spec, its own
-    training stated for ``league exploit``'s budget, a file of its own in the league's
-    fingerprints; a game without one is one line naming the games with one."""
+def test_the_shipped_policy_states_its_own_training_for_best_responses() -> None:
+    """Fire & Ice's ``pretrained`` (the main job, then league training): its own training, the
+    main job's and the league's main agent's, is what ``league exploit`` sets a budget against;
+    it is the one file that ``pretrained`` and ``az:N`` play from, and it beats the heuristic."""
     from polarzoo.baselines.agents import make_agent
     from polarzoo.baselines.agents.registry import model_files
     from polarzoo.baselines.evaluation.tournament import play_game
     from polarzoo.baselines.training.exploit import agent_training_timesteps
 
-    agent = make_agent("pretrained-league", "fire_and_ice_v0").check_fits("fire_and_ice_v0")
-    assert agent.name == "pretrained-league"
-    assert agent_training_timesteps("pretrained-league", "fire_and_ice_v0") == 497_664
-    assert model_files("pretrained-league", "fire_and_ice_v0") == [pretrained_league_path("fire_and_ice_v0")]
+    assert agent_training_timesteps("pretrained", "fire_and_ice_v0") == 251_904 + 10 * 24_576
+    assert model_files("pretrained", "fire_and_ice_v0") == model_files("az:4", "fire_and_ice_v0") == [
+        pretrained_path("fire_and_ice_v0")
+    ]
+    agent = make_agent("pretrained", "fire_and_ice_v0").check_fits("fire_and_ice_v0")
     record = play_game("fire_and_ice_v0", [agent, make_agent("heuristic", "fire_and_ice_v0")], seed=0)
     assert record.scores[0] > record.scores[1]
-    with pytest.raises(ValueError, match=r"no pretrained league model for go_with_the_floe_v0; available: \['fire_and_ice_v0'\]"):
-        make_agent("pretrained-league", "go_with_the_floe_v0")

@@ -1,5 +1,5 @@
 """The models shipped in the package (``baselines/pretrained/``, package data), as each game's kit
-names them (``Kit.pretrained``, ``Kit.pretrained_league``, ``Kit.pretrained_az_jax``)."""
+names them (``Kit.pretrained``, ``Kit.pretrained_az_jax``)."""
 
 from __future__ import annotations
 
@@ -26,12 +26,6 @@ def pretrained_path(env_id: str) -> Path:
     """The shipped board policy of ``env_id`` (works from any working directory after ``pip
     install``); weight-only files (:mod:`polarzoo.baselines.policies.weights`), nothing in them runs."""
     return _shipped(env_id, kit_of(env_id).pretrained if env_id in GAMES else None, "pretrained model", "pretrained")
-
-
-def pretrained_league_path(env_id: str) -> Path:
-    """The shipped policy of ``env_id``'s league training (``pretrained-league``), weights only."""
-    name = kit_of(env_id).pretrained_league if env_id in GAMES else None
-    return _shipped(env_id, name, "pretrained league model", "pretrained_league")
 
 
 def pretrained_az_jax_path(env_id: str) -> Path:

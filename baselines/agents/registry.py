@@ -16,7 +16,7 @@ from polarzoo.baselines.agents.base import RandomAgent
 from polarzoo.baselines.agents.mcts import MCTSAgent
 from polarzoo.baselines.agents.oracle import Oracle, ScoreOracle
 from polarzoo.baselines.agents.policy import PolicyAgent
-from polarzoo.baselines.agents.pretrained import pretrained_az_jax_path, pretrained_league_path, pretrained_path
+from polarzoo.baselines.agents.pretrained import pretrained_az_jax_path, pretrained_path
 from polarzoo.baselines.agents.process import ProcessAgent
 from polarzoo.baselines.agents.spec import AgentSpec, Trust, parse_spec, trust_of
 from polarzoo.baselines.kits import games_with, kit_of, load
@@ -80,10 +80,6 @@ def _pretrained(spec: AgentSpec, env_id: str) -> Any:
     return PolicyAgent(pretrained_path(env_id), name="pretrained")
 
 
-def _pretrained_league(spec: AgentSpec, env_id: str) -> Any:  # the shipped policy of league training
-    return PolicyAgent(pretrained_league_path(env_id), name="pretrained-league")
-
-
 def _policy_of(spec: AgentSpec, env_id: str) -> Any:
     """The policy a search plays from: the spec's file, or the shipped one."""
     return PolicyAgent(model_path(spec.path)).check_fits(env_id) if spec.path else _pretrained(spec, env_id)
@@ -138,7 +134,6 @@ BUILDERS: dict[str, Callable[[AgentSpec, str], Any]] = {
     "mcts": _mcts,
     "model": _model,
     "pretrained": _pretrained,
-    "pretrained-league": _pretrained_league,
     "search": _search,
     "vsearch": _search,
     "oracle": _oracle,
@@ -150,7 +145,6 @@ BUILDERS: dict[str, Callable[[AgentSpec, str], Any]] = {
 
 def make_agent(spec: str | AgentSpec, env_id: str) -> Any:
     """``"random"``, ``"heuristic"``, ``"mcts"`` / ``"mcts:N"``, ``"model:PATH"``, ``"pretrained"``,
-    ``"pretrained-league"`` (the shipped policy of league training, where a game has one),
     ``"az:N"`` / ``"az:N:PATH"``, ``"az-jax:PATH"`` / ``"az-jax:N:PATH"`` (AlphaZero trained on the JAX
     twins), ``"search:K"`` / ``"search:K:PATH"`` and ``"vsearch:K"`` / ``"vsearch:K:PATH"`` (Thin Ice: K placements
     tried), ``"search:D"`` / ``"search:D:PATH"`` (Go with the Floe: the endgame searched D White moves),
@@ -223,8 +217,6 @@ def model_files(spec: str | AgentSpec, env_id: str) -> list[Path]:
             files.append(Path(part.path))
         elif part.kind in ("pretrained", "az", "search", "vsearch"):
             files.append(pretrained_path(env_id))
-        elif part.kind == "pretrained-league":
-            files.append(pretrained_league_path(env_id))
     return files
 
 

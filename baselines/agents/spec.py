@@ -69,7 +69,6 @@ KINDS: dict[str, Kind] = {
     for kind in (
         Kind("random"),
         Kind("pretrained"),
-        Kind("pretrained-league"),
         Kind("heuristic", budget="placements to try", default=6),
         Kind("mcts", budget="simulations", default=200),
         Kind("az", budget="simulations", default=100, path="optional"),

@@ -41,8 +41,7 @@ class Kit:
     in :data:`polarzoo.baselines.policies.BOARDS` (``policy: board``); ``pretrained``: the shipped
     board policy, a file in ``baselines/pretrained/`` (or an absolute path), and
     ``pretrained_timesteps`` its training (what ``league exploit`` sets a best response's budget
-    beside); ``pretrained_league`` / ``pretrained_league_timesteps``: a shipped policy of league
-    training (``pretrained-league``: hard to exploit) and its own training; ``pretrained_az_jax``:
+    beside); ``pretrained_az_jax``:
     the shipped ``az-jax`` network (``.npz``, a ``.json`` beside it); ``az_jax``: that network's
     input scale per channel and policy head (``"pairs"`` / ``"per_square"``); ``encoder``:
     ``(state, colour) -> observation`` of the rules state for ``az:N``'s leaves; ``solver``: the
@@ -63,8 +62,6 @@ class Kit:
     network: str | None = None
     pretrained: str | None = None
     pretrained_timesteps: int | None = None
-    pretrained_league: str | None = None
-    pretrained_league_timesteps: int | None = None
     pretrained_az_jax: str | None = None
     az_jax: Mapping[str, Any] = field(default_factory=_frozen)
     encoder: str | None = None

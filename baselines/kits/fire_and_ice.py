@@ -9,10 +9,9 @@ KIT = Kit(
     heuristic="polarzoo.baselines.agents.fire_and_ice:FireAndIceHeuristic",
     network="fire_and_ice",
     pretrained="fire_and_ice_v0.safetensors",
-    pretrained_timesteps=251_904,  # the main job's PPO timesteps (after cloning the heuristic)
-    # league training from it (10 rounds), the mean of its last three main agents: hard to exploit
-    pretrained_league="fire_and_ice_v0_league.safetensors",
-    pretrained_league_timesteps=497_664,  # pretrained's 251,904 and the main agent's 10 x 24,576
+    # the main job (251,904 PPO timesteps after cloning the heuristic), then league training from it
+    # (10 rounds, the mean of the last three main agents: hard to exploit), 10 x 24,576 more
+    pretrained_timesteps=497_664,
     pretrained_az_jax="fire_and_ice_v0_az_jax.npz",
     az_jax={"scale": [1.0] * 7 + [25.0, 25.0], "head": "pairs"},
     encoder="polarzoo.envs.fire_and_ice.encoding:observation_tensor",

@@ -17,7 +17,7 @@ game (several at once); ``/replay`` opens any ``games.jsonl`` (from ``evaluate``
 benchmark) and steps through its games.
 
 What a request can do (docs/security.md): the page names built-in agents only (``random``,
-``heuristic``, ``mcts:N``, ``pretrained``, ``pretrained-league``, ``az:N``, ``az-jax:pretrained``, ``search:K``,
+``heuristic``, ``mcts:N``, ``pretrained``, ``az:N``, ``az-jax:pretrained``, ``search:K``,
 ``vsearch:K``: none reads a file a request names), their search budgets capped
 (:data:`BUDGET_CAPS`), and the agents the person who started the server named with ``--opponent``
 (a model file, your own ``module:callable``), offered by their name, never by a path.  The

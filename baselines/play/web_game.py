@@ -30,7 +30,6 @@ OPPONENTS = (
     "random",
     "heuristic",
     "pretrained",
-    "pretrained-league",
     "mcts:200",
     "az:50",
     "az-jax:pretrained",
