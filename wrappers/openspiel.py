@@ -29,6 +29,7 @@ set of chance outcomes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -122,6 +123,13 @@ class _Game(pyspiel.Game):
     """What the three games share: the observer factory."""
 
     observation_shape: tuple[int, ...] = ()
+    #: the game's ``pyspiel.State`` class, made from the game
+    state_class: Callable[[Any], pyspiel.State]
+    #: the observation tensor of (a rules state, a player)
+    observe: Callable[[Any, int], np.ndarray]
+
+    def new_initial_state(self) -> pyspiel.State:
+        return self.state_class(self)
 
     def make_py_observer(self, iig_obs_type: Any = None, params: dict[str, Any] | None = None) -> Any:
         if iig_obs_type is None or (iig_obs_type.public_info and not iig_obs_type.perfect_recall):
@@ -129,7 +137,7 @@ class _Game(pyspiel.Game):
         return IIGObserverForPublicInfoGame(iig_obs_type, params)
 
     def _observation_of(self, state: Any, player: int) -> np.ndarray:
-        raise NotImplementedError
+        return type(self).observe(state.rules_state, player)
 
 
 class _TwoPlayerState(pyspiel.State):
@@ -176,33 +184,6 @@ _FIRE_TYPE = _game_type(FIRE_AND_ICE, "polarzoo Fire & Ice", 2, {"handicap": 0, 
 _FIRE_INFO = _two_player_zero_sum_info(fire_rules.NUM_ACTIONS, fire_env.max_plies)
 
 
-class FireAndIceGame(_Game):
-    """Fire & Ice (``fire_and_ice_v0``) in OpenSpiel; see the module docstring."""
-
-    observation_shape = FIRE_OBSERVATION_SHAPE
-
-    def __init__(self, params: dict[str, Any] | None = None) -> None:
-        super().__init__(_FIRE_TYPE, _FIRE_INFO, params or {})
-        values = self.get_parameters()
-        self.handicap, self.handicap_player, self.seed = (
-            int(values["handicap"]),
-            str(values["handicap_player"]),
-            int(values["seed"]),
-        )
-        if not 0 <= self.handicap < fire_rules.NUM_ISLANDS:
-            raise _parameter_error(FIRE_AND_ICE, f"handicap must be 0..{fire_rules.NUM_ISLANDS - 1}, got {self.handicap}")
-        if self.handicap_player not in fire_rules.COLOUR_NAMES:
-            raise _parameter_error(FIRE_AND_ICE, f"handicap_player must be 'fire' or 'ice', got {self.handicap_player!r}")
-        if self.seed < 0:
-            raise _parameter_error(FIRE_AND_ICE, f"seed must be >= 0, got {self.seed}")
-
-    def new_initial_state(self) -> FireAndIceState:
-        return FireAndIceState(self)
-
-    def _observation_of(self, state: FireAndIceState, player: int) -> np.ndarray:
-        return fire_observation(state.rules_state, player)
-
-
 class FireAndIceState(_TwoPlayerState):
     rules = fire_rules
 
@@ -236,24 +217,32 @@ class FireAndIceState(_TwoPlayerState):
         return fire_render.render_ansi(state.board, status)
 
 
+class FireAndIceGame(_Game):
+    """Fire & Ice (``fire_and_ice_v0``) in OpenSpiel; see the module docstring."""
+
+    observation_shape = FIRE_OBSERVATION_SHAPE
+    state_class = FireAndIceState
+    observe = staticmethod(fire_observation)
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        super().__init__(_FIRE_TYPE, _FIRE_INFO, params or {})
+        values = self.get_parameters()
+        self.handicap, self.handicap_player, self.seed = (
+            int(values["handicap"]),
+            str(values["handicap_player"]),
+            int(values["seed"]),
+        )
+        if not 0 <= self.handicap < fire_rules.NUM_ISLANDS:
+            raise _parameter_error(FIRE_AND_ICE, f"handicap must be 0..{fire_rules.NUM_ISLANDS - 1}, got {self.handicap}")
+        if self.handicap_player not in fire_rules.COLOUR_NAMES:
+            raise _parameter_error(FIRE_AND_ICE, f"handicap_player must be 'fire' or 'ice', got {self.handicap_player!r}")
+        if self.seed < 0:
+            raise _parameter_error(FIRE_AND_ICE, f"seed must be >= 0, got {self.seed}")
+
+
 # ------------------------------------------------------------------------------ Go with the Floe
 _FLOE_TYPE = _game_type(GO_WITH_THE_FLOE, "polarzoo Go with the Floe", 2, {}, True)
 _FLOE_INFO = _two_player_zero_sum_info(floe_rules.NUM_ACTIONS, floe_env.max_plies)
-
-
-class GoWithTheFloeGame(_Game):
-    """Go with the Floe (``go_with_the_floe_v0``, one game) in OpenSpiel; player 0 is Black."""
-
-    observation_shape = FLOE_OBSERVATION_SHAPE
-
-    def __init__(self, params: dict[str, Any] | None = None) -> None:
-        super().__init__(_FLOE_TYPE, _FLOE_INFO, params or {})
-
-    def new_initial_state(self) -> GoWithTheFloeState:
-        return GoWithTheFloeState(self)
-
-    def _observation_of(self, state: GoWithTheFloeState, player: int) -> np.ndarray:
-        return floe_observation(state.rules_state, player)
 
 
 class GoWithTheFloeState(_TwoPlayerState):
@@ -280,6 +269,17 @@ class GoWithTheFloeState(_TwoPlayerState):
         return floe_render.render_ansi(state, status)
 
 
+class GoWithTheFloeGame(_Game):
+    """Go with the Floe (``go_with_the_floe_v0``, one game) in OpenSpiel; player 0 is Black."""
+
+    observation_shape = FLOE_OBSERVATION_SHAPE
+    state_class = GoWithTheFloeState
+    observe = staticmethod(floe_observation)
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        super().__init__(_FLOE_TYPE, _FLOE_INFO, params or {})
+
+
 # ------------------------------------------------------------------------------ the solitaire
 _SOLITAIRE_TYPE = _game_type(SOLITAIRE, "polarzoo Fire & Ice Solitaire", 1, {"seed": 0, "solvable_only": False}, False)
 _SOLITAIRE_INFO = pyspiel.GameInfo(
@@ -290,27 +290,6 @@ _SOLITAIRE_INFO = pyspiel.GameInfo(
     max_utility=1.0,
     max_game_length=solitaire_rules.TOTAL_CAPTURES,
 )
-
-
-class SolitaireGame(_Game):
-    """Fire & Ice Solitaire (``polarzoo/FireAndIceSolitaire-v0``) in OpenSpiel: one player, the
-    deal of ``reset(seed=seed)``; +1 for the capture that leaves one peg."""
-
-    observation_shape = (fire_rules.NUM_ISLANDS, fire_rules.NUM_POSITIONS, 2)
-
-    def __init__(self, params: dict[str, Any] | None = None) -> None:
-        super().__init__(_SOLITAIRE_TYPE, _SOLITAIRE_INFO, params or {})
-        values = self.get_parameters()
-        self.seed, self.solvable_only = int(values["seed"]), bool(values["solvable_only"])
-        if self.seed < 0:
-            raise _parameter_error(SOLITAIRE, f"seed must be >= 0, got {self.seed}")
-        self._deal = deal_from(_seeded_generator(self.seed), self.solvable_only)
-
-    def new_initial_state(self) -> SolitaireState:
-        return SolitaireState(self)
-
-    def _observation_of(self, state: SolitaireState, player: int) -> np.ndarray:
-        return solitaire_observation(state.rules_state)
 
 
 class SolitaireState(pyspiel.State):
@@ -340,6 +319,23 @@ class SolitaireState(pyspiel.State):
         state = self.rules_state
         mover = fire_rules.COLOUR_NAMES[state.to_move].capitalize()
         return fire_render.render_ansi(state.board, f"{state.pegs_left} pegs, {mover} to capture", show_control=False)
+
+
+class SolitaireGame(_Game):
+    """Fire & Ice Solitaire (``polarzoo/FireAndIceSolitaire-v0``) in OpenSpiel: one player, the
+    deal of ``reset(seed=seed)``; +1 for the capture that leaves one peg."""
+
+    observation_shape = (fire_rules.NUM_ISLANDS, fire_rules.NUM_POSITIONS, 2)
+    state_class = SolitaireState
+    observe = staticmethod(lambda rules_state, player: solitaire_observation(rules_state))
+
+    def __init__(self, params: dict[str, Any] | None = None) -> None:
+        super().__init__(_SOLITAIRE_TYPE, _SOLITAIRE_INFO, params or {})
+        values = self.get_parameters()
+        self.seed, self.solvable_only = int(values["seed"]), bool(values["solvable_only"])
+        if self.seed < 0:
+            raise _parameter_error(SOLITAIRE, f"seed must be >= 0, got {self.seed}")
+        self._deal = deal_from(_seeded_generator(self.seed), self.solvable_only)
 
 
 for _type, _class in ((_FIRE_TYPE, FireAndIceGame), (_FLOE_TYPE, GoWithTheFloeGame), (_SOLITAIRE_TYPE, SolitaireGame)):

@@ -17,7 +17,7 @@ from polarzoo.baselines.agents.mcts import MCTSAgent
 from polarzoo.baselines.agents.oracle import Oracle, ScoreOracle
 from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.baselines.agents.pretrained import pretrained_az_jax_path, pretrained_path
-from polarzoo.baselines.agents.process import ProcessAgent
+from polarzoo.baselines.agents.process import ProcessAgent, isolated
 from polarzoo.baselines.agents.spec import AgentSpec, Trust, parse_spec, trust_of
 from polarzoo.baselines.kits import games_with, kit_of, load
 from polarzoo.envs import GAMES
@@ -161,6 +161,20 @@ def names_code_or_file(spec: str) -> bool:
     it names: the agents ``--isolate`` plays in a process of their own.  A string the grammar
     refuses counts as code."""
     return trust_of(spec) >= Trust.READS_FILE
+
+
+def agent_or_exit(parser: Any, option: str, spec: str, env_id: str, isolate: bool = False) -> Any:
+    """A command line's agent: ``spec`` made for ``env_id`` (with ``isolate``, an agent that names
+    code or a file plays in a process of its own, never loaded here), or ``parser.error`` with one
+    line naming ``option`` and the spec (a corrupt model file named, not the library's internals)."""
+    try:
+        if isolate and names_code_or_file(spec):
+            return isolated(spec, env_id)
+        return make_agent(spec, env_id)
+    except (ValueError, FileNotFoundError, ImportError) as error:
+        parser.error(f"{option} {spec}: {error}")
+    except Exception as error:  # a corrupt model file, e.g.
+        parser.error(f"{option} {spec}: cannot load it ({type(error).__name__}: {error})")
 
 
 def user_agent(module_name: str, attribute: str, env_id: str) -> Any:

@@ -229,7 +229,15 @@ def exit_interrupted() -> NoReturn:
     os._exit(130)
 
 
-def writes_fail_in_one_line(main: Callable[[list[str] | None], None], kept: str) -> Callable[[list[str] | None], None]:
+#: what a command that writes whole files only keeps after a failed write
+NOTHING_HALF_WRITTEN = (
+    "nothing half-written was left (files are written whole or not at all): make room and run the command again"
+)
+
+
+def writes_fail_in_one_line(
+    main: Callable[[list[str] | None], None], kept: str = NOTHING_HALF_WRITTEN
+) -> Callable[[list[str] | None], None]:
     """A command line's ``main`` whose failed write (a full disk, a folder gone, no permission)
     prints one line on stderr (the error, the file, ``kept``: what is kept and how to go on)
     and exits 1, instead of a traceback.  Every writer writes whole files (:func:`atomic_write`)
@@ -312,26 +320,24 @@ def env_kwargs_or_exit(parser: argparse.ArgumentParser, env_id: str, text: str |
         parser.error(f"--env-kwargs: {error}")
 
 
+#: Switches that several commands share: their flag and help.
+SHARED_SWITCHES = {
+    "--isolate": "play each agent that names a module or a file (module:callable, model:PATH, ...) in a process of "
+    "its own, under the arena's limits (--move-time, a memory cap): its code never runs in this process, and a "
+    "crash, a hang or an illegal move loses that game (docs/arena.md)",
+    "--trust-pickles": "load SB3 model zips that polarzoo cannot read as data (a policy class of their own) with "
+    "SB3, which RUNS the code pickled in them: only for files you made or whose author you trust (docs/security.md)",
+}
+
+
 def add_isolate(parser: argparse.ArgumentParser) -> None:
     """``--isolate``: agents that name a module or a file play in processes of their own."""
-    parser.add_argument(
-        "--isolate",
-        action="store_true",
-        help="play each agent that names a module or a file (module:callable, model:PATH, ...) in a process of its own, "
-        "under the arena's limits (--move-time, a memory cap): its code never runs in this process, and a crash, a "
-        "hang or an illegal move loses that game (docs/arena.md)",
-    )
+    parser.add_argument("--isolate", action="store_true", help=SHARED_SWITCHES["--isolate"])
 
 
 def add_trust_pickles(parser: argparse.ArgumentParser) -> None:
     """``--trust-pickles``: load SB3 zips whose policy exists only as a pickle (runs their code)."""
-    parser.add_argument(
-        "--trust-pickles",
-        action="store_true",
-        help="load SB3 model zips that polarzoo cannot read as data (a policy class of their own) with SB3, "
-        "which RUNS the code pickled in them: only for files you made or whose author you trust "
-        "(docs/security.md)",
-    )
+    parser.add_argument("--trust-pickles", action="store_true", help=SHARED_SWITCHES["--trust-pickles"])
 
 
 #: set (to 1) by ``--trust-pickles``; the worker processes a command starts inherit it
@@ -482,3 +488,20 @@ def saved_command(
                     f"add --trust {shlex.quote(spec)} if you trust it"
                 )
     return list(saved)
+
+
+def add_agent_options(parser: argparse.ArgumentParser) -> None:
+    """What a command that plays agents named by specs offers: the ``proc:`` agents' clock,
+    ``--isolate``, ``--trust-pickles`` and ``--trust`` (read back by :func:`apply_agent_options`)."""
+    add_time_control(parser)
+    add_isolate(parser)
+    add_trust_pickles(parser)
+    add_trust(parser)
+
+
+def apply_agent_options(args: argparse.Namespace) -> None:
+    """:func:`add_agent_options`' settings, for the agents made from here on (and the worker
+    processes, which inherit the environment); the agents' stderr folder comes with the run
+    folder (:func:`apply_time_control`)."""
+    apply_trust_pickles(args)
+    apply_time_control(args)

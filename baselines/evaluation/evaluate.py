@@ -277,7 +277,8 @@ def evaluate(
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
     if len(seat_names(env_id, env_kwargs)) > 2:
-        return evaluate_multiplayer(env_id, agents, games, out, seed, env_kwargs, run_dir, show_progress, workers, finished)
+        settings = dict(seed=seed, env_kwargs=env_kwargs, run_dir=run_dir, show_progress=show_progress, workers=workers)
+        return _evaluate_table(env_id, agents, games, out, {**settings, "finished": finished})
     names = [a.name for a in agents]
     if len(set(names)) != len(names):
         raise ValueError(f"agent names must differ, got {names}")
@@ -290,23 +291,24 @@ def evaluate(
         writer.close()
     ratings = elo_ratings(results, names)
     table = markdown_table(results, ratings)
-    summary = {
+    summary = {**_summary(env_id, games, seed, results), "elo": ratings}
+
+    def plot(path: Path) -> None:
+        plot_heatmap(win_rate_matrix(results, names), names, path, f"{env_id}: win rates")
+
+    return _write_summary(writer, out, summary, table, run_dir, "winrate.png", plot)
+
+
+def _summary(env_id: str, games: int, seed: int, entries: Sequence[Any], **fields: Any) -> dict[str, Any]:
+    """``eval.json``'s fields: the evaluation's settings, ``fields`` and each entry's results."""
+    return {
         "env": env_id,
+        **fields,
         "games_per_seat": games,
         "seed": seed,
-        "results": [r.as_dict() for r in results],
-        "elo": ratings,
-        "illegal_moves": sum(r.illegal for r in results),
+        "results": [entry.as_dict() for entry in entries],
+        "illegal_moves": sum(entry.illegal for entry in entries),
     }
-    return _write_summary(
-        writer,
-        out,
-        summary,
-        table,
-        run_dir,
-        "winrate.png",
-        lambda path: plot_heatmap(win_rate_matrix(results, names), names, path, f"{env_id}: win rates"),
-    )
 
 
 def _write_summary(
@@ -345,21 +347,12 @@ def _write_summary(
     return summary
 
 
-def evaluate_multiplayer(
-    env_id: str,
-    agents: Sequence[Any],
-    games: int,
-    out: Path,
-    seed: int = 0,
-    env_kwargs: dict[str, Any] | None = None,
-    run_dir: Path | None = None,
-    show_progress: bool = True,
-    workers: int = 1,
-    finished: dict[tuple, dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """The N-player table (:func:`polarzoo.baselines.evaluation.tournament.multiplayer_table`): same files
-    as the two-player round robin (``games.jsonl`` at once, then ``eval.json``, ``eval.md`` and
+def _evaluate_table(env_id: str, agents: list[Any], games: int, out: Path, settings: dict[str, Any]) -> dict[str, Any]:
+    """:func:`evaluate` of a game of 3+ seats (``settings``: its other arguments): the N-player
+    table (:func:`polarzoo.baselines.evaluation.tournament.multiplayer_table`), the same files as
+    the two-player round robin (``games.jsonl`` at once, then ``eval.json``, ``eval.md`` and
     ``ranks.png``, the rank distribution)."""
+    seed, env_kwargs, run_dir, finished = settings["seed"], settings["env_kwargs"], settings["run_dir"], settings["finished"]
     seats = len(seat_names(env_id, env_kwargs))
     if len(agents) != seats:
         raise ValueError(
@@ -367,34 +360,22 @@ def evaluate_multiplayer(
             f"(an agent may be listed more than once), got {len(agents)}"
         )
     writer = _Writer(out, finished)
-    bar = progress(games * seats, "games", "game", show_progress)
+    bar = progress(games * seats, "games", "game", settings["show_progress"])
     try:
         stats = multiplayer_table(
-            env_id, agents, games, seed, env_kwargs, bar.update if bar else None, writer.game, workers, finished
+            env_id, agents, games, seed, env_kwargs, bar.update if bar else None, writer.game, settings["workers"], finished
         )
     finally:
         writer.close()
         if bar:
             bar.close()
     table = multiplayer_markdown(stats)
-    summary = {
-        "env": env_id,
-        "num_players": seats,
-        "lineup": [a.name for a in agents],
-        "games_per_seat": games,
-        "seed": seed,
-        "results": [entry.as_dict() for entry in stats],
-        "illegal_moves": sum(entry.illegal for entry in stats),
-    }
-    return _write_summary(
-        writer,
-        out,
-        summary,
-        table,
-        run_dir,
-        "ranks.png",
-        lambda path: plot_ranks(stats, path, f"{env_id}, {seats} players: ranks"),
-    )
+    summary = _summary(env_id, games, seed, stats, num_players=seats, lineup=[a.name for a in agents])
+
+    def plot(path: Path) -> None:
+        plot_ranks(stats, path, f"{env_id}, {seats} players: ranks")
+
+    return _write_summary(writer, out, summary, table, run_dir, "ranks.png", plot)
 
 
 def _count_lines(path: Path) -> int:

@@ -7,18 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.agents.process import isolated
-from polarzoo.baselines.agents.registry import names_code_or_file
+from polarzoo.baselines.agents.registry import agent_or_exit
 from polarzoo.baselines.agents.spec import runs_code
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
-    add_isolate,
-    add_time_control,
-    add_trust,
-    add_trust_pickles,
+    add_agent_options,
+    apply_agent_options,
     apply_time_control,
-    apply_trust_pickles,
     atomic_write,
     env_kwargs_or_exit,
     exit_interrupted,
@@ -65,10 +60,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
         help="processes that play the games (Thin Ice's physics: one per core; results are the same)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    add_time_control(parser)
-    add_isolate(parser)
-    add_trust_pickles(parser)
-    add_trust(parser)
+    add_agent_options(parser)
     parser.add_argument(
         "--resume",
         type=Path,
@@ -77,8 +69,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
         help="continue an interrupted evaluation in its folder OUT: the same command, its finished games kept",
     )
     args = parser.parse_args(argv)
-    apply_trust_pickles(args)
-    apply_time_control(args)
+    apply_agent_options(args)
     finished = None
     if args.resume is not None:
         folder = args.resume
@@ -110,17 +101,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
     if len(args.agents) < 2:
         parser.error(f"--agents needs at least two agents to play each other, got {len(args.agents)}")
     env_kwargs = env_kwargs_or_exit(parser, args.env, args.env_kwargs)
-    agents = []
-    for spec in args.agents:
-        if args.isolate and names_code_or_file(spec):  # loaded in its own process, never here
-            agents.append(isolated(spec, args.env))
-            continue
-        try:
-            agents.append(make_agent(spec, args.env))
-        except (ValueError, FileNotFoundError, ImportError) as error:
-            parser.error(f"--agents {spec}: {error}")
-        except Exception as error:  # a corrupt model file, e.g.: name the file, not the library's internals
-            parser.error(f"--agents {spec}: cannot load it ({type(error).__name__}: {error})")
+    agents = [agent_or_exit(parser, "--agents", spec, args.env, isolate=args.isolate) for spec in args.agents]
     names = [a.name for a in agents]
     seats = len(seat_names(args.env, env_kwargs))
     if seats > 2 and len(agents) != seats:

@@ -20,17 +20,13 @@ import sys
 from pathlib import Path
 
 from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.agents.process import isolated
-from polarzoo.baselines.agents.registry import names_code_or_file
+from polarzoo.baselines.agents.registry import agent_or_exit
 from polarzoo.baselines.agents.spec import runs_code
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
-    add_isolate,
-    add_time_control,
-    add_trust,
-    add_trust_pickles,
+    add_agent_options,
+    apply_agent_options,
     apply_time_control,
-    apply_trust_pickles,
     atomic_write,
     env_kwargs_or_exit,
     new_run_dir,
@@ -88,13 +84,10 @@ def _parser() -> argparse.ArgumentParser:
         metavar="MODULE:CALLABLE",
         help="a module:callable member of --league that may be imported (a league file alone never imports code)",
     )
-    add_trust_pickles(rate_parser)
-    add_trust(rate_parser)
+    add_agent_options(rate_parser)
     rate_parser.add_argument(
         "--no-progress", action="store_true", help="no progress (a bar on a terminal, a line every 30 s in a log)"
     )
-    add_time_control(rate_parser)
-    add_isolate(rate_parser)
     rate_parser.add_argument(
         "--width", type=float, default=100.0, help="stop when the 95%% interval is at most this many points wide"
     )
@@ -247,8 +240,7 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
         parser.error("rate needs --env and --agent (or --resume OUT to continue a rating)")
     if not math.isfinite(args.width) or args.width <= 0 or args.max_games < 1 or args.workers < 1 or args.min_rounds < 1:
         parser.error("--width must be positive; --max-games, --workers and --min-rounds at least 1")
-    apply_trust_pickles(args)
-    apply_time_control(args)
+    apply_agent_options(args)
     league = load_league(args.league or args.env, trusted=args.trust_member)
     if league.env != args.env:
         parser.error(f"--league {args.league} is a league of {league.env}, not {args.env}")
@@ -257,15 +249,7 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
         parser.error(f"--players: {args.env} is a {info.players[0]}-player game")
     if not info.players[0] <= args.players <= min(info.players[1], len(league.members) + 1):
         parser.error(f"--players must be {info.players[0]} to {min(info.players[1], len(league.members) + 1)}")
-    try:
-        if args.isolate and names_code_or_file(args.agent):  # loaded in its own process, never here
-            agent = isolated(args.agent, args.env)
-        else:
-            agent = make_agent(args.agent, args.env)
-    except (ValueError, FileNotFoundError, ImportError) as error:
-        parser.error(f"--agent {args.agent}: {error}")
-    except Exception as error:  # a corrupt model file: name it, not the library's internals
-        parser.error(f"--agent {args.agent}: cannot load it ({type(error).__name__}: {error})")
+    agent = agent_or_exit(parser, "--agent", args.agent, args.env, isolate=args.isolate)
     out = args.out
     if out is None:
         out = new_run_dir(Path("runs"), None, f"rate-{args.env}")

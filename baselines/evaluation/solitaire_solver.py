@@ -19,16 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from polarzoo.baselines.cli import runs
 from polarzoo.baselines.cli.progress import progress as progress_bar
-from polarzoo.baselines.cli.runs import (
-    HelpFormatter,
-    atomic_write,
-    ctrl_c_is_one_line,
-    prog_name,
-    writable_folder_or_exit,
-    writes_fail_in_one_line,
-)
-from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.envs.fire_and_ice import render
 from polarzoo.envs.fire_and_ice.rules import action_to_notation
 from polarzoo.envs.fire_and_ice.solitaire_env import FireAndIceSolitaireEnv
@@ -76,11 +68,11 @@ def run_deals(num_deals: int, first_seed: int = 0, progress: bool = True) -> dic
 
 def _main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog=prog_name("polarzoo.baselines.solitaire_solver"), description=__doc__, formatter_class=HelpFormatter
+        prog=runs.prog_name("polarzoo.baselines.solitaire_solver"), description=__doc__, formatter_class=runs.HelpFormatter
     )
     parser.add_argument("--deals", type=int, default=1000, help="number of deals to solve (seeds first-seed..)")
     parser.add_argument("--first-seed", type=int, default=0, help="seed of the first deal")
-    parser.add_argument("--seed", type=seed_type, default=None, help="solve only this deal and print it with its solution")
+    parser.add_argument("--seed", type=runs.seed, default=None, help="solve only this deal and print it with its solution")
     parser.add_argument("--json", type=Path, default=None, help="also write the summary to this JSON file")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
@@ -101,7 +93,7 @@ def _main(argv: list[str] | None = None) -> None:
                 print("  " + "  ".join(f"{i + j + 1}. {m}" for j, m in enumerate(moves[i : i + 8])))
         return
     if args.json:
-        writable_folder_or_exit(parser, "--json", args.json.parent)
+        runs.writable_folder_or_exit(parser, "--json", args.json.parent)
     summary = run_deals(args.deals, args.first_seed, progress=not args.no_progress)
     t = summary["time_ms"]
     print("| deals | solvable | median ms | p90 ms | p99 ms | max ms | median nodes | max nodes |")
@@ -112,7 +104,7 @@ def _main(argv: list[str] | None = None) -> None:
     )
     if args.json:
         try:
-            atomic_write(args.json, json.dumps(summary, indent=2))
+            runs.atomic_write(args.json, json.dumps(summary, indent=2))
         except OSError as error:
             print(
                 f"error: could not save {args.json} ({error.strerror or error}); the table above is the result", file=sys.stderr
@@ -120,8 +112,10 @@ def _main(argv: list[str] | None = None) -> None:
             sys.exit(1)
 
 
-main = writes_fail_in_one_line(
-    ctrl_c_is_one_line(_main, "nothing was written (the summary is written when every deal is solved); run the command again"),
+main = runs.writes_fail_in_one_line(
+    runs.ctrl_c_is_one_line(
+        _main, "nothing was written (the summary is written when every deal is solved); run the command again"
+    ),
     "files are written whole, so nothing half-written is left: make room and run the command again",
 )
 

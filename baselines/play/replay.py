@@ -312,10 +312,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
     print(f"written: {path}")
 
 
-main = writes_fail_in_one_line(
-    _main_writes,
-    "nothing half-written was left: make room and run the command again",
-)
+main = writes_fail_in_one_line(_main_writes)
 
 
 if __name__ == "__main__":

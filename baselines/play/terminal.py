@@ -39,7 +39,7 @@ import numpy as np
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.cli.runs import HelpFormatter, add_trust_pickles, apply_trust_pickles, prog_name
 from polarzoo.baselines.cli.runs import seed as seed_type
-from polarzoo.baselines.play.turns import next_live_agent, outcome_line  # noqa: F401 (also public here)
+from polarzoo.baselines.play.turns import next_live_agent, outcome_line, play_to_the_end  # noqa: F401 (also public here)
 from polarzoo.baselines.play.web import add_arguments as add_web_arguments
 from polarzoo.baselines.play.web import serve
 from polarzoo.baselines.play.window import WindowGame
@@ -160,25 +160,24 @@ class HumanGame:
         names = list(dict.fromkeys(agent.name for agent in self.opponents.values()))
         self.write(f"You play {self.human} against {', '.join(names)}. {HELP.format(example=self.example)}")
         self.show()
-        totals = {agent: 0.0 for agent in self.env.possible_agents}
         try:
-            while (agent := next_live_agent(self.env, totals)) is not None:
-                env = self.env
-                if agent == self.human:
-                    action = self.ask()
-                    if action is None:  # undo: the position changed, show it and ask again
-                        self.show()
-                        continue
-                else:
-                    action = int(self.opponents[agent].act(env, agent, self.rng))
-                    self.write(f"{agent} plays {env.action_to_notation(action)}")
-                env.step(action)
-                self.show()
+            totals = play_to_the_end(self.env, self.human, self._human_move, self._agent_move, after_step=self.show)
         except Quit:
             self.write("quit: game abandoned")
             return 0
         self.write(outcome_line(self.env, totals))
         return 0
+
+    def _human_move(self) -> int | None:
+        action = self.ask()
+        if action is None:  # undo: the position changed, show it and ask again
+            self.show()
+        return action
+
+    def _agent_move(self, agent: str) -> int:
+        action = int(self.opponents[agent].act(self.env, agent, self.rng))
+        self.write(f"{agent} plays {self.env.action_to_notation(action)}")
+        return action
 
     def ask(self) -> int | None:
         env = self.env

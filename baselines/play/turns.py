@@ -4,6 +4,7 @@ other."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 
@@ -17,6 +18,25 @@ def next_live_agent(env: Any, totals: dict[str, float]) -> str | None:
         totals[agent] += env.last(observe=False)[1]  # its reward since it last acted
         env.step(None)
     return None
+
+
+def play_to_the_end(
+    env: Any,
+    human: str,
+    human_move: Callable[[], int | None],
+    agent_move: Callable[[str], int],
+    after_step: Callable[[], None] = lambda: None,
+) -> dict[str, float]:
+    """Play ``env`` to its end: ``human_move()`` for the person's seat (``None``: ask again, the
+    position changed by an undo), ``agent_move(agent)`` for the others; ``after_step()`` after
+    each move.  Returns each agent's total reward."""
+    totals = {agent: 0.0 for agent in env.possible_agents}
+    while (agent := next_live_agent(env, totals)) is not None:
+        action = human_move() if agent == human else agent_move(agent)
+        if action is not None:
+            env.step(action)
+            after_step()
+    return totals
 
 
 def outcome_line(env: Any, totals: dict[str, float]) -> str:

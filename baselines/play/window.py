@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from polarzoo.baselines.agents import make_agent
-from polarzoo.baselines.play.turns import next_live_agent, outcome_line
+from polarzoo.baselines.play.turns import outcome_line, play_to_the_end
 from polarzoo.envs import ENVIRONMENTS, GAMES
 
 
@@ -179,20 +179,15 @@ class WindowGame:
                 self.selected = -1
                 self.message = "click one of your pieces that can move" if cell >= 0 else ""
 
+    def _agent_move(self, agent: str) -> int:
+        action = int(self.opponent.act(self.env, agent, self.rng))
+        self.message = f"{agent} played {self.env.action_to_notation(action)}"
+        return action
+
     def run(self) -> str:
         """Play to the end; returns the result line (``"... wins"``, ``"draw"`` or ``"quit"``)."""
-        totals = {agent: 0.0 for agent in self.env.possible_agents}
         try:
-            while (agent := next_live_agent(self.env, totals)) is not None:
-                env = self.env
-                if agent == self.human:
-                    action = self.human_move()
-                    if action is None:
-                        continue
-                else:
-                    action = int(self.opponent.act(env, agent, self.rng))
-                    self.message = f"{agent} played {env.action_to_notation(action)}"
-                env.step(action)
+            totals = play_to_the_end(self.env, self.human, self.human_move, self._agent_move)
         except StopIteration:
             return "quit"
         result = outcome_line(self.env, totals)

@@ -90,10 +90,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB)")
 
 
-main = writes_fail_in_one_line(
-    _main_writes,
-    "nothing was written (the target is written whole or not at all): make room and run the command again",
-)
+main = writes_fail_in_one_line(_main_writes)
 
 
 if __name__ == "__main__":
