@@ -260,3 +260,32 @@ def test_the_results_records_stay_within_their_budget() -> None:
     models = [str(path.relative_to(root)) for path in files if path.suffix in (".safetensors", ".zip", ".npz", ".pt", ".pkl")]
     assert models == []
     assert len((root / "docs" / "results.md").read_text().splitlines()) <= 300
+
+
+def test_the_league_page_lists_a_best_response_beside_a_member_only_on_its_current_model() -> None:
+    """A best response measured on files the member no longer plays (an earlier ``pretrained``)
+    leaves the member's table and is marked "an earlier model" in the full one."""
+    sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+    try:
+        import polarzoo_pages
+    finally:
+        sys.path.remove(str(ROOT / "docs" / "_ext"))
+    from polarzoo.baselines.evaluation.league import models_digest
+
+    seat = {"wins": 6, "games": 10, "win_rate": 0.6, "win_rate_ci95": [0.3, 0.8], "first_place": 0.6}
+    result = {
+        "env": "fire_and_ice_v0",
+        "agent": "pretrained",
+        "seed": 0,
+        "timesteps": 1_000,
+        "init": None,
+        "games_per_seat": 10,
+        "by_seat": {"fire": seat, "ice": seat},
+        "overall": {**seat, "wins": 12, "games": 20},
+    }
+    current = {**result, "model_digest": models_digest("pretrained", "fire_and_ice_v0")}
+    earlier = {**result, "model_digest": "0" * 16}
+    rows = polarzoo_pages.members_exploitability("fire_and_ice_v0", ["pretrained"], [current, earlier])
+    assert sum(line.startswith("| `pretrained` |") for line in rows) == 1
+    assert polarzoo_pages.current_models(earlier) is False and polarzoo_pages.current_models(current) is True
+    assert polarzoo_pages.current_models({**result, "agent": "model:/nowhere/model.zip"}) is None

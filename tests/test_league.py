@@ -90,6 +90,21 @@ def test_a_member_whose_model_changed_has_its_games_played_again(
     assert all(line["versions"].get("heuristic", "changed") == "changed" for line in latest.values())
 
 
+def test_a_results_model_digest_names_the_files_it_was_measured_on(tmp_path: Path) -> None:
+    """``models_digest``: what an exploit result records, so that the league page lists it beside a
+    member only while the member plays the same files: ``az:N`` searches with ``pretrained``'s file,
+    the same weights under another name are the same, an agent without files has none."""
+    from polarzoo.baselines.agents import pretrained_path
+
+    digest = league_module.models_digest("pretrained", ENV)
+    assert len(digest) == 16 and league_module.models_digest("az:4", ENV) == digest
+    copy = tmp_path / "copy.safetensors"
+    copy.write_bytes(pretrained_path(ENV).read_bytes())
+    assert league_module.models_digest(f"model:{copy}", ENV) == digest
+    assert league_module.models_digest("heuristic", ENV) == league_module.models_digest("random", ENV) == ""
+    assert league_module.models_digest("pretrained", "go_with_the_floe_v0") != digest
+
+
 def test_a_member_version_follows_its_model_file(tmp_path: Path) -> None:
     class Named:
         name = "mine"

@@ -159,6 +159,14 @@ def fingerprint(env_id: str, specs: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
+def models_digest(spec: str, env_id: str) -> str:
+    """A short digest of the model files ``spec`` plays from ("" for none: random, a heuristic,
+    mcts): what a result measured on an agent records, so that a page shows it beside that agent
+    only while its files are the same (a new ``pretrained`` makes old results history)."""
+    file_digests = _model_digests(spec, env_id)
+    return hashlib.sha256(b"".join(file_digests)).hexdigest()[:16] if file_digests else ""
+
+
 def member_versions(env_id: str, members: Sequence[Any], specs: Sequence[str]) -> dict[str, str]:
     """Each member's version by its name: a short digest of its spec and model files.  A logged
     game records the versions of the members who played it, and is kept only while they are

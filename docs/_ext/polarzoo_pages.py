@@ -143,13 +143,28 @@ def exploit_results(source_dir: Path) -> list[dict]:
         ]
 
 
+def current_models(result: dict) -> bool | None:
+    """Whether a result was measured on the model files its agent plays from today (its
+    ``model_digest``; a result from before the field: none, so only an agent without model files
+    matches); ``None`` where the agent's files cannot be found here (a run folder's model)."""
+    from polarzoo.baselines.evaluation.league import LeagueError, models_digest
+
+    try:
+        return result.get("model_digest", "") == models_digest(result["agent"], result["env"])
+    except (LeagueError, OSError, ValueError):
+        return None
+
+
 def members_exploitability(env_id: str, specs: list[str], found: list[dict]) -> list[str]:
     """A league's members beside what a best response took from them (the archive's results for
-    that agent: each one's budget and start, both seats pooled)."""
+    that agent, measured on its current model files: each one's budget and start, both seats
+    pooled)."""
     rows = []
     for spec in specs:
         for result in found:
             if result["env"] != env_id or result["agent"] != spec or len(result["by_seat"]) != 2:
+                continue
+            if not current_models(result):
                 continue
             total = result["overall"]
             compute = result.get("compute") or {}
@@ -203,6 +218,7 @@ def exploit_section(source_dir: Path) -> list[str]:
         start += f"; {result['games_per_seat']} games a seat"
         start += f", {result['distinct_games']} distinct" if "distinct_games" in result else ""
         rating = result.get("rating")
+        earlier = " (an earlier model)" if current_models(result) is False else ""
         rated = (
             f"{rating['rating']:.0f} [{rating['ci95'][0]:.0f}, {rating['ci95'][1]:.0f}] "
             f"(league v{rating.get('league_version', '?')}; the agent: {rating['target_rating']})"
@@ -210,7 +226,7 @@ def exploit_section(source_dir: Path) -> list[str]:
             else "-"
         )
         parts.append(
-            f"| `{result['env']}` | `{result['agent']}` | {result['timesteps']:,} timesteps{start}, seed {result['seed']} | "
+            f"| `{result['env']}` | `{result['agent']}`{earlier} | {result['timesteps']:,} timesteps{start}, seed {result['seed']} | "
             f"{cells[0]} | {cells[1]} | {rated} |"
         )
     if tables:
@@ -243,8 +259,9 @@ def pooled_row(result: dict) -> str:
     start = f", from `{result['init']}`" if result.get("init") else ", from the config's start"
     players = f", {len(result['by_seat'])} players" if len(result["by_seat"]) > 2 else ""
     first = f"{total['first_place']:.0%} ({total['chance']:.0%})" if "first_place" in total else "-"
+    earlier = " (an earlier model)" if current_models(result) is False else ""
     return (
-        f"| `{result['env']}` | `{result['agent']}` | {result['timesteps']:,} timesteps{share}{start}{players}, "
+        f"| `{result['env']}` | `{result['agent']}`{earlier} | {result['timesteps']:,} timesteps{share}{start}{players}, "
         f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} | {total['wins']}/{total['games']} "
         f"({total['win_rate']:.0%} [{total['win_rate_ci95'][0]:.0%}, {total['win_rate_ci95'][1]:.0%}]) | {first} |"
     )
