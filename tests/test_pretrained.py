@@ -197,9 +197,11 @@ def test_the_shipped_policy_states_its_own_training_for_best_responses() -> None
     from polarzoo.baselines.training.exploit import agent_training_timesteps
 
     assert agent_training_timesteps("pretrained", "fire_and_ice_v0") == 251_904 + 10 * 24_576
-    assert model_files("pretrained", "fire_and_ice_v0") == model_files("az:4", "fire_and_ice_v0") == [
-        pretrained_path("fire_and_ice_v0")
-    ]
+    assert (
+        model_files("pretrained", "fire_and_ice_v0")
+        == model_files("az:4", "fire_and_ice_v0")
+        == [pretrained_path("fire_and_ice_v0")]
+    )
     agent = make_agent("pretrained", "fire_and_ice_v0").check_fits("fire_and_ice_v0")
     record = play_game("fire_and_ice_v0", [agent, make_agent("heuristic", "fire_and_ice_v0")], seed=0)
     assert record.scores[0] > record.scores[1]
