@@ -217,9 +217,9 @@ def env_metadata(name: str, render_fps: int = 2) -> dict[str, Any]:
 class TurnBasedAECEnv(AECEnv):
     """Base AEC env: one agent acts at a time, chosen by the rules core.
 
-    Subclasses set ``metadata``, ``possible_agents``, ``num_actions`` and build
-    ``self.observation_spaces`` / ``self.action_spaces`` in ``__init__`` before calling
-    ``super().__init__``.
+    Subclasses set ``metadata``, ``possible_agents`` and ``num_actions`` (by default their
+    ``rules.NUM_ACTIONS``) and build ``self.observation_spaces`` / ``self.action_spaces`` in
+    ``__init__`` (:meth:`_init_spaces`) before calling ``super().__init__``.
     """
 
     # Turn-based games are not "parallelizable" in PettingZoo's sense (aec_to_parallel needs every
@@ -232,6 +232,12 @@ class TurnBasedAECEnv(AECEnv):
     kernels: ModuleType
     #: Safety cap on actions per game; reaching it truncates (no rewards).
     max_plies: int = 10_000
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # the action count is the rules' fact: a game whose rules state it need not repeat it
+        if "num_actions" not in cls.__dict__ and hasattr(cls.__dict__.get("rules"), "NUM_ACTIONS"):
+            cls.num_actions = int(cls.rules.NUM_ACTIONS)
 
     def __init__(self, render_mode: str | None = None) -> None:
         super().__init__()
@@ -254,9 +260,12 @@ class TurnBasedAECEnv(AECEnv):
             raise AttributeError(f"{name} cannot be accessed before reset(): call env.reset() first")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-    def _init_spaces(self, observation: spaces.Space) -> None:
+    def _init_spaces(self, observation: spaces.Space | NDArray[np.int8]) -> None:
         """The same Dict(observation, action_mask) and Discrete space objects for every agent
-        (PettingZoo's api_test wants the very same object on every call)."""
+        (PettingZoo's api_test wants the very same object on every call); ``observation`` is a
+        space, or the upper bounds of a board's int8 planes (a ``Box`` from 0 to them)."""
+        if isinstance(observation, np.ndarray):
+            observation = spaces.Box(low=0, high=observation, dtype=np.int8)
         obs_space = spaces.Dict({"observation": observation, "action_mask": spaces.Box(0, 1, (self.num_actions,), dtype=np.int8)})
         self.observation_spaces = {agent: obs_space for agent in self.possible_agents}
         self.action_spaces = {agent: spaces.Discrete(self.num_actions) for agent in self.possible_agents}

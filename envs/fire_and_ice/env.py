@@ -73,7 +73,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from numpy.typing import NDArray
 
 from polarzoo.envs._common.aec import TurnBasedAECEnv, check_choice, default_wrappers, env_metadata, turn_based_parallel
@@ -81,15 +80,10 @@ from polarzoo.envs.fire_and_ice import kernels, render, rules
 from polarzoo.envs.fire_and_ice.encoding import NUM_CHANNELS, observation_high, observation_tensor, reference_observation_tensor  # noqa: F401 (public here too)
 
 
-def observation_space() -> spaces.Box:
-    return spaces.Box(low=0, high=observation_high(), dtype=np.int8)
-
-
 class raw_env(TurnBasedAECEnv):
     """Fire & Ice AEC environment (see the module docstring)."""
 
     metadata = env_metadata("fire_and_ice_v0")
-    num_actions = rules.NUM_ACTIONS
     rules = rules
     kernels = kernels
     # A standard game ends within 48 moves; the cap only guards pathological handicap games.
@@ -127,7 +121,7 @@ class raw_env(TurnBasedAECEnv):
             rules.initial_state(handicap, rules.COLOUR_NAMES.index(handicap_player), handicap_holes=holes)
             self.handicap_holes = holes
         self.possible_agents = list(rules.COLOUR_NAMES)
-        self._init_spaces(observation_space())
+        self._init_spaces(observation_high())
         super().__init__(render_mode)
         self.state = rules.initial_state()
         self._control: NDArray[np.int8] | None = None

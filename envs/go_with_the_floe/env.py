@@ -76,7 +76,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from numpy.typing import NDArray
 
 from polarzoo.envs._common.aec import TurnBasedAECEnv, default_wrappers, env_metadata, turn_based_parallel
@@ -90,15 +89,10 @@ from polarzoo.envs.go_with_the_floe.encoding import (  # noqa: F401 (public here
 )
 
 
-def observation_space() -> spaces.Box:
-    return spaces.Box(low=0, high=observation_high(), dtype=np.int8)
-
-
 class raw_env(TurnBasedAECEnv):
     """Go with the Floe AEC environment, optionally a two-game match (see the module docstring)."""
 
     metadata = env_metadata("go_with_the_floe_v0")
-    num_actions = rules.NUM_ACTIONS
     rules = rules
     kernels = kernels
     # A game places a ring with every move (at most 50) and ends after two passes in a row.
@@ -109,7 +103,7 @@ class raw_env(TurnBasedAECEnv):
             raise ValueError(f"match must be True or False; got {match!r}")
         self.match = bool(match)
         self.possible_agents = ["player_0", "player_1"] if self.match else list(rules.COLOUR_NAMES)
-        self._init_spaces(observation_space())
+        self._init_spaces(observation_high())
         super().__init__(render_mode)
         self.state = rules.initial_state()
         self._scratch = np.empty(64, dtype=np.int64)  # the mask kernel's move list
