@@ -277,8 +277,18 @@ def evaluate(
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
     if len(seat_names(env_id, env_kwargs)) > 2:
-        settings = dict(seed=seed, env_kwargs=env_kwargs, run_dir=run_dir, show_progress=show_progress, workers=workers)
-        return _evaluate_table(env_id, agents, games, out, {**settings, "finished": finished})
+        return _evaluate_table(
+            env_id,
+            agents,
+            games,
+            out,
+            seed=seed,
+            env_kwargs=env_kwargs,
+            run_dir=run_dir,
+            show_progress=show_progress,
+            workers=workers,
+            finished=finished,
+        )
     names = [a.name for a in agents]
     if len(set(names)) != len(names):
         raise ValueError(f"agent names must differ, got {names}")
@@ -347,12 +357,23 @@ def _write_summary(
     return summary
 
 
-def _evaluate_table(env_id: str, agents: list[Any], games: int, out: Path, settings: dict[str, Any]) -> dict[str, Any]:
-    """:func:`evaluate` of a game of 3+ seats (``settings``: its other arguments): the N-player
+def _evaluate_table(
+    env_id: str,
+    agents: list[Any],
+    games: int,
+    out: Path,
+    *,
+    seed: int,
+    env_kwargs: dict[str, Any] | None,
+    run_dir: Path | None,
+    show_progress: bool,
+    workers: int,
+    finished: dict[tuple, dict[str, Any]] | None,
+) -> dict[str, Any]:
+    """:func:`evaluate` of a game of 3+ seats (the same arguments): the N-player
     table (:func:`polarzoo.baselines.evaluation.tournament.multiplayer_table`), the same files as
     the two-player round robin (``games.jsonl`` at once, then ``eval.json``, ``eval.md`` and
     ``ranks.png``, the rank distribution)."""
-    seed, env_kwargs, run_dir, finished = settings["seed"], settings["env_kwargs"], settings["run_dir"], settings["finished"]
     seats = len(seat_names(env_id, env_kwargs))
     if len(agents) != seats:
         raise ValueError(
@@ -360,10 +381,10 @@ def _evaluate_table(env_id: str, agents: list[Any], games: int, out: Path, setti
             f"(an agent may be listed more than once), got {len(agents)}"
         )
     writer = _Writer(out, finished)
-    bar = progress(games * seats, "games", "game", settings["show_progress"])
+    bar = progress(games * seats, "games", "game", show_progress)
     try:
         stats = multiplayer_table(
-            env_id, agents, games, seed, env_kwargs, bar.update if bar else None, writer.game, settings["workers"], finished
+            env_id, agents, games, seed, env_kwargs, bar.update if bar else None, writer.game, workers, finished
         )
     finally:
         writer.close()

@@ -115,8 +115,7 @@ def _main(argv: list[str] | None = None) -> None:
 main = runs.writes_fail_in_one_line(
     runs.ctrl_c_is_one_line(
         _main, "nothing was written (the summary is written when every deal is solved); run the command again"
-    ),
-    "files are written whole, so nothing half-written is left: make room and run the command again",
+    )
 )
 
 
