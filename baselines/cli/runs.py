@@ -330,6 +330,19 @@ SHARED_SWITCHES = {
 }
 
 
+def add_no_progress(parser: argparse.ArgumentParser, lines: bool = False) -> None:
+    """``--no-progress``: no bar on a terminal; ``lines``: the command writes steady progress lines
+    instead (as it does into a log), else nothing."""
+    text = "steady progress lines instead of a bar" if lines else "no progress bar (nor lines in a log)"
+    parser.add_argument("--no-progress", action="store_true", help=text)
+
+
+def add_network_size(parser: argparse.ArgumentParser, dim: int, blocks: int) -> None:
+    """``--dim`` / ``--blocks``: a board network's token width and its number of mixing blocks."""
+    parser.add_argument("--dim", type=int, default=dim, help="the board network's token width")
+    parser.add_argument("--blocks", type=int, default=blocks, help="the board network's mixing blocks")
+
+
 def add_isolate(parser: argparse.ArgumentParser) -> None:
     """``--isolate``: agents that name a module or a file play in processes of their own."""
     parser.add_argument("--isolate", action="store_true", help=SHARED_SWITCHES["--isolate"])

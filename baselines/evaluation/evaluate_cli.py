@@ -12,6 +12,7 @@ from polarzoo.baselines.agents.spec import runs_code
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     add_agent_options,
+    add_no_progress,
     apply_agent_options,
     apply_time_control,
     atomic_write,
@@ -59,7 +60,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
         default=1,
         help="processes that play the games (Thin Ice's physics: one per core; results are the same)",
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_no_progress(parser)
     add_agent_options(parser)
     parser.add_argument(
         "--resume",

@@ -25,6 +25,7 @@ from polarzoo.baselines.agents.spec import runs_code
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     add_agent_options,
+    add_no_progress,
     apply_agent_options,
     apply_time_control,
     atomic_write,
@@ -85,9 +86,7 @@ def _parser() -> argparse.ArgumentParser:
         help="a module:callable member of --league that may be imported (a league file alone never imports code)",
     )
     add_agent_options(rate_parser)
-    rate_parser.add_argument(
-        "--no-progress", action="store_true", help="no progress (a bar on a terminal, a line every 30 s in a log)"
-    )
+    add_no_progress(rate_parser)
     rate_parser.add_argument(
         "--width", type=float, default=100.0, help="stop when the 95%% interval is at most this many points wide"
     )
@@ -130,7 +129,7 @@ def _parser() -> argparse.ArgumentParser:
     build_parser.add_argument(
         "--publish", action="store_true", help="also write the league into the package (baselines/leagues/)"
     )
-    build_parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_no_progress(build_parser)
     commands.add_parser(
         "exploit",
         help="train a best response against a frozen agent and report what it takes (polarzoo.baselines.training.exploit)",

@@ -33,6 +33,7 @@ from polarzoo.baselines.cli.progress import progress as progress_bar
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     LineFile,
+    add_no_progress,
     atomic_write,
     ctrl_c_is_one_line,
     one_torch_thread,
@@ -155,7 +156,7 @@ def _parser() -> argparse.ArgumentParser:
     for command in (size, solve, match, accuracy):
         command.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of the run folder")
         command.add_argument("--run-name", default=None, help="the run folder's name (default: perfect-COMMAND-DATE)")
-        command.add_argument("--no-progress", action="store_true", help="steady lines instead of a bar")
+        add_no_progress(command, lines=True)
     return parser
 
 

@@ -74,7 +74,7 @@ def _main(argv: list[str] | None = None) -> None:
     parser.add_argument("--first-seed", type=int, default=0, help="seed of the first deal")
     parser.add_argument("--seed", type=runs.seed, default=None, help="solve only this deal and print it with its solution")
     parser.add_argument("--json", type=Path, default=None, help="also write the summary to this JSON file")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    runs.add_no_progress(parser)
     args = parser.parse_args(argv)
     if args.deals < 1:
         parser.error(f"--deals must be at least 1, got {args.deals}")

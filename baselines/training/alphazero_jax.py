@@ -50,6 +50,7 @@ from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.alphazero_jax import AlphaZeroJaxAgent
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
+    add_network_size,
     add_quick,
     apply_quick,
     atomic_write,
@@ -450,8 +451,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--learning-rate", type=float, default=defaults.learning_rate, help="Adam learning rate")
     parser.add_argument("--minibatch", type=int, default=defaults.minibatch, help="positions per gradient step")
     parser.add_argument("--epochs", type=int, default=defaults.epochs, help="passes over each iteration's positions")
-    parser.add_argument("--dim", type=int, default=defaults.dim, help="token width of the network")
-    parser.add_argument("--blocks", type=int, default=defaults.blocks, help="residual blocks")
+    add_network_size(parser, dim=defaults.dim, blocks=defaults.blocks)
     parser.add_argument(
         "--eval-every",
         type=int,

@@ -4,6 +4,7 @@ trainer is :mod:`.ppo`, its config :mod:`.config`."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shlex
 import sys
 from pathlib import Path
@@ -12,6 +13,7 @@ from polarzoo.baselines.agents.spec import Trust, trust_of
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     LineFile,
+    add_no_progress,
     add_trust,
     add_trust_pickles,
     apply_trust_pickles,
@@ -35,6 +37,7 @@ from polarzoo.baselines.training.config import (
     QUICK,
     QUICK_BC,
     InitModelError,
+    TrainConfig,
     check_config,
     config_defaults,
     config_specs,
@@ -43,6 +46,27 @@ from polarzoo.baselines.training.config import (
     yaml,
 )
 from polarzoo.envs import ENVIRONMENTS
+
+#: The config keys a flag overrides (``--n-envs`` for ``n_envs``), with the flag's help; its type
+#: and choices are the :class:`TrainConfig` field's, its default the game kit's (shown).
+OVERRIDES = {
+    "total_timesteps": "override the config's budget (with --resume: a new total)",
+    "n_envs": "override the number of parallel envs",
+    "eval_every": "override the evaluation interval (0 = never)",
+    "eval_games": "override games per seat in periodic evaluations",
+    "final_eval_games": "override games per seat in the final evaluation",
+    "checkpoint_every": "override the checkpoint interval",
+    "snapshot_every": "override the self-play snapshot interval (0 = never)",
+    "vec_env": "vectorised env class",
+    "rollouts": "how rollouts step the envs: lockstep (SB3's) or async (each env as soon as it is back; needs --vec-env subproc)",
+    "bc_games": "override the behaviour-cloning games (0 = off)",
+    "bc_epochs": "override the behaviour-cloning epochs",
+    "torch_threads": "override torch threads (1: the same weights on every machine, the fastest beside other work; "
+    "0 = one per core this process may use (1 with subprocess envs): about 1.5x faster on an idle machine, "
+    "2.3x slower beside a busy core, weights that depend on the core count; never the load)",
+    "update_threads": "override torch threads in the learner's update (0 = as --torch-threads)",
+}
+TRAIN_CONFIG_FIELDS = {spec.name: spec for spec in dataclasses.fields(TrainConfig)}
 
 
 def _main_writes(argv: list[str] | None = None) -> None:
@@ -64,71 +88,11 @@ def _main_writes(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of run folders")
     parser.add_argument("--run-name", default=None, help="run folder name (default <env>-<time>)")
     parser.add_argument("--seed", type=seed_type, default=0, help="training seed")
-    parser.add_argument(
-        "--total-timesteps",
-        type=int,
-        default=None,
-        help="override the config's budget (with --resume: a new total)" + config_default("total_timesteps"),
-    )
-    parser.add_argument(
-        "--n-envs", type=int, default=None, help="override the number of parallel envs" + config_default("n_envs")
-    )
-    parser.add_argument(
-        "--eval-every", type=int, default=None, help="override the evaluation interval (0 = never)" + config_default("eval_every")
-    )
-    parser.add_argument(
-        "--eval-games",
-        type=int,
-        default=None,
-        help="override games per seat in periodic evaluations" + config_default("eval_games"),
-    )
-    parser.add_argument(
-        "--final-eval-games",
-        type=int,
-        default=None,
-        help="override games per seat in the final evaluation" + config_default("final_eval_games"),
-    )
-    parser.add_argument(
-        "--checkpoint-every", type=int, default=None, help="override the checkpoint interval" + config_default("checkpoint_every")
-    )
-    parser.add_argument(
-        "--snapshot-every",
-        type=int,
-        default=None,
-        help="override the self-play snapshot interval (0 = never)" + config_default("snapshot_every"),
-    )
-    parser.add_argument(
-        "--vec-env", choices=["dummy", "subproc"], default=None, help="vectorised env class" + config_default("vec_env")
-    )
-    parser.add_argument(
-        "--rollouts",
-        choices=["lockstep", "async"],
-        default=None,
-        help="how rollouts step the envs: lockstep (SB3's) or async (each env as soon as it is back; "
-        "needs --vec-env subproc)" + config_default("rollouts"),
-    )
-    parser.add_argument(
-        "--bc-games", type=int, default=None, help="override the behaviour-cloning games (0 = off)" + config_default("bc_games")
-    )
-    parser.add_argument(
-        "--bc-epochs", type=int, default=None, help="override the behaviour-cloning epochs" + config_default("bc_epochs")
-    )
-    parser.add_argument(
-        "--torch-threads",
-        type=int,
-        default=None,
-        help="override torch threads (1: the same weights on every machine, the fastest beside other work; "
-        "0 = one per core this process may use (1 with subprocess envs): about 1.5x faster on an idle machine, "
-        "2.3x slower beside a busy core, weights that depend on the core count; never the load)"
-        + config_default("torch_threads"),
-    )
-    parser.add_argument(
-        "--update-threads",
-        type=int,
-        default=None,
-        help="override torch threads in the learner's update (0 = as --torch-threads)" + config_default("update_threads"),
-    )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    for key, text in OVERRIDES.items():
+        choices = TRAIN_CONFIG_FIELDS[key].metadata.get("choices")
+        kind = {"choices": choices} if choices else {"type": int}
+        parser.add_argument(f"--{key.replace('_', '-')}", **kind, default=None, help=text + config_default(key))
+    add_no_progress(parser, lines=True)
     parser.add_argument(
         "--log-every",
         type=float,
@@ -156,21 +120,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
         require("sb3_contrib", "training")
     except MissingExtra as error:
         parser.error(str(error))
-    overrides = {
-        "total_timesteps": args.total_timesteps,
-        "n_envs": args.n_envs,
-        "eval_every": args.eval_every,
-        "eval_games": args.eval_games,
-        "final_eval_games": args.final_eval_games,
-        "checkpoint_every": args.checkpoint_every,
-        "snapshot_every": args.snapshot_every,
-        "vec_env": args.vec_env,
-        "rollouts": args.rollouts,
-        "bc_games": args.bc_games,
-        "bc_epochs": args.bc_epochs,
-        "torch_threads": args.torch_threads,
-        "update_threads": args.update_threads,
-    }
+    overrides = {key: getattr(args, key) for key in OVERRIDES}
     if args.quick:
         if args.resume:
             parser.error("--quick starts a new smoke run; it cannot be combined with --resume")
@@ -209,26 +159,8 @@ def _main_writes(argv: list[str] | None = None) -> None:
             parser.error(f"--resume {run_dir}: {str(error).splitlines()[0]}")
         ignored = [
             f"--{name.replace('_', '-')}"
-            for name in (
-                "env",
-                "config",
-                "runs",
-                "run_name",
-                "seed",
-                "n_envs",
-                "eval_every",
-                "eval_games",
-                "final_eval_games",
-                "checkpoint_every",
-                "snapshot_every",
-                "vec_env",
-                "rollouts",
-                "bc_games",
-                "bc_epochs",
-                "torch_threads",
-                "update_threads",
-            )
-            if getattr(args, name) != parser.get_default(name)
+            for name in ("env", "config", "runs", "run_name", "seed", *OVERRIDES)
+            if name != "total_timesteps" and getattr(args, name) != parser.get_default(name)
         ]
         if ignored:
             print(f"resuming: ignoring {', '.join(ignored)} (the run's saved config and seed are used)")

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from polarzoo.baselines.cli.runs import HelpFormatter, atomic_write, prog_name, require_at_least
+from polarzoo.baselines.cli.runs import HelpFormatter, add_network_size, atomic_write, prog_name, require_at_least
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.envs import GAMES
 
@@ -199,8 +199,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--minibatch-size", type=int, default=256, help="transitions per gradient step")
     parser.add_argument("--epochs", type=int, default=4, help="passes over each batch")
     parser.add_argument("--lr", type=float, default=3e-4, help="Adam learning rate")
-    parser.add_argument("--dim", type=int, default=32, help="board network width")
-    parser.add_argument("--blocks", type=int, default=3, help="board network blocks")
+    add_network_size(parser, dim=32, blocks=3)
     parser.add_argument("--eval-games", type=int, default=20, help="games per seat against random at the end")
     parser.add_argument("--seed", type=seed_type, default=0, help="RLlib's seed (env runners and learner)")
     parser.add_argument(

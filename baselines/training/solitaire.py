@@ -37,6 +37,8 @@ import numpy as np
 from polarzoo.baselines.cli.progress import progress
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
+    add_network_size,
+    add_no_progress,
     add_quick,
     apply_quick,
     atomic_write,
@@ -232,12 +234,11 @@ def _main(argv: list[str] | None = None) -> None:
     parser.add_argument("--epochs", type=int, default=8, help="supervised epochs per round")
     parser.add_argument("--batch-size", type=int, default=256, help="positions per gradient step")
     parser.add_argument("--learning-rate", type=float, default=1e-3, help="Adam learning rate")
-    parser.add_argument("--dim", type=int, default=64, help="hole embedding width")
-    parser.add_argument("--blocks", type=int, default=4, help="mixing blocks")
+    add_network_size(parser, dim=64, blocks=4)
     parser.add_argument("--eval-deals", type=int, default=200, help="held-out deals (seeds 100000..) checked per round")
     parser.add_argument("--seed", type=seed_type, default=0, help="training deals are seeds seed*1000000 + 1000 ..")
     parser.add_argument("--out", type=Path, default=Path("runs/solitaire-train"), help="output folder")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_no_progress(parser)
     add_quick(
         parser,
         {

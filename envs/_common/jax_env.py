@@ -10,28 +10,71 @@ over every action is marked legal; the observation is the new player-to-move's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pgx.core as pgx_core
+from pgx._src.struct import dataclass
 
 
-class TwinState:
-    """What both twins' ``State`` classes share (a mixin before ``pgx.core.State``)."""
+@dataclass
+class TwinState(pgx_core.State):
+    """What both twins' ``State`` classes share: pgx's fields with their game-free defaults, the
+    player id of colour 0 and the game's own state ``_x``.  A twin's ``State`` gives the
+    observation, the mask and ``_x`` their defaults, and draws its boards (``_board_svgs``)."""
+
+    current_player: jax.Array = jnp.int32(0)
+    observation: jax.Array = jnp.zeros(0, dtype=jnp.int8)
+    rewards: jax.Array = jnp.float32([0.0, 0.0])
+    terminated: jax.Array = jnp.bool_(False)
+    truncated: jax.Array = jnp.bool_(False)
+    legal_action_mask: jax.Array = jnp.zeros(0, dtype=jnp.bool_)
+    _step_count: jax.Array = jnp.int32(0)
+    _first_player: jax.Array = jnp.int32(0)
+    _x: Any = None
+
+    #: the game's name over its pictures
+    title: ClassVar[str] = ""
 
     @property
     def first_player(self) -> jax.Array:
         """The player id of colour 0 (Fire / Black, the first to move); colour c is player
         ``first_player ^ c``."""
-        return self._first_player  # type: ignore[attr-defined]
+        return self._first_player
+
+    def _board_svgs(self) -> list[str]:
+        """One SVG picture per game of this (possibly batched) state."""
+        raise NotImplementedError
+
+    def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
+        """The board(s) as SVG, the single env's picture (``render_svg``; pgx's visualiser knows
+        only pgx's games); a batched state: one board per game, four in a row."""
+        from polarzoo.envs._common.jax_svg import boards_svg
+
+        return boards_svg(self._board_svgs(), self.title, scale or 1.0)
 
     def save_svg(self, filename: str, *, color_theme: str | None = None, scale: float | None = None) -> None:
         """``to_svg`` into ``filename`` (pgx's ``save_svg``)."""
         from pathlib import Path
 
-        Path(filename).write_text(self.to_svg(scale=scale))  # type: ignore[attr-defined]
+        Path(filename).write_text(self.to_svg(scale=scale))
+
+
+def state_at(state_class: type[TwinState], x: Any, first_player: jax.Array, mask: Any, observe: Any) -> Any:
+    """The twin's ``state_class`` at the game state ``x`` (``winner`` and ``to_move`` colours),
+    colour 0 played by ``first_player``; ``mask(x)`` and ``observe(x, colour)`` are the game's
+    (a finished game's mask all True, pgx's convention)."""
+    terminated = x.winner >= 0
+    state = state_class(
+        current_player=first_player ^ x.to_move,
+        legal_action_mask=mask(x) | terminated,
+        terminated=terminated,
+        _first_player=first_player,
+        _x=x,
+    )
+    return state.replace(observation=observe(x, x.to_move))
 
 
 class TwinEnv(pgx_core.Env):
@@ -42,6 +85,14 @@ class TwinEnv(pgx_core.Env):
     game_play: Any
     game_mask: Any
     game_observation: Any
+    #: the twin's ``State`` (a :class:`TwinState`) and its pgx id
+    state_class: type[TwinState]
+    env_id: str
+
+    def _state_at(self, x: Any, first_player: jax.Array) -> pgx_core.State:
+        """The twin's state at the game state ``x``, colour 0 played by ``first_player``."""
+        cls = type(self)
+        return state_at(cls.state_class, x, first_player, cls.game_mask, cls.game_observation)
 
     def _step(self, state: pgx_core.State, action: jax.Array, key: jax.Array | None) -> pgx_core.State:
         del key
@@ -95,6 +146,10 @@ class TwinEnv(pgx_core.Env):
         """A uniformly random legal action of one game (:func:`sample_legal_action` of its mask;
         a twin may compute the same draw faster from its state)."""
         return sample_legal_action(key, state.legal_action_mask)
+
+    @property
+    def id(self) -> str:
+        return self.env_id
 
     @property
     def version(self) -> str:

@@ -28,6 +28,11 @@ def surface_to_array(surface: Any) -> NDArray[np.uint8]:
     return np.ascontiguousarray(np.transpose(pygame.surfarray.pixels3d(surface), (1, 0, 2))).astype(np.uint8)
 
 
+def svg_colour(colour: tuple[int, int, int]) -> str:
+    """``"#rrggbb"``: an RGB triple (the pygame drawings' colours) as SVG writes it."""
+    return "#" + "".join(f"{channel:02x}" for channel in colour)
+
+
 def no_display_reason() -> str | None:
     """Why a window cannot open here (one line), or ``None``: on Linux without ``DISPLAY`` or
     ``WAYLAND_DISPLAY`` SDL has nowhere to draw (it would wait for events that never come).  An

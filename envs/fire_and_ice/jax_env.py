@@ -28,13 +28,15 @@ Needs the optional extra: ``pip install "polarzoo[jax]"``.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 try:
     import jax
     import jax.numpy as jnp
     import pgx.core as pgx_core
     from pgx._src.struct import dataclass
 
-    from polarzoo.envs._common.jax_env import TwinEnv, TwinState
+    from polarzoo.envs._common.jax_env import TwinEnv, TwinState, state_at
 except ImportError as error:  # pragma: no cover - exercised without the extra
     raise ImportError('the JAX twins need JAX and pgx: pip install "polarzoo[jax]"') from error
 
@@ -75,29 +77,20 @@ class GameState:
 
 
 @dataclass
-class State(TwinState, pgx_core.State):
-    current_player: jax.Array = jnp.int32(0)
+class State(TwinState):
     observation: jax.Array = jnp.zeros(OBSERVATION_SHAPE, dtype=jnp.int8)
-    rewards: jax.Array = jnp.float32([0.0, 0.0])
-    terminated: jax.Array = jnp.bool_(False)
-    truncated: jax.Array = jnp.bool_(False)
     legal_action_mask: jax.Array = jnp.zeros(rules.NUM_ACTIONS, dtype=jnp.bool_)
-    _step_count: jax.Array = jnp.int32(0)
-    _first_player: jax.Array = jnp.int32(0)
     _x: GameState = GameState()
+    title: ClassVar[str] = "Fire & Ice"
 
     @property
     def env_id(self) -> str:
         return ENV_ID
 
-    def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
-        """The board(s) as SVG, the single env's picture (``render_svg``; pgx's visualiser knows
-        only pgx's games); a batched state: one board per game, four in a row."""
-        from polarzoo.envs._common.jax_svg import boards_svg
+    def _board_svgs(self) -> list[str]:
         from polarzoo.envs.fire_and_ice.render import render_svg
 
-        boards = np.asarray(self._x.board).reshape(-1, _HOLES)
-        return boards_svg([render_svg(board.astype(np.int8)) for board in boards], "Fire & Ice", scale or 1.0)
+        return [render_svg(board.astype(np.int8)) for board in np.asarray(self._x.board).reshape(-1, _HOLES)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -227,14 +220,7 @@ def from_rules(state: rules.State, first_player: int = 0) -> State:
 @jax.jit
 def _from_arrays(board, to_move, supply, winner, moves, first):
     x = GameState(board=board, to_move=to_move, supply=supply, control=island_control(board), winner=winner, moves=moves)
-    out = State(
-        current_player=first ^ to_move,
-        legal_action_mask=legal_action_mask(x) | (winner >= 0),
-        terminated=winner >= 0,
-        _first_player=first,
-        _x=x,
-    )
-    return out.replace(observation=observation(x, to_move))
+    return state_at(State, x, first, legal_action_mask, observation)
 
 
 # --------------------------------------------------------------------------------------------
@@ -251,6 +237,8 @@ class FireAndIce(TwinEnv):
     game_play = staticmethod(play)
     game_mask = staticmethod(legal_action_mask)
     game_observation = staticmethod(observation)
+    state_class = State
+    env_id = ENV_ID
 
     def __init__(self, handicap: int = 0, handicap_player: str | int = "ice") -> None:
         super().__init__()
@@ -269,19 +257,9 @@ class FireAndIce(TwinEnv):
     def _init(self, key: jax.Array) -> State:
         seat_key, board_key = jax.random.split(key)
         first_player = jnp.int32(jax.random.bernoulli(seat_key))
-        x = initial_game(board_key, self.handicap, self.handicap_player)
-        return State(
-            current_player=first_player,
-            legal_action_mask=legal_action_mask(x),
-            _first_player=first_player,
-            _x=x,
-        )
+        return self._state_at(initial_game(board_key, self.handicap, self.handicap_player), first_player)
 
     def random_action(self, state: pgx_core.State, key: jax.Array) -> jax.Array:
         """A uniformly random legal action (:func:`random_legal_action`; 0 once the game is over)."""
         assert isinstance(state, State)
         return jnp.where(state.terminated, 0, random_legal_action(key, state._x))
-
-    @property
-    def id(self) -> str:
-        return ENV_ID

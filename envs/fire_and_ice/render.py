@@ -13,6 +13,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
+from polarzoo.envs._common.render import svg_colour
 from polarzoo.envs.fire_and_ice import rules
 
 SYMBOLS = {rules.EMPTY: ".", rules.FIRE + 1: "F", rules.ICE + 1: "I"}
@@ -130,10 +131,6 @@ def render_rgb(
 
 
 # ------------------------------------------------------------------------------ svg drawing
-def _hex(colour: tuple[int, int, int]) -> str:
-    return "#" + "".join(f"{channel:02x}" for channel in colour)
-
-
 def hole_name(hole: int) -> str:
     """``"D4"``: the island's letter and the position (1-7) of ``hole``, as moves are written."""
     island, position = divmod(hole, rules.NUM_POSITIONS)
@@ -153,16 +150,16 @@ def render_svg(board: NDArray[np.int8], last_action: int = -1, show_control: boo
         last_from, last_to = divmod(int(last_action), rules.NUM_HOLES)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} 520" class="board fire-and-ice">',
-        f'<rect width="{WIDTH}" height="520" fill="{_hex(_WATER)}"/>',
+        f'<rect width="{WIDTH}" height="520" fill="{svg_colour(_WATER)}"/>',
     ]
     for island, centre in enumerate(ISLAND_CENTRES):
         corners = " ".join(f"{x:.1f},{y:.1f}" for x, y in (centre + _ISLAND_RADIUS * _PATTERN[p] for p in (0, 4, 6)))
         owner = int(control[island])
-        stroke = f' stroke="{_hex(COLOURS[owner])}" stroke-width="6" stroke-linejoin="round"' if owner >= 0 else ""
+        stroke = f' stroke="{svg_colour(COLOURS[owner])}" stroke-width="6" stroke-linejoin="round"' if owner >= 0 else ""
         name = rules.COLOUR_NAMES[owner] if owner >= 0 else "none"
         parts.append(
             f'<polygon class="island" data-island="{rules.ISLAND_LETTERS[island]}" data-control="{name}" '
-            f'points="{corners}" fill="{_hex(_ISLAND)}"{stroke}/>'
+            f'points="{corners}" fill="{svg_colour(_ISLAND)}"{stroke}/>'
         )
         apex = centre + _ISLAND_RADIUS * _PATTERN[0]
         parts.append(
@@ -174,9 +171,9 @@ def render_svg(board: NDArray[np.int8], last_action: int = -1, show_control: boo
         extra = " last-from" if hole == last_from else (" last-to" if hole == last_to else "")
         piece = "" if value == rules.EMPTY else rules.COLOUR_NAMES[value - 1]
         inner = (
-            f'<circle r="5" fill="{_hex(_HOLE)}"/>'
+            f'<circle r="5" fill="{svg_colour(_HOLE)}"/>'
             if not piece
-            else f'<circle class="peg {piece}" r="9" fill="{_hex(COLOURS[value - 1])}" stroke="#141414" stroke-width="1"/>'
+            else f'<circle class="peg {piece}" r="9" fill="{svg_colour(COLOURS[value - 1])}" stroke="#141414" stroke-width="1"/>'
         )
         parts.append(
             f'<g class="cell{extra}" data-cell="{hole}" data-name="{hole_name(hole)}" data-piece="{piece}" '

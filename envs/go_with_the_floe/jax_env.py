@@ -27,13 +27,14 @@ runs without ``jax_enable_x64``).  Needs the optional extra: ``pip install "pola
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 try:
     import jax
     import jax.numpy as jnp
-    import pgx.core as pgx_core
     from pgx._src.struct import dataclass
 
-    from polarzoo.envs._common.jax_env import TwinEnv, TwinState
+    from polarzoo.envs._common.jax_env import TwinEnv, TwinState, state_at
 except ImportError as error:  # pragma: no cover - exercised without the extra
     raise ImportError('the JAX twins need JAX and pgx: pip install "polarzoo[jax]"') from error
 
@@ -70,34 +71,22 @@ class GameState:
 
 
 @dataclass
-class State(TwinState, pgx_core.State):
-    current_player: jax.Array = jnp.int32(0)
+class State(TwinState):
     observation: jax.Array = jnp.zeros(OBSERVATION_SHAPE, dtype=jnp.int8)
-    rewards: jax.Array = jnp.float32([0.0, 0.0])
-    terminated: jax.Array = jnp.bool_(False)
-    truncated: jax.Array = jnp.bool_(False)
     legal_action_mask: jax.Array = jnp.zeros(rules.NUM_ACTIONS, dtype=jnp.bool_)
-    _step_count: jax.Array = jnp.int32(0)
-    _first_player: jax.Array = jnp.int32(0)
     _x: GameState = GameState()
+    title: ClassVar[str] = "Go with the Floe"
 
     @property
     def env_id(self) -> str:
         return ENV_ID
 
-    def to_svg(self, *, color_theme: str | None = None, scale: float | None = None) -> str:
-        """The board(s) as SVG, the single env's picture (``render_svg``; pgx's visualiser knows
-        only pgx's games); a batched state: one board per game, four in a row."""
-        from polarzoo.envs._common.jax_svg import boards_svg
+    def _board_svgs(self) -> list[str]:
         from polarzoo.envs.go_with_the_floe.render import render_svg
 
         boards = np.asarray(self._x.board).reshape(-1, _SQ)
         rings = np.asarray(self._x.rings).reshape(-1, _SQ)
-        return boards_svg(
-            [render_svg(rules.State(board=b.astype(np.int8), rings=r.astype(bool))) for b, r in zip(boards, rings)],
-            "Go with the Floe",
-            scale or 1.0,
-        )
+        return [render_svg(rules.State(board=b.astype(np.int8), rings=r.astype(bool))) for b, r in zip(boards, rings)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -281,14 +270,7 @@ def from_rules(state: rules.State, first_player: int = 0) -> State:
 @jax.jit
 def _from_arrays(board, rings, to_move, passes, winner, first):
     x = GameState(board=board, rings=rings, to_move=to_move, passes=passes, winner=winner)
-    out = State(
-        current_player=first ^ to_move,
-        legal_action_mask=legal_action_mask(x) | (winner >= 0),
-        terminated=winner >= 0,
-        _first_player=first,
-        _x=x,
-    )
-    return out.replace(observation=observation(x, to_move))
+    return state_at(State, x, first, legal_action_mask, observation)
 
 
 # --------------------------------------------------------------------------------------------
@@ -300,17 +282,8 @@ class GoWithTheFloe(TwinEnv):
     game_play = staticmethod(play)
     game_mask = staticmethod(legal_action_mask)
     game_observation = staticmethod(observation)
+    state_class = State
+    env_id = ENV_ID
 
     def _init(self, key: jax.Array) -> State:
-        first_player = jnp.int32(jax.random.bernoulli(key))
-        x = GameState()
-        return State(
-            current_player=first_player,
-            legal_action_mask=legal_action_mask(x),
-            _first_player=first_player,
-            _x=x,
-        )
-
-    @property
-    def id(self) -> str:
-        return ENV_ID
+        return self._state_at(GameState(), jnp.int32(jax.random.bernoulli(key)))

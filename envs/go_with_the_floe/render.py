@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from polarzoo.envs._common.render import svg_colour
 from polarzoo.envs.go_with_the_floe import rules
 
 
@@ -104,10 +105,6 @@ def render_rgb(state: rules.State, status: str) -> NDArray[np.uint8]:
 
 
 # ------------------------------------------------------------------------------ svg drawing
-def _hex(colour: tuple[int, int, int]) -> str:
-    return "#" + "".join(f"{channel:02x}" for channel in colour)
-
-
 def square_name(sq: int) -> str:
     """``"B2"``: the column letter and the rank (1 at the bottom) of square ``sq``."""
     row, col = divmod(sq, rules.SIZE)
@@ -126,7 +123,7 @@ def render_svg(state: rules.State) -> str:
         last_from, last_to = rules.decode_action(state.last_action)[0], rules.action_destination(state.last_action)
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT_BOARD}" class="board go-with-the-floe">',
-        f'<rect width="{WIDTH}" height="{HEIGHT_BOARD}" fill="{_hex(_WATER)}"/>',
+        f'<rect width="{WIDTH}" height="{HEIGHT_BOARD}" fill="{svg_colour(_WATER)}"/>',
     ]
     half = CELL // 2
     for sq in range(rules.NUM_SQUARES):
@@ -136,9 +133,11 @@ def render_svg(state: rules.State) -> str:
         piece = {rules.SEAL: "seal", rules.BEAR: "bear"}.get(int(state.board[sq]), "")
         ring = int(bool(state.rings[sq]))
         extra = " last-from" if sq == last_from else (" last-to" if sq == last_to else "")
-        inner = [f'<rect x="{-half}" y="{-half}" width="{CELL}" height="{CELL}" fill="{_hex(_ICE)}" stroke="{_hex(_ICE_EDGE)}"/>']
+        inner = [
+            f'<rect x="{-half}" y="{-half}" width="{CELL}" height="{CELL}" fill="{svg_colour(_ICE)}" stroke="{svg_colour(_ICE_EDGE)}"/>'
+        ]
         if ring:
-            inner.append(f'<circle r="{CELL // 3}" fill="{_hex(_WATER)}" stroke="{_hex(_RING)}" stroke-width="4"/>')
+            inner.append(f'<circle r="{CELL // 3}" fill="{svg_colour(_WATER)}" stroke="{svg_colour(_RING)}" stroke-width="4"/>')
         if piece == "seal":
             inner.append(
                 '<g class="piece seal" fill="#2d2d37"><ellipse cx="-4" cy="3" rx="20" ry="15"/><circle cx="16" cy="-8" r="8"/></g>'
