@@ -66,7 +66,6 @@ OVERRIDES = {
     "2.3x slower beside a busy core, weights that depend on the core count; never the load)",
     "update_threads": "override torch threads in the learner's update (0 = as --torch-threads)",
 }
-TRAIN_CONFIG_FIELDS = {spec.name: spec for spec in dataclasses.fields(TrainConfig)}
 
 
 def _main_writes(argv: list[str] | None = None) -> None:
@@ -88,8 +87,9 @@ def _main_writes(argv: list[str] | None = None) -> None:
     parser.add_argument("--runs", type=Path, default=Path("runs"), help="parent folder of run folders")
     parser.add_argument("--run-name", default=None, help="run folder name (default <env>-<time>)")
     parser.add_argument("--seed", type=seed_type, default=0, help="training seed")
+    field_metadata = {spec.name: spec.metadata for spec in dataclasses.fields(TrainConfig)}
     for key, text in OVERRIDES.items():
-        choices = TRAIN_CONFIG_FIELDS[key].metadata.get("choices")
+        choices = field_metadata[key].get("choices")
         kind = {"choices": choices} if choices else {"type": int}
         parser.add_argument(f"--{key.replace('_', '-')}", **kind, default=None, help=text + config_default(key))
     add_no_progress(parser, lines=True)
