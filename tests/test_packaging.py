@@ -159,7 +159,7 @@ def test_wheel_contents_have_no_top_level_packages(installed_wheel: Path) -> Non
     assert {f"polarzoo/baselines/kits/{game}.py" for game in ("fire_and_ice", "go_with_the_floe", "thin_ice")} <= set(names)
     for model in ("fire_and_ice_v0", "go_with_the_floe_v0", "fire_and_ice_solitaire_v0"):
         assert f"polarzoo/baselines/pretrained/{model}.safetensors" in names
-    for page in ("play.html", "play.js", "replay.html", "replay.js", "style.css"):  # polarzoo-web's pages
+    for page in ("layout.html", "play.html", "play.js", "replay.html", "replay.js", "style.css"):  # polarzoo-web's pages
         assert f"polarzoo/baselines/play/web_static/{page}" in names
 
 

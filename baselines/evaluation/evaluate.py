@@ -277,18 +277,7 @@ def evaluate(
     if len(agents) < 2:
         raise ValueError(f"a tournament needs at least two agents, got {len(agents)}")
     if len(seat_names(env_id, env_kwargs)) > 2:
-        return _evaluate_table(
-            env_id,
-            agents,
-            games,
-            out,
-            seed=seed,
-            env_kwargs=env_kwargs,
-            run_dir=run_dir,
-            show_progress=show_progress,
-            workers=workers,
-            finished=finished,
-        )
+        return _evaluate_table(env_id, agents, games, out, seed, env_kwargs, run_dir, show_progress, workers, finished)
     names = [a.name for a in agents]
     if len(set(names)) != len(names):
         raise ValueError(f"agent names must differ, got {names}")
@@ -362,7 +351,6 @@ def _evaluate_table(
     agents: list[Any],
     games: int,
     out: Path,
-    *,
     seed: int,
     env_kwargs: dict[str, Any] | None,
     run_dir: Path | None,

@@ -22,21 +22,7 @@ from pathlib import Path
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.registry import agent_or_exit
 from polarzoo.baselines.agents.spec import runs_code
-from polarzoo.baselines.cli.runs import (
-    HelpFormatter,
-    add_agent_options,
-    add_no_progress,
-    apply_agent_options,
-    apply_time_control,
-    atomic_write,
-    env_kwargs_or_exit,
-    new_run_dir,
-    one_torch_thread,
-    prog_name,
-    saved_command,
-    writable_folder_or_exit,
-    writes_fail_in_one_line,
-)
+from polarzoo.baselines.cli import runs
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.evaluation import league as league_lib
 from polarzoo.baselines.evaluation.league import (
@@ -57,13 +43,15 @@ EXPLOIT_MODULE = "polarzoo.baselines.training.exploit"
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog_name(MODULE), description=league_lib.__doc__, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog=runs.prog_name(MODULE), description=league_lib.__doc__, formatter_class=runs.HelpFormatter
+    )
     commands = parser.add_subparsers(
         dest="command", metavar="{show,rate,build,exploit}", help="what to do (each has its own --help)"
     )
     commands.required = True
     envs = sorted(e for e in ENVIRONMENTS)
-    show = commands.add_parser("show", help="print a league's ladder", formatter_class=HelpFormatter)
+    show = commands.add_parser("show", help="print a league's ladder", formatter_class=runs.HelpFormatter)
     show.add_argument("--env", choices=envs, required=True, help="the game")
     show.add_argument("--league", default=None, help="a league.json to read instead of the shipped one")
     for sub in (show,):
@@ -74,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
             metavar="MODULE:CALLABLE",
             help="a module:callable member of --league that may be imported (a league file alone never imports code)",
         )
-    rate_parser = commands.add_parser("rate", help="rate an agent against the frozen league", formatter_class=HelpFormatter)
+    rate_parser = commands.add_parser("rate", help="rate an agent against the frozen league", formatter_class=runs.HelpFormatter)
     rate_parser.add_argument("--env", choices=envs, help="the game (required unless --resume)")
     rate_parser.add_argument("--agent", help="the agent: any make_agent spec, model:PATH, or your own module:callable")
     rate_parser.add_argument("--league", default=None, help="a league.json to rate against instead of the shipped one")
@@ -85,8 +73,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="MODULE:CALLABLE",
         help="a module:callable member of --league that may be imported (a league file alone never imports code)",
     )
-    add_agent_options(rate_parser)
-    add_no_progress(rate_parser)
+    runs.add_agent_options(rate_parser)
+    runs.add_no_progress(rate_parser)
     rate_parser.add_argument(
         "--width", type=float, default=100.0, help="stop when the 95%% interval is at most this many points wide"
     )
@@ -104,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
         help="continue an interrupted rating in its folder OUT: the same command, its finished games kept",
     )
     build_parser = commands.add_parser(
-        "build", help="play a league's round robin and fit its ratings", formatter_class=HelpFormatter
+        "build", help="play a league's round robin and fit its ratings", formatter_class=runs.HelpFormatter
     )
     build_parser.add_argument("--env", choices=envs, required=True, help="the game")
     build_parser.add_argument("--members", nargs="+", required=True, help="the members' agent specs, weakest to strongest")
@@ -129,7 +117,7 @@ def _parser() -> argparse.ArgumentParser:
     build_parser.add_argument(
         "--publish", action="store_true", help="also write the league into the package (baselines/leagues/)"
     )
-    add_no_progress(build_parser)
+    runs.add_no_progress(build_parser)
     commands.add_parser(
         "exploit",
         help="train a best response against a frozen agent and report what it takes (polarzoo.baselines.training.exploit)",
@@ -147,7 +135,7 @@ def _main_writes(argv: list[str] | None = None) -> None:
         # in this process's place (an exec, not an import: the layers only point down).
         os.execv(sys.executable, [sys.executable, "-m", EXPLOIT_MODULE, *raw[1:]])
     args = parser.parse_args(raw)
-    one_torch_thread()
+    runs.one_torch_thread()
     try:
         if args.command == "show":
             league = load_league(args.league or args.env, trusted=args.trust_member)
@@ -187,12 +175,12 @@ def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[
             make_agent(spec, args.env)
         except (ValueError, FileNotFoundError, ImportError) as error:
             parser.error(f"--members {spec}: {error}")
-    env_kwargs = env_kwargs_or_exit(parser, args.env, args.env_kwargs)
+    env_kwargs = runs.env_kwargs_or_exit(parser, args.env, args.env_kwargs)
     if env_kwargs and args.publish:
         parser.error("--publish: the shipped league plays the env's defaults; a league with --env-kwargs is rated with --league")
-    writable_folder_or_exit(parser, "--out", args.out)
+    runs.writable_folder_or_exit(parser, "--out", args.out)
     print(f"league folder: {args.out}", flush=True)
-    command = " ".join([prog_name(MODULE), shlex.join(raw)])
+    command = " ".join([runs.prog_name(MODULE), shlex.join(raw)])
     if args.multi_games is not None and args.multi_games < 1:
         parser.error("--multi-games must be at least 1")
     league = build(
@@ -213,7 +201,7 @@ def _build(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[
     print(ladder_markdown(league))
     if args.publish:
         LEAGUES_DIR.mkdir(exist_ok=True)
-        atomic_write(league_path(args.env), json.dumps(league.file_content(), indent=2) + "\n")
+        runs.atomic_write(league_path(args.env), json.dumps(league.file_content(), indent=2) + "\n")
         print(f"published: {league_path(args.env)}")
 
 
@@ -221,7 +209,7 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
     resumed = False
     if args.resume is not None:
         trusted = [*args.trust, *args.trust_member]
-        saved = saved_command(
+        saved = runs.saved_command(
             parser,
             args.resume,
             raw[1:],  # raw[0] is "rate"
@@ -239,7 +227,7 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
         parser.error("rate needs --env and --agent (or --resume OUT to continue a rating)")
     if not math.isfinite(args.width) or args.width <= 0 or args.max_games < 1 or args.workers < 1 or args.min_rounds < 1:
         parser.error("--width must be positive; --max-games, --workers and --min-rounds at least 1")
-    apply_agent_options(args)
+    runs.apply_agent_options(args)
     league = load_league(args.league or args.env, trusted=args.trust_member)
     if league.env != args.env:
         parser.error(f"--league {args.league} is a league of {league.env}, not {args.env}")
@@ -251,13 +239,13 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
     agent = agent_or_exit(parser, "--agent", args.agent, args.env, isolate=args.isolate)
     out = args.out
     if out is None:
-        out = new_run_dir(Path("runs"), None, f"rate-{args.env}")
-    writable_folder_or_exit(parser, "--out", out)
+        out = runs.new_run_dir(Path("runs"), None, f"rate-{args.env}")
+    runs.writable_folder_or_exit(parser, "--out", out)
     out.mkdir(parents=True, exist_ok=True)
     if not resumed:
         if (out / "games.jsonl").exists():
             parser.error(f"--out {out} already holds games; continue it with --resume {out} or choose another folder")
-        atomic_write(
+        runs.atomic_write(
             out / "command.json", json.dumps({"argv": [a for a in raw if a != "--resume"], "league_version": league.version})
         )
     else:
@@ -265,7 +253,7 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
         if saved_version != league.version:
             parser.error(f"--resume {out}: it was rated against league v{saved_version}, this league is v{league.version}")
     print(f"writing to {out}", flush=True)
-    apply_time_control(args, out)
+    runs.apply_time_control(args, out)
     try:
         result = rate(
             args.env,
@@ -301,12 +289,12 @@ def _rate(parser: argparse.ArgumentParser, args: argparse.Namespace, raw: list[s
         "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
     }
     table = rating_markdown(result, league, args.env)
-    atomic_write(out / "rating.json", json.dumps(summary, indent=2) + "\n")
-    atomic_write(out / "rating.md", table + "\n")
+    runs.atomic_write(out / "rating.json", json.dumps(summary, indent=2) + "\n")
+    runs.atomic_write(out / "rating.md", table + "\n")
     print("\n" + table + f"\n\nwritten: {out / 'rating.json'}, {out / 'rating.md'}")
 
 
-main = writes_fail_in_one_line(
+main = runs.writes_fail_in_one_line(
     _main_writes,
     "the finished games are kept in the output folder's games.jsonl: make room, then run the same command again (it continues from them)",
 )

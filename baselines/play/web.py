@@ -73,6 +73,15 @@ from polarzoo.envs.utils import loads_json
 STATIC = Path(__file__).parent / "web_static"
 
 
+def page_html(body: str, title: str, busy: bool) -> str:
+    """A page of the app: ``web_static/layout.html`` (the head, the header's links) around the body
+    ``web_static/<body>`` (``data-busy`` is 1 while the page's script is still setting up)."""
+    from string import Template
+
+    layout = Template((STATIC / "layout.html").read_text(encoding="utf-8"))
+    return layout.substitute(title=title, busy=int(busy), body=(STATIC / body).read_text(encoding="utf-8"))
+
+
 #: seconds a client has to send a request's headers (a connection that never finishes them is
 #: closed); ``POLARZOO_WEB_HEADER_TIMEOUT`` sets another
 HEADER_TIMEOUT = 10.0
@@ -212,7 +221,7 @@ def create_app(
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
     from starlette.requests import ClientDisconnect, Request
-    from starlette.responses import FileResponse, JSONResponse, Response
+    from starlette.responses import HTMLResponse, JSONResponse, Response
     from starlette.routing import Mount, Route
     from starlette.staticfiles import StaticFiles
 
@@ -411,9 +420,11 @@ def create_app(
             raise BadRequest("no such picture (open the game first)", 404)
         return Response(png, media_type="image/png")
 
-    def page(name: str) -> Any:
+    def page(body: str, title: str, busy: bool) -> Any:
+        text = page_html(body, title, busy)
+
         async def endpoint(request: Request) -> Response:
-            return FileResponse(STATIC / name, headers={"Cache-Control": "no-store"})
+            return HTMLResponse(text, headers={"Cache-Control": "no-store"})
 
         return endpoint
 
@@ -427,8 +438,8 @@ def create_app(
         )
 
     routes = [
-        Route("/", page("play.html")),
-        Route("/replay", page("replay.html")),
+        Route("/", page("play.html", "play", busy=True)),
+        Route("/replay", page("replay.html", "replays", busy=False)),
         Route("/api/info", guarded(info)),
         Route("/api/games", guarded(new_game), methods=["POST"]),
         Route("/api/games/{game_id}", guarded(show)),

@@ -202,12 +202,8 @@ def main(argv: list[str] | None = None) -> None:
     add_network_size(parser, dim=32, blocks=3)
     parser.add_argument("--eval-games", type=int, default=20, help="games per seat against random at the end")
     parser.add_argument("--seed", type=seed_type, default=0, help="RLlib's seed (env runners and learner)")
-    parser.add_argument(
-        "--log-every",
-        type=float,
-        default=30.0,
-        help="seconds between progress lines inside an iteration (sampling in this process); 0 = none",
-    )
+    every = "seconds between progress lines inside an iteration (sampling in this process); 0 = none"
+    parser.add_argument("--log-every", type=float, default=30.0, help=every)
     parser.add_argument("--out", type=Path, default=None, help="output folder (default: runs/rllib-<env>-<time>)")
     args = parser.parse_args(argv)
     require_at_least(parser, args, 1, "iterations", "batch_size", "minibatch_size", "epochs", "dim", "blocks")

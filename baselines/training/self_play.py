@@ -87,10 +87,10 @@ def training_callback(
     run_dir: Path,
     config: TrainConfig,
     state: TrainingState,
-    log_every: float = 0.0,
-    counters: dict[str, Any] | None = None,
-    seconds_before: float = 0.0,
-    threads: tuple[int, int] = (0, 0),
+    log_every: float,
+    counters: dict[str, Any] | None,
+    seconds_before: float,
+    threads: tuple[int, int],
 ) -> Any:
     """The run's :class:`SelfPlayCallback` (SB3's ``BaseCallback``: the train extra).
     ``threads``: the learner's torch threads while collecting and in the update (0 = leave as
