@@ -53,6 +53,17 @@ def new_game(client: TestClient, **body: Any) -> dict[str, Any]:
 
 
 # ---- the API ---------------------------------------------------------------------------------
+def test_the_pages_are_the_layout_around_their_bodies(client: TestClient) -> None:
+    for path, title, busy, body in (("/", "play", 1, 'id="setup"'), ("/replay", "replays", 0, 'id="open-file"')):
+        response = client.get(path)
+        assert response.status_code == 200 and response.headers["content-type"].startswith("text/html")
+        assert response.headers["cache-control"] == "no-store"
+        page = response.text
+        assert page.startswith("<!doctype html>") and page.rstrip().endswith("</html>") and "$" not in page.split("<body")[0]
+        assert f"<title>polarzoo: {title}</title>" in page and f'data-busy="{busy}"' in page and body in page
+        assert page.count("<header>") == 1 and page.count("<head>") == 1
+
+
 def test_a_game_through_the_api(client: TestClient) -> None:
     game = new_game(client, env="fire_and_ice_v0", seat="ice", opponent="random", seed=4)
     assert game["to_move"] == "ice" and len(game["moves"]) == 1  # fire (the opponent) moved first
