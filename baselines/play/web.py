@@ -45,6 +45,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from polarzoo.baselines.agents import make_agent
@@ -76,8 +77,6 @@ STATIC = Path(__file__).parent / "web_static"
 def page_html(body: str, title: str, busy: bool) -> str:
     """A page of the app: ``web_static/layout.html`` (the head, the header's links) around the body
     ``web_static/<body>`` (``data-busy`` is 1 while the page's script is still setting up)."""
-    from string import Template
-
     layout = Template((STATIC / "layout.html").read_text(encoding="utf-8"))
     return layout.substitute(title=title, busy=int(busy), body=(STATIC / body).read_text(encoding="utf-8"))
 
