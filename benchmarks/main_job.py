@@ -112,6 +112,8 @@ def run_seed(seed: int, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     ]  # fmt: skip
     if args.total_timesteps:
         command += ["--total-timesteps", str(args.total_timesteps)]
+    if args.config:
+        command += ["--config", str(args.config)]
     log = out / f"{name}.log"
     print(f"seed {seed}: {' '.join(command[1:])} (log {log})", flush=True)
     started = time.perf_counter()
@@ -178,6 +180,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--env", default="fire_and_ice_v0", help="the game (default: fire_and_ice_v0, the main job)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="training seeds (default: 0 1 2 3 4)")
     parser.add_argument("--total-timesteps", type=int, default=0, help="0 = the config's budget (default: 0)")
+    parser.add_argument("--config", type=Path, help="a hyperparameter YAML layered over the kit's (the train CLI's --config)")
     parser.add_argument("--eval-every", type=int, default=25_000, help="timesteps between evaluations (default: 25000)")
     parser.add_argument("--eval-games", type=int, default=50, help="games per seat and reference (default: 50)")
     parser.add_argument("--final-eval-games", type=int, default=50, help="the final evaluation's games per seat (default: 50)")

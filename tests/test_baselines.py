@@ -518,6 +518,32 @@ def test_a_run_with_snapshot_opponents_resumes_to_the_same_weights(tmp_path) -> 
     assert moments and all(torch.equal(s["exp_avg"], r["exp_avg"]) for s, r in moments)
 
 
+def test_learning_rate_end_anneals_the_learning_rate_linearly_over_the_budget(tmp_path: Path) -> None:
+    """``learning_rate_end``: SB3 sets each update's rate from the timesteps collected before it,
+    so the four updates of a 512-timestep run (128 a rollout) use the line's values at 128, 256,
+    384 and 512: the last one trains at ``learning_rate_end``."""
+    from sb3_contrib import MaskablePPO
+
+    from polarzoo.baselines.training import ppo
+
+    seen: list[float] = []
+    update = MaskablePPO.train
+
+    def recording_update(self):  # noqa: ANN001, ANN202
+        update(self)
+        seen.append(self.policy.optimizer.param_groups[0]["lr"])
+
+    settings = {"n_envs": 2, "n_steps": 64, "batch_size": 64, "n_epochs": 1, "eval_every": 0, "bc_games": 0}
+    config = ppo.load_config("fire_and_ice_v0", {**settings, "total_timesteps": 512, "learning_rate_end": 1e-4})
+    schedule = ppo.learning_rate_schedule(ppo.TrainConfig.from_mapping(config))
+    assert schedule(1.0) == pytest.approx(3e-4) and schedule(0.0) == pytest.approx(1e-4)
+    assert ppo.learning_rate_schedule(ppo.TrainConfig.from_mapping({**config, "learning_rate_end": None})) == 3e-4
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(MaskablePPO, "train", recording_update)
+        ppo.train(config, tmp_path / "run", progress_bar=False, final_eval=False)
+    assert seen == pytest.approx([3e-4 - 2e-4 * done / 512 for done in (128, 256, 384, 512)])
+
+
 def test_the_update_runs_on_update_threads_and_the_rollouts_on_torch_threads(tmp_path, monkeypatch) -> None:
     import torch
     from sb3_contrib import MaskablePPO

@@ -441,6 +441,10 @@ def test_typed_config_values_and_run_names(tmp_path: Path, runs: Path, capsys: p
     fast.write_text('fire_and_ice_v0: {learning_rate: "fast"}\n')
     line = _main_error(train.main, ["--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(fast)], capsys)
     assert "learning_rate must be a number in [0, 1], got 'fast'" in line
+    anneal = tmp_path / "anneal.yaml"
+    anneal.write_text("fire_and_ice_v0: {learning_rate_end: -0.1}\n")
+    line = _main_error(train.main, ["--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(anneal)], capsys)
+    assert "learning_rate_end must be null or a number in [0, 1], got -0.1" in line
     arch = tmp_path / "arch.yaml"
     arch.write_text("fire_and_ice_v0: {net_arch: [256, -1]}\n")
     assert "net_arch" in _main_error(train.main, ["--env", "fire_and_ice_v0", "--runs", str(runs), "--config", str(arch)], capsys)

@@ -53,6 +53,10 @@ class TrainConfig:
         default="lockstep", metadata={"help": "lockstep (SB3's) | async (subproc envs)", "choices": ("lockstep", "async")}
     )
     learning_rate: float = field(default=0.0003, metadata={"range": (0.0, 1.0)})
+    learning_rate_end: float | None = field(
+        default=None,
+        metadata={"help": "the learning rate at the budget's last timestep, reached linearly from learning_rate; null: constant"},
+    )
     n_steps: int = field(default=256, metadata={"help": "steps per env per update"})
     batch_size: int = 512
     n_epochs: int = 5
@@ -129,6 +133,9 @@ class TrainConfig:
             isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in self.net_arch
         ):
             raise ValueError(f"net_arch must be a list of layer widths (whole numbers > 0), got {self.net_arch!r}")
+        end = self.learning_rate_end
+        if end is not None and (isinstance(end, bool) or not isinstance(end, (int, float)) or not 0.0 <= end <= 1.0):
+            raise ValueError(f"learning_rate_end must be null or a number in [0, 1], got {end!r}")
         if not isinstance(self.opponents, dict) or not self.opponents:
             raise ValueError("opponents must be a mapping like {random: 0.5, self: 0.5}")
         weights = self.bc_opponents
@@ -149,7 +156,12 @@ class TrainConfig:
 #: Config keys added after runs were published or started, with the value that trains as the
 #: code before them did: a run's saved config without the key (``--resume``, the benchmark's
 #: published configs) takes this value, not today's default.
-ADDED_KEYS: dict[str, Any] = {"update_threads": 0, "rollouts": "lockstep", "bc_opponents": {"random": 0.5, "teacher": 0.5}}
+ADDED_KEYS: dict[str, Any] = {
+    "update_threads": 0,
+    "rollouts": "lockstep",
+    "bc_opponents": {"random": 0.5, "teacher": 0.5},
+    "learning_rate_end": None,
+}
 
 
 @dataclass(frozen=True)

@@ -187,6 +187,30 @@ def choose_torch_threads(config: TrainConfig) -> tuple[int, str]:
     return cores, f"torch_threads: 0, the {cores} cores this process may use, whatever the load{busy}"
 
 
+class LinearLearningRate:
+    """An SB3 schedule (a callable of the progress remaining, 1 -> 0): ``start`` at the first
+    timestep, ``end`` at the budget's last, linear between (a class, so a saved model pickles it by
+    name; SB3's own ``LinearSchedule`` needs 2.6)."""
+
+    def __init__(self, start: float, end: float) -> None:
+        self.start, self.end = start, end
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.end + (self.start - self.end) * progress_remaining
+
+    def __repr__(self) -> str:
+        return f"LinearLearningRate(start={self.start}, end={self.end})"
+
+
+def learning_rate_schedule(config: TrainConfig) -> float | LinearLearningRate:
+    """MaskablePPO's ``learning_rate``: the config's constant, or a line from it to
+    ``learning_rate_end`` over the budget (SB3 reads the progress from the timesteps, so a resumed
+    run goes on along the same line; a larger ``--total-timesteps`` stretches what is left of it)."""
+    if config.learning_rate_end is None:
+        return config.learning_rate
+    return LinearLearningRate(config.learning_rate, config.learning_rate_end)
+
+
 def train(
     config: TrainConfig | Mapping[str, Any],
     run_dir: Path,
@@ -235,7 +259,7 @@ def train(
     model = algorithm(
         policy,
         vec_env,
-        learning_rate=config.learning_rate,
+        learning_rate=learning_rate_schedule(config),
         n_steps=config.n_steps,
         batch_size=config.batch_size,
         n_epochs=config.n_epochs,
