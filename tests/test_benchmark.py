@@ -334,6 +334,33 @@ def test_an_unreachable_ray_address_is_one_line_at_once() -> None:
     assert ray_address_problem("auto") is None and ray_address_problem("local") is None
 
 
+def test_exploitability_by_the_models_seat_comes_from_the_best_responses_record(tmp_path: Path) -> None:
+    """A two-player run's exploitability by the seat its model held (the best response held the
+    other): what the Floe's bound reads (Black, where the game is won).  A result written before
+    the column existed takes it from its best response's kept ``exploit.json``."""
+    from polarzoo.baselines.benchmark.aggregate import exploitability_by_seat, load_results, markdown, summarize
+
+    record = {"players": 2, "by_seat": {"black": {"win_rate": 1.0}, "white": {"win_rate": 0.08}}}
+    assert exploitability_by_seat(record) == {"white": 1.0, "black": 0.08}
+    assert exploitability_by_seat({"players": 3, "by_seat": {"0": {"win_rate": 0.5}}}) == {}
+    for seed, white_wins in enumerate((0.08, 0.1, 0.0)):
+        run = tmp_path / "short" / "go_with_the_floe_v0" / "ppo-board" / f"seed{seed}"
+        (run / "exploit").mkdir(parents=True)
+        result = {"game": "go_with_the_floe_v0", "algorithm": "ppo-board", "seed": seed, "rating": 1450.0}
+        result |= {"rating_ci95": [1400.0, 1500.0], "win_rate": {"random": 0.6}, "exploitability": (1 + white_wins) / 2}
+        (run / "result.json").write_text(json.dumps(result))
+        by_seat = {"black": {"win_rate": 1.0}, "white": {"win_rate": white_wins}}
+        (run / "exploit" / "exploit.json").write_text(json.dumps({"players": 2, "by_seat": by_seat}))
+    results = load_results(tmp_path, "short")
+    assert [r["exploitability_as"]["black"] for r in results] == [0.08, 0.1, 0.0]
+    summary = summarize(results)
+    assert summary["iqm"]["exploitability:black"]["go_with_the_floe_v0"]["ppo-board"][0] == pytest.approx(
+        0.06
+    )  # 3 seeds: the mean
+    assert summary["iqm"]["exploitability:white"]["go_with_the_floe_v0"]["ppo-board"][0] == 1.0
+    assert "**exploitability of the run's model as black (the best response in the other seat)**" in markdown(summary)
+
+
 def test_the_aggregate_says_when_a_cell_has_fewer_seeds_than_the_protocol() -> None:
     from polarzoo.baselines.benchmark.aggregate import markdown
 

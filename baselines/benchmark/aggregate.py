@@ -62,10 +62,33 @@ def read_result(folder: Path, warn: Any = None) -> dict[str, Any] | None:
     return None
 
 
+def exploitability_by_seat(exploit_record: dict[str, Any]) -> dict[str, float]:
+    """A two-player best response's record (``exploit.json``) -> the seat the run's model held ->
+    what the best response took there (it held the other seat); ``{}`` at other table sizes.  A
+    game won by one side (the Floe: Black) is hard to exploit where that side's wins are taken."""
+    seats = exploit_record.get("by_seat", {})
+    if exploit_record.get("players", 2) != 2 or len(seats) != 2:
+        return {}
+    first, second = seats
+    return {second: seats[first]["win_rate"], first: seats[second]["win_rate"]}
+
+
 def load_results(out: Path, budget: str) -> list[dict[str, Any]]:
-    """The finished runs' results (damaged ones said and left out: :func:`read_result`)."""
-    found = (read_result(path.parent) for path in sorted((out / budget).glob("*/*/seed*/result.json")))
-    return [result for result in found if result is not None]
+    """The finished runs' results (damaged ones said and left out: :func:`read_result`); a result
+    of older code without ``exploitability_as`` takes it from its best response's kept record."""
+    results = []
+    for path in sorted((out / budget).glob("*/*/seed*/result.json")):
+        result = read_result(path.parent)
+        if result is None:
+            continue
+        record = path.parent / "exploit" / "exploit.json"
+        if "exploitability" in result and "exploitability_as" not in result and record.is_file():
+            try:
+                result["exploitability_as"] = exploitability_by_seat(json.loads(record.read_text()))
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                pass  # a damaged record: the pooled figure stands alone
+        results.append(result)
+    return results
 
 
 def _table_metric(key: str) -> tuple[str, str] | None:
@@ -78,10 +101,13 @@ def _table_metric(key: str) -> tuple[str, str] | None:
 
 
 def _value(result: dict[str, Any], key: str) -> Any:
-    """One run's score named by ``key``: "rating", "win_rate:<opponent>", or a track's
-    :func:`_table_metric` (None when the run has none)."""
+    """One run's score named by ``key``: "rating", "win_rate:<opponent>", "exploitability",
+    "exploitability:<the model's seat>", or a track's :func:`_table_metric` (None when the run has
+    none)."""
     if key in ("rating", "exploitability"):
         return result.get(key)
+    if key.startswith("exploitability:"):
+        return result.get("exploitability_as", {}).get(key.partition(":")[2])
     table = _table_metric(key)
     if table is not None:
         return result.get("by_players", {}).get(table[0], {}).get(table[1])
@@ -132,6 +158,7 @@ def summarize(results: list[dict[str, Any]]) -> dict[str, Any]:
     counts = sorted({int(n) for r in results for n in r.get("by_players", {})})
     table_metrics = [f"players:{n}:{field}" for field in TABLE_FIELDS for n in counts]
     exploitability = ["exploitability"] if any("exploitability" in r for r in results) else []
+    exploitability += [f"exploitability:{seat}" for seat in sorted({s for r in results for s in r.get("exploitability_as", {})})]
     for metric in ["rating", *(f"win_rate:{o}" for o in opponents), *exploitability, *table_metrics]:
         for (game, algorithm), scores in sorted(_table(results, metric).items()):
             point, low, high = _iqm(scores)
@@ -176,6 +203,8 @@ def _title(metric: str) -> str:
         return "league rating"
     if metric == "exploitability":
         return "exploitability (a best response's wins against the run's model; lower is better)"
+    if metric.startswith("exploitability:"):
+        return f"exploitability of the run's model as {metric.partition(':')[2]} (the best response in the other seat)"
     table = _table_metric(metric)
     if table is not None:
         return TABLE_FIELDS[table[1]].format(n=table[0], n_1=int(table[0]) - 1)

@@ -39,7 +39,7 @@ import polarzoo.baselines.benchmark.protocol as protocol
 from polarzoo.baselines.agents import make_agent
 from polarzoo.baselines.agents.alphazero_jax import AlphaZeroJaxAgent
 from polarzoo.baselines.agents.policy import PolicyAgent
-from polarzoo.baselines.benchmark.aggregate import aggregate, read_result
+from polarzoo.baselines.benchmark.aggregate import aggregate, exploitability_by_seat, read_result
 from polarzoo.baselines.cli.runs import (
     HelpFormatter,
     LineFile,
@@ -328,6 +328,7 @@ def _exploitability(spec: RunSpec, agent: Any, folder: Path, evaluation: protoco
     return {
         "exploitability": total["win_rate"],
         "exploitability_ci95": total["win_rate_ci95"],
+        "exploitability_as": exploitability_by_seat(result),
         "exploit_timesteps": job.timesteps,
     }
 
