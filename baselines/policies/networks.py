@@ -40,14 +40,16 @@ def line_incidence() -> torch.Tensor:
 
 
 class FanoBlock(nn.Module):
-    """One residual mixing step over the 49 hole embeddings, viewed as a (7 islands, 7 positions)
-    grid.
+    """One residual mixing step over the 49 hole embeddings, held island-major as a (7 islands,
+    7 positions, batch, d) grid.
 
     Each set (a position line within an island, an island line at a position, an island, a
     position, the board) is summed or averaged first, transformed once per set with weights
     shared by all sets of its kind, then sent back to its holes; no weight belongs to a particular
     hole.  The line sums are products with the 7x7 incidence matrix along one grid axis (a few
-    thousand multiply-adds a board, where a dense 113x49 set matrix took 177 thousand)."""
+    thousand multiply-adds a board, where a dense 113x49 set matrix took 177 thousand).  With the
+    batch inside the grid both products are plain matrix products over contiguous memory (a
+    (batch, island, position) layout needs a transposing copy or B*7 tiny products)."""
 
     def __init__(self, dim: int) -> None:
         super().__init__()
@@ -60,23 +62,21 @@ class FanoBlock(nn.Module):
         self.out = nn.Linear(dim, dim)
         self.norm = nn.LayerNorm(dim)
 
-    def forward(self, h: torch.Tensor, incidence: torch.Tensor) -> torch.Tensor:  # h: (B, 7, 7, d), incidence: (7, 7)
-        batch, islands, positions, dim = h.shape
-        # (island, line) <- sum over the line's positions; (line, position) <- sum over its islands.
-        # einsum, not matmul: a broadcast matmul runs B*7 tiny products (7x slower with its backward)
-        position_lines = torch.relu(self.position_lines(torch.einsum("lp,bipd->bild", incidence, h)))  # island control
-        island_lines = torch.relu(
-            self.island_lines(  # three islands in a line win
-                torch.matmul(incidence, h.reshape(batch, islands, positions * dim)).view(batch, -1, positions, dim)
-            )
+    def forward(self, h: torch.Tensor, incidence: torch.Tensor) -> torch.Tensor:  # h: (7, 7, B, d), incidence: (7, 7)
+        islands, positions, batch, dim = h.shape
+        # (island, line) <- sum over the line's positions: island control
+        position_lines = torch.relu(
+            self.position_lines(torch.matmul(incidence, h.view(islands, positions, -1)).view(islands, -1, batch, dim))
         )
+        # (line, position) <- sum over the line's islands: three islands in a line win
+        island_lines = torch.relu(self.island_lines(torch.matmul(incidence, h.view(islands, -1)).view(-1, positions, batch, dim)))
+        # the island, position and board terms are small: added to each other before the grid
+        context = self.island(h.mean(dim=1))[:, None] + (self.position(h.mean(dim=0)) + self.board(h.mean(dim=(0, 1))))[None]
         update = (
             self.hole(h)
-            + torch.einsum("lp,bild->bipd", incidence, position_lines)
-            + torch.matmul(incidence.T, island_lines.reshape(batch, -1, positions * dim)).view(batch, islands, positions, dim)
-            + self.island(h.mean(dim=2))[:, :, None]
-            + self.position(h.mean(dim=1))[:, None]
-            + self.board(h.mean(dim=(1, 2)))[:, None, None]
+            + torch.matmul(incidence.T, position_lines.view(islands, -1, batch * dim)).view(h.shape)
+            + torch.matmul(incidence.T, island_lines.view(-1, positions * batch * dim)).view(h.shape)
+            + context
         )
         return self.norm(h + self.out(torch.relu(update)))
 
@@ -103,11 +103,12 @@ class FireAndIceNet(nn.Module):
         self.latent_dim_vf = dim
 
     def _tokens(self, features: torch.Tensor) -> torch.Tensor:
-        # hole = 7 * island + position, so the reshape is the (island, position) grid
-        h = self.embed(features.reshape(-1, fire_rules.NUM_ISLANDS, fire_rules.NUM_POSITIONS, self.channels))
+        # hole = 7 * island + position, so hole-major is the (island, position) grid
+        h = self.embed(features.reshape(-1, fire_rules.NUM_HOLES, self.channels).transpose(0, 1))
+        h = h.view(fire_rules.NUM_ISLANDS, fire_rules.NUM_POSITIONS, -1, self.dim)
         for block in self.blocks:
             h = block(h, self.incidence)
-        return h.flatten(1, 2)
+        return h.view(fire_rules.NUM_HOLES, -1, self.dim).transpose(0, 1)  # (B, 49, d)
 
     @staticmethod
     def _pool(h: torch.Tensor) -> torch.Tensor:
