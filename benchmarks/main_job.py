@@ -3,6 +3,7 @@
 
     python -m benchmarks.main_job --seeds 0 1 2 3 4 --json docs/results/main_job.json
     python -m benchmarks.main_job --seeds 7 --total-timesteps 60000      # a shorter budget
+    python -m benchmarks.main_job --config trial.yaml                      # a config trial (train's --config)
 
 For each seed it reports the wall time of the whole command and of its phases (start-up, the
 teacher's demonstrations, the cloning epochs, PPO, the final evaluation), the final evaluation
