@@ -190,6 +190,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("runs/main_job"), help="run folders (default: runs/main_job)")
     parser.add_argument("--json", type=Path, help="write the results here (a JSON file, and the table beside it as .md)")
     args = parser.parse_args(argv)
+    if args.config is not None and not args.config.is_file():
+        parser.error(f"--config {args.config}: no such file")
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"run folders: {args.out}/seed<N>/", flush=True)
     results = []

@@ -343,6 +343,8 @@ def test_exploitability_by_the_models_seat_comes_from_the_best_responses_record(
     record = {"players": 2, "by_seat": {"black": {"win_rate": 1.0}, "white": {"win_rate": 0.08}}}
     assert exploitability_by_seat(record) == {"white": 1.0, "black": 0.08}
     assert exploitability_by_seat({"players": 3, "by_seat": {"0": {"win_rate": 0.5}}}) == {}
+    crafted = {"players": 2, "by_seat": {"black": {"win_rate": "all"}, "white": []}}  # not a record: no column
+    assert exploitability_by_seat(crafted) == exploitability_by_seat({"players": 2, "by_seat": [1, 2]}) == {}
     for seed, white_wins in enumerate((0.08, 0.1, 0.0)):
         run = tmp_path / "short" / "go_with_the_floe_v0" / "ppo-board" / f"seed{seed}"
         (run / "exploit").mkdir(parents=True)

@@ -138,3 +138,13 @@ def test_thin_ice_training_share_refuses_a_budget_below_one() -> None:
         [sys.executable, "-m", "benchmarks.thin_ice_training_share", "--timesteps", "0"], capture_output=True, text=True, cwd=ROOT
     )
     assert done.returncode == 2 and "--timesteps must be at least 1" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_main_job_refuses_a_missing_config_before_any_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks import main_job
+
+    with pytest.raises(SystemExit) as exit_info:
+        main_job.main(["--config", str(tmp_path / "trial.yaml"), "--out", str(tmp_path / "runs")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "trial.yaml: no such file" in err and "Traceback" not in err
+    assert not (tmp_path / "runs").exists()

@@ -67,10 +67,14 @@ def exploitability_by_seat(exploit_record: dict[str, Any]) -> dict[str, float]:
     what the best response took there (it held the other seat); ``{}`` at other table sizes.  A
     game won by one side (the Floe: Black) is hard to exploit where that side's wins are taken."""
     seats = exploit_record.get("by_seat", {})
-    if exploit_record.get("players", 2) != 2 or len(seats) != 2:
+    if exploit_record.get("players", 2) != 2 or not isinstance(seats, dict) or len(seats) != 2:
         return {}
-    first, second = seats
-    return {second: seats[first]["win_rate"], first: seats[second]["win_rate"]}
+    (first, first_record), (second, second_record) = seats.items()
+    rates = [record.get("win_rate") if isinstance(record, dict) else None for record in (first_record, second_record)]
+    numbers = [float(rate) for rate in rates if isinstance(rate, (int, float)) and not isinstance(rate, bool) and 0 <= rate <= 1]
+    if len(numbers) != 2:
+        return {}  # not a best response's record: the pooled figure stands alone
+    return {second: numbers[0], first: numbers[1]}
 
 
 def load_results(out: Path, budget: str) -> list[dict[str, Any]]:

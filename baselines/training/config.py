@@ -55,7 +55,10 @@ class TrainConfig:
     learning_rate: float = field(default=0.0003, metadata={"range": (0.0, 1.0)})
     learning_rate_end: float | None = field(
         default=None,
-        metadata={"help": "the learning rate at the budget's last timestep, reached linearly from learning_rate; null: constant"},
+        metadata={
+            "help": "the learning rate at the budget's last timestep, reached linearly from learning_rate; null: constant",
+            "range": (0.0, 1.0),
+        },
     )
     n_steps: int = field(default=256, metadata={"help": "steps per env per update"})
     batch_size: int = 512
@@ -119,10 +122,11 @@ class TrainConfig:
                 least = meta.get("least", 1)
                 if not isinstance(value, int) or isinstance(value, bool) or value < least:
                     raise ValueError(f"{spec.name} must be a whole number >= {least}, got {value!r}")
-            elif spec.type == "float":
+            elif spec.type in ("float", "float | None") and not (value is None and spec.type == "float | None"):
                 low, high = meta.get("range", (float("-inf"), float("inf")))
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
-                    raise ValueError(f"{spec.name} must be a number in [{low:g}, {high:g}], got {value!r}")
+                    optional = "null or " if spec.type == "float | None" else ""
+                    raise ValueError(f"{spec.name} must be {optional}a number in [{low:g}, {high:g}], got {value!r}")
             elif spec.type == "dict[str, Any]" and not isinstance(value, dict):
                 raise ValueError(f"{spec.name} must be a mapping, got {value!r}")
             if "choices" in meta and value not in meta["choices"]:
@@ -133,9 +137,6 @@ class TrainConfig:
             isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in self.net_arch
         ):
             raise ValueError(f"net_arch must be a list of layer widths (whole numbers > 0), got {self.net_arch!r}")
-        end = self.learning_rate_end
-        if end is not None and (isinstance(end, bool) or not isinstance(end, (int, float)) or not 0.0 <= end <= 1.0):
-            raise ValueError(f"learning_rate_end must be null or a number in [0, 1], got {end!r}")
         if not isinstance(self.opponents, dict) or not self.opponents:
             raise ValueError("opponents must be a mapping like {random: 0.5, self: 0.5}")
         weights = self.bc_opponents
