@@ -218,6 +218,50 @@ def test_the_masked_categorical_computes_what_the_plain_one_did_to_the_bit() -> 
     assert all(torch.equal(a, b) for a, b in zip(*results))
 
 
+@pytest.mark.parametrize("env_id,board", [("fire_and_ice_v0", "fire_and_ice"), ("go_with_the_floe_v0", "go_with_the_floe")])
+def test_the_update_over_legal_actions_computes_what_the_full_distribution_does(env_id: str, board: str) -> None:
+    """MaskablePPO's update reads values, log-probabilities and entropies from
+    ``BoardPolicy.evaluate_actions``, computed over each row's legal actions only: the same numbers
+    and gradients as sb3-contrib's full masked distribution, to rounding; an action that is not
+    legal gets the masked logit's -1e8."""
+    from polarzoo.baselines.policies.sb3 import legal_actions
+
+    env = SingleAgentEnv(env_id, opponents=[RandomAgent()])
+    model = MaskablePPO(BoardPolicy, env, seed=0, device="cpu", policy_kwargs={"board": board, "dim": 16, "blocks": 2})
+    observations, masks, actions = [], [], []
+    observation, _ = env.reset(seed=5)
+    rng = np.random.default_rng(5)
+    while len(observations) < 48:
+        mask = env.action_masks()
+        observations.append(observation)
+        masks.append(mask)
+        actions.append(int(rng.choice(np.flatnonzero(mask))))
+        observation, _, terminated, truncated, _ = env.step(actions[-1])
+        if terminated or truncated:
+            observation, _ = env.reset()
+    obs, mask = torch.as_tensor(np.array(observations)), torch.as_tensor(np.array(masks), dtype=torch.float32)
+    taken = torch.as_tensor(actions)
+    taken[0] = int(np.flatnonzero(masks[0] == 0)[0])  # not legal there
+    policy = model.policy
+    results = []
+    for evaluate in (policy.evaluate_actions, super(BoardPolicy, policy).evaluate_actions):
+        policy.zero_grad()
+        values, log_prob, entropy = evaluate(obs, taken, mask)
+        assert entropy is not None
+        (values.sum() + log_prob[1:].sum() + 0.1 * entropy.sum()).backward()
+        grads = [parameter.grad.clone() for parameter in policy.parameters() if parameter.grad is not None]
+        results.append((values.detach(), log_prob.detach(), entropy.detach(), grads))
+    (values, log_prob, entropy, grads), (values_full, log_prob_full, entropy_full, grads_full) = results
+    assert float(log_prob[0]) == pytest.approx(-1e8, rel=1e-6) and float(log_prob_full[0]) < -1e7
+    assert torch.allclose(values, values_full, atol=1e-5)
+    assert torch.allclose(log_prob[1:], log_prob_full[1:], atol=1e-4)
+    assert torch.allclose(entropy, entropy_full, atol=1e-4)
+    assert len(grads) == len(grads_full) and all(torch.allclose(a, b, atol=1e-4) for a, b in zip(grads, grads_full))
+    legal, valid = legal_actions(mask, mask.shape[1])
+    assert valid.sum(1).tolist() == (mask != 0).sum(1).tolist()
+    assert all(set(legal[row][valid[row]].tolist()) == set(np.flatnonzero(masks[row]).tolist()) for row in range(len(masks)))
+
+
 # ------------------------------------------------------------------------------ Thin Ice
 def _thin_ice_observations(num_players: int, steps: int = 14, seed: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
     pytest.importorskip("mujoco")

@@ -137,6 +137,37 @@ class MaskedCategorical:
         return -p_log_p.sum(dim=-1)
 
 
+def legal_actions(masks: torch.Tensor, num_actions: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The legal actions of each row of ``masks`` (any dtype, nonzero = legal), packed to the left:
+    ``(legal, valid)``, both ``(rows, most legal actions of a row)``; ``legal`` holds the action
+    ids (0 where ``valid`` is False, past a row's last legal action)."""
+    masks = masks.reshape(-1, num_actions) != 0
+    counts = masks.sum(dim=1)
+    rows, actions = masks.nonzero(as_tuple=True)
+    slots = torch.arange(rows.numel(), device=masks.device) - (counts.cumsum(0) - counts)[rows]
+    width = max(1, int(counts.max())) if counts.numel() else 1
+    legal = torch.zeros((masks.shape[0], width), dtype=torch.long, device=masks.device)
+    valid = torch.zeros((masks.shape[0], width), dtype=torch.bool, device=masks.device)
+    legal[rows, slots] = actions
+    valid[rows, slots] = True
+    return legal, valid
+
+
+def legal_log_prob_entropy(
+    legal_logits: torch.Tensor, legal: torch.Tensor, valid: torch.Tensor, actions: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(log_prob(actions), entropy)`` of the categorical over the legal actions only: what
+    :class:`MaskedCategorical` gives from the full masked logits (masked entries at -1e8 have
+    probability 0), computed on the few legal entries of each row instead of thousands.  An
+    action that is not legal in its row gets -1e8, as the masked logit would."""
+    log_p = torch.log_softmax(legal_logits.masked_fill(~valid, float("-inf")), dim=-1)
+    taken = (legal == actions.long().reshape(-1, 1)) & valid
+    log_prob = torch.where(taken, log_p, torch.zeros((), dtype=log_p.dtype, device=log_p.device)).sum(dim=-1)
+    log_prob = torch.where(taken.any(dim=-1), log_prob, torch.full_like(log_prob, -1e8))
+    log_p = torch.where(valid, log_p, torch.zeros((), dtype=log_p.dtype, device=log_p.device))
+    return log_prob, -(log_p.exp() * log_p).masked_fill(~valid, 0.0).sum(dim=-1)
+
+
 class FastMaskableCategoricalDistribution(MaskableCategoricalDistribution):
     """sb3-contrib's masked categorical distribution with :class:`MaskedCategorical` inside."""
 
@@ -194,6 +225,26 @@ class BoardPolicy(MaskableActorCriticPolicy):
         self.action_net = nn.Identity()  # the network already gives one logit per action
         self.value_net = nn.Linear(self.mlp_extractor.latent_dim_vf, 1)
         self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **self.optimizer_kwargs)  # type: ignore[call-arg]
+
+    def evaluate_actions(
+        self, obs: torch.Tensor, actions: torch.Tensor, action_masks: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """MaskablePPO's update: values, log-probabilities of ``actions`` and entropies, computed
+        over each row's legal actions only (:func:`legal_log_prob_entropy`; the network scores
+        just those where it can, ``forward_legal``), the numbers of the full masked
+        distribution to rounding.  Without masks: SB3's own."""
+        if action_masks is None:
+            return super().evaluate_actions(obs, actions, action_masks)
+        features = self.extract_features(obs)
+        legal, valid = legal_actions(torch.as_tensor(action_masks, device=self.device), self._num_actions)
+        forward_legal = getattr(self.mlp_extractor, "forward_legal", None)
+        if forward_legal is not None:
+            legal_logits, latent_vf = forward_legal(features, legal)
+        else:
+            logits, latent_vf = self.mlp_extractor(features)
+            legal_logits = logits.gather(1, legal)
+        log_prob, entropy = legal_log_prob_entropy(legal_logits, legal, valid, actions)
+        return self.value_net(latent_vf), log_prob, entropy
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()

@@ -125,8 +125,9 @@ def clone(
         for start in range(0, len(order), batch_size):
             index = order[start : start + batch_size]
             obs = torch.as_tensor(observations[index], dtype=torch.float32)
-            distribution = policy.get_distribution(obs, action_masks=masks[index])
-            loss = -distribution.log_prob(torch.as_tensor(actions[index])).mean()
+            # the update's own path: a board policy scores the legal actions only
+            _, log_prob, _ = policy.evaluate_actions(obs, torch.as_tensor(actions[index]), torch.as_tensor(masks[index]))
+            loss = -log_prob.mean()
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
