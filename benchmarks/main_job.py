@@ -155,10 +155,15 @@ def run_seed(seed: int, args: argparse.Namespace, out: Path) -> dict[str, Any]:
     }
 
 
-def markdown(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
-    def clock(seconds: float | None) -> str:
-        return "-" if seconds is None else f"{int(seconds // 60)} min {seconds % 60:02.0f} s"
+def clock(seconds: float | None) -> str:
+    """``3 min 05 s`` (whole seconds, rounded before the minutes are taken: 179.6 s is 3 min 00 s)."""
+    if seconds is None:
+        return "-"
+    whole = round(seconds)
+    return f"{whole // 60} min {whole % 60:02d} s"
 
+
+def markdown(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
     lines = [
         f"| seed | main job | cloning (demos + epochs) | PPO | final eval + start-up | timesteps/s | vs random | vs heuristic "
         f"| to >= {args.heuristic_bar:.0%} vs heuristic and {args.random_bar:.0%} vs random | load (mean, max) |",

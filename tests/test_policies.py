@@ -218,7 +218,10 @@ def test_the_masked_categorical_computes_what_the_plain_one_did_to_the_bit() -> 
     assert all(torch.equal(a, b) for a, b in zip(*results))
 
 
-@pytest.mark.parametrize("env_id,board", [("fire_and_ice_v0", "fire_and_ice"), ("go_with_the_floe_v0", "go_with_the_floe")])
+@pytest.mark.parametrize(
+    "env_id,board",
+    [("fire_and_ice_v0", "fire_and_ice"), ("go_with_the_floe_v0", "go_with_the_floe"), ("thin_ice_v0", "thin_ice")],
+)
 def test_the_update_over_legal_actions_computes_what_the_full_distribution_does(env_id: str, board: str) -> None:
     """MaskablePPO's update reads values, log-probabilities and entropies from
     ``BoardPolicy.evaluate_actions``, computed over each row's legal actions only: the same numbers
@@ -226,7 +229,9 @@ def test_the_update_over_legal_actions_computes_what_the_full_distribution_does(
     legal gets the masked logit's -1e8."""
     from polarzoo.baselines.policies.sb3 import legal_actions
 
-    env = SingleAgentEnv(env_id, opponents=[RandomAgent()])
+    if board == "thin_ice":
+        pytest.importorskip("mujoco")
+    env = SingleAgentEnv(env_id, opponents=[RandomAgent()], env_kwargs={"grid": 3} if board == "thin_ice" else None)
     model = MaskablePPO(BoardPolicy, env, seed=0, device="cpu", policy_kwargs={"board": board, "dim": 16, "blocks": 2})
     observations, masks, actions = [], [], []
     observation, _ = env.reset(seed=5)
@@ -324,6 +329,10 @@ def test_thin_ice_net_reads_padded_observations_as_the_unpadded_ones() -> None:
         row += len(game)
     (logits.sum() + value.sum()).backward()
     assert net.token[0].weight.grad is not None and net.token[0].weight.grad.abs().sum() > 0
+    # the update's path (the logits of a few actions a row) reads them the same way
+    legal = torch.as_tensor(np.random.default_rng(1).integers(0, 907, size=(len(padded), 40)))
+    legal_logits, legal_value = net.forward_legal(torch.as_tensor(padded), legal)
+    assert torch.allclose(legal_logits, logits.gather(1, legal), atol=1e-5) and torch.allclose(legal_value, value, atol=1e-5)
 
 
 def test_thin_ice_net_canonical_is_invariant_and_equivariant_under_the_square() -> None:
@@ -349,6 +358,15 @@ def test_thin_ice_net_canonical_is_invariant_and_equivariant_under_the_square() 
         assert torch.allclose(mapped_logits[:, actions], logits, atol=1e-4)
         differs |= not torch.allclose(plain(image)[0][:, actions], plain(torch.as_tensor(observations))[0], atol=1e-4)
     assert differs  # without the canonical orientation the same weights are not equivariant
+    # forward_legal: the logits of listed actions only (each kind: calls, placements of every size,
+    # pick-ups, DONE), through the canonical orientation and without it
+    legal = torch.as_tensor(np.random.default_rng(2).integers(0, masks.shape[1], size=(len(observations), 60)))
+    legal[:, :4] = torch.tensor([0, 8, masks.shape[1] - 16, masks.shape[1] - 1])
+    for network in (net, plain):
+        full_logits, full_value = network(torch.as_tensor(observations))
+        legal_logits, legal_value = network.forward_legal(torch.as_tensor(observations), legal)
+        assert torch.allclose(legal_logits, full_logits.gather(1, legal), atol=1e-5)
+        assert torch.allclose(legal_value, full_value, atol=1e-6)
     with pytest.raises(ValueError, match="symmetrize must be"):
         ThinIceNet(observations.shape[1], masks.shape[1], symmetrize="average")
 

@@ -140,6 +140,12 @@ def test_thin_ice_training_share_refuses_a_budget_below_one() -> None:
     assert done.returncode == 2 and "--timesteps must be at least 1" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_main_job_clock_rounds_before_it_takes_the_minutes() -> None:
+    from benchmarks.main_job import clock
+
+    assert [clock(s) for s in (179.6, 179.4, 59.5, 305.0, None)] == ["3 min 00 s", "2 min 59 s", "1 min 00 s", "5 min 05 s", "-"]
+
+
 def test_main_job_refuses_a_missing_config_before_any_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from benchmarks import main_job
 

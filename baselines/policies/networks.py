@@ -445,7 +445,10 @@ class ThinIceNet(nn.Module):
         images = features[:, index] * sign  # (B, 8, size)
         return (images.double() @ score).argmax(dim=1)
 
-    def _single(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _single(self, x: torch.Tensor, legal: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """(logits, value latent) of observations ``x``; with ``legal`` (B, L) action ids, the
+        logits of those actions only (B, L): a placement's hidden vector is made for the listed
+        targets alone (the update's largest cost, 3T of them a sample otherwise)."""
         r = self.rules
         batch, n = x.shape[0], self.players_of(x)
         blocks = x[:, : n * r.PLAYER_FEATURES].reshape(batch, n, r.PLAYER_FEATURES)
@@ -484,40 +487,62 @@ class ThinIceNet(nn.Module):
         queries = self.query(self.target_features)  # (3T, d)
         keys, values = self.keys(mine), self.values(mine)  # (B, 16, d)
         key_bias = padding.to(keys.dtype)[:, None, :] * -1e4  # (B, 1, 16)
-        scores = torch.baddbmm(key_bias, queries.expand(batch, -1, -1), keys.transpose(1, 2), alpha=1.0 / math.sqrt(self.dim))
         values = values + self.place_context(context)[:, None]
-        hidden = torch.baddbmm(self.place_query(queries), scores.softmax(-1), values).relu_()  # (B, 3T, d)
-        place = self.place_out(hidden).squeeze(-1)
         pick = self.pick_out(torch.cat([mine[:, 1:], context[:, None].expand(-1, r.MAX_SLOTS, -1)], dim=-1)).squeeze(-1)
-        logits = torch.cat([self.call_out(context), place, pick, self.done_out(context)], dim=-1)
-        return logits, context
+        if legal is None:
+            scores = torch.baddbmm(key_bias, queries.expand(batch, -1, -1), keys.transpose(1, 2), alpha=1.0 / math.sqrt(self.dim))
+            hidden = torch.baddbmm(self.place_query(queries), scores.softmax(-1), values).relu_()  # (B, 3T, d)
+            place = self.place_out(hidden).squeeze(-1)
+            return torch.cat([self.call_out(context), place, pick, self.done_out(context)], dim=-1), context
+        # The listed targets only: (B, L) of them, the rest of each row's actions read from the
+        # 25 logits that are not placements (calls, pick-ups, DONE).
+        targets = (legal - r.NUM_CALLS).clamp(0, 3 * self.num_targets - 1)
+        chosen = queries[targets]  # (B, L, d)
+        scores = torch.baddbmm(key_bias, chosen, keys.transpose(1, 2), alpha=1.0 / math.sqrt(self.dim))
+        hidden = torch.baddbmm(self.place_query(queries)[targets], scores.softmax(-1), values).relu_()  # (B, L, d)
+        place = self.place_out(hidden).squeeze(-1)
+        others = torch.cat([self.call_out(context), pick, self.done_out(context)], dim=-1)  # (B, 9 + 15 + 1)
+        placement = (legal >= r.NUM_CALLS) & (legal < r.NUM_CALLS + 3 * self.num_targets)
+        rest = torch.where(legal < r.NUM_CALLS, legal, legal - 3 * self.num_targets).clamp(0, others.shape[1] - 1)
+        return torch.where(placement, place, others.gather(1, rest)), context
 
     def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Logits and value latent of a batch of observations of one size; rows padded with absent
         seats (:func:`polarzoo.envs.thin_ice.rules.pad_observation`, a trainer's one shape for games
         of several sizes) are read without them, exactly as their unpadded observations."""
+        return self._by_present_players(features, None)
+
+    def forward_legal(self, features: torch.Tensor, legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(the logits of the actions in legal, value latent)``: ``forward``'s logits gathered
+        at ``legal`` (B, L), with placement hidden vectors made for those targets only (a
+        placement's legal targets are of one size: a third of the 3T or fewer)."""
+        return self._by_present_players(features, legal)
+
+    def _by_present_players(self, features: torch.Tensor, legal: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
         features = features.reshape(features.shape[0], -1).float()
         r, n = self.rules, self.players_of(features)
         absent = features[:, : n * r.PLAYER_FEATURES].reshape(len(features), n, r.PLAYER_FEATURES)[:, :, -1] < -0.5
         if not bool(absent.any()):
-            return self._forward_players(features)
+            return self._forward_players(features, legal)
         present = n - absent.sum(1)
-        logits = features.new_empty(len(features), self.latent_dim_pi)
+        logits = features.new_empty(len(features), self.latent_dim_pi if legal is None else legal.shape[1])
         value = features.new_empty(len(features), self.latent_dim_vf)
         for count in present.unique().tolist():
             rows = (present == count).nonzero().squeeze(1)
             kept = torch.as_tensor(r.present_indices(n, count), device=features.device)
-            logits[rows], value[rows] = self._forward_players(features[rows][:, kept])
+            logits[rows], value[rows] = self._forward_players(features[rows][:, kept], None if legal is None else legal[rows])
         return logits, value
 
-    def _forward_players(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    def _forward_players(self, features: torch.Tensor, legal: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         if self.symmetrize == "none":
-            return self._single(features)
+            return self._single(features, legal)
         k = self.canonical(features)
         index, sign, _ = self._tables(self.players_of(features), features.device)
         rows = torch.arange(len(features), device=features.device)
-        logits, value = self._single(features[rows[:, None], index[k]] * sign[k])
         # The canonical position's logit for action map_k(a) belongs to action a.
+        if legal is not None:
+            return self._single(features[rows[:, None], index[k]] * sign[k], self.sym_actions[k].gather(1, legal))
+        logits, value = self._single(features[rows[:, None], index[k]] * sign[k])
         return logits.gather(1, self.sym_actions[k]), value
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
