@@ -298,6 +298,8 @@ def test_league_exploit_trains_best_responses_to_its_heuristic(tmp_path: Path) -
     summary = json.loads((out / "exploit.json").read_text())
     assert summary["seeds"] == [0, 1] and summary["overall"]["games"] == 16
     assert summary["overall"]["wins"] == sum(row["wins"] for row in summary["per_seed"])
+    assert summary["opening_plies"] == 1 and all(1 <= row["distinct_games"] <= 8 for row in summary["per_seed"])
+    assert "games opened by 1 random ply" in (out / "exploit.md").read_text()
 
 
 def test_a_tiny_benchmark_runs_it_on_its_kits_budget(tmp_path: Path) -> None:

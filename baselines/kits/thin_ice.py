@@ -15,7 +15,10 @@ KIT = Kit(
     network="thin_ice",
     pretrained="thin_ice_v0.safetensors",
     pretrained_timesteps=141_312,  # three rounds of PPO from 0.3's 2-player policy (its model card)
-    opening_plies=0,  # a placement is physics: a random one would knock piles over
+    # One random ply: the first call (which sizes every player adds; no piece moves).  A random
+    # placement would knock piles over, so no more; without it two greedy policies replayed the
+    # same choices in most games (6-57 distinct games of 100, the tremor notwithstanding).
+    opening_plies=1,
     exploit_timesteps=30_000,
     hyperparams={
         # The pile policy (baselines/policies/networks.py ThinIceNet) on the default 2-player game;

@@ -253,12 +253,16 @@ def exploit_section(source_dir: Path) -> list[str]:
 
 def pooled_row(result: dict) -> str:
     """One row of the pooled / many-player exploit table."""
+    from polarzoo.baselines.training.exploit import plies
+
     total = result["overall"]
     seeds = result.get("seeds") or [result.get("seed")]
     compute = result.get("compute") or {}
     share = f" ({compute['fraction_of_agent']:.0%} of the agent's own)" if compute.get("fraction_of_agent") else ""
     start = f", from `{result['init']}`" if result.get("init") else ", from the config's start"
     players = f", {len(result['by_seat'])} players" if len(result["by_seat"]) > 2 else ""
+    if result.get("opening_plies") is not None:
+        players += f", games opened by {plies(result['opening_plies'])}"
     first = f"{total['first_place']:.0%} ({total['chance']:.0%})" if "first_place" in total else "-"
     earlier = " (an earlier model)" if current_models(result) is False else ""
     return (
