@@ -497,9 +497,13 @@ class ThinIceNet(nn.Module):
         # The listed targets only: (B, L) of them, the rest of each row's actions read from the
         # 25 logits that are not placements (calls, pick-ups, DONE).
         targets = (legal - r.NUM_CALLS).clamp(0, 3 * self.num_targets - 1)
-        chosen = queries[targets]  # (B, L, d)
+        # index_select, not queries[targets]: the backward of advanced indexing accumulates in
+        # parallel (its sums' order, so the weights, would vary run to run on two threads)
+        flat = targets.reshape(-1)
+        chosen = queries.index_select(0, flat).view(*targets.shape, self.dim)  # (B, L, d)
         scores = torch.baddbmm(key_bias, chosen, keys.transpose(1, 2), alpha=1.0 / math.sqrt(self.dim))
-        hidden = torch.baddbmm(self.place_query(queries)[targets], scores.softmax(-1), values).relu_()  # (B, L, d)
+        placed = self.place_query(queries).index_select(0, flat).view(*targets.shape, self.dim)
+        hidden = torch.baddbmm(placed, scores.softmax(-1), values).relu_()  # (B, L, d)
         place = self.place_out(hidden).squeeze(-1)
         others = torch.cat([self.call_out(context), pick, self.done_out(context)], dim=-1)  # (B, 9 + 15 + 1)
         placement = (legal >= r.NUM_CALLS) & (legal < r.NUM_CALLS + 3 * self.num_targets)
