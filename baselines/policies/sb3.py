@@ -165,7 +165,7 @@ def legal_log_prob_entropy(
     log_prob = torch.where(taken, log_p, torch.zeros((), dtype=log_p.dtype, device=log_p.device)).sum(dim=-1)
     log_prob = torch.where(taken.any(dim=-1), log_prob, torch.full_like(log_prob, -1e8))
     log_p = torch.where(valid, log_p, torch.zeros((), dtype=log_p.dtype, device=log_p.device))
-    return log_prob, -(log_p.exp() * log_p).masked_fill(~valid, 0.0).sum(dim=-1)
+    return log_prob, -(log_p.exp() * log_p).sum(dim=-1)  # 0 past a row's legal actions: exp(0) * 0
 
 
 class FastMaskableCategoricalDistribution(MaskableCategoricalDistribution):

@@ -198,8 +198,8 @@ def exploit_section(source_dir: Path) -> list[str]:
         "## Exploitability (approximate best responses)",
         "",
         "A best response is MaskablePPO trained against one frozen agent alone (`polarzoo-league exploit`, "
-        "`python -m polarzoo.baselines.training.exploit --help`), then played against it, games per seat, each game opened by the kit's random plies (two in Fire & Ice and the Floe, "
-        "none in Thin Ice); its win "
+        "`python -m polarzoo.baselines.training.exploit --help`), then played against it, games per seat, each game opened by the kit's random plies "
+        "(`Kit.opening_plies`); its win "
         "rate is a lower bound on what a determined opponent can take (a longer or better training may take more).",
         "",
         "| game | agent | best response's training | win rate as first seat | as second seat | best response's league rating |",
