@@ -267,6 +267,39 @@ def test_the_update_over_legal_actions_computes_what_the_full_distribution_does(
     assert all(set(legal[row][valid[row]].tolist()) == set(np.flatnonzero(masks[row]).tolist()) for row in range(len(masks)))
 
 
+def test_legal_actions_in_buckets_give_one_calls_numbers_with_narrower_rows() -> None:
+    """Rows grouped by their number of legal actions, each group padded to its own widest row:
+    the logits and latents of one call over all rows, in the rows' order, and the gradient too."""
+    from polarzoo.baselines.policies.sb3 import forward_legal_in_buckets, legal_actions
+
+    rng = np.random.default_rng(0)
+    counts = rng.choice([1, 3, 40, 41, 90], size=37)
+    masks = torch.zeros(37, 100, dtype=torch.bool)
+    for row, count in enumerate(counts):
+        masks[row, rng.choice(100, size=count, replace=False)] = True
+    legal, valid = legal_actions(masks, 100)
+    weights = torch.randn(100, 5, requires_grad=True)
+    features = torch.randn(37, 5)
+    widths: list[int] = []
+
+    def forward_legal(rows: torch.Tensor, actions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        widths.append(actions.shape[1])
+        return (rows[:, None, :] * weights[actions]).sum(-1), rows * 2
+
+    one_logits, one_latent = forward_legal(features, legal)
+    (grad_one,) = torch.autograd.grad(one_logits.masked_fill(~valid, 0).sum(), weights)
+    widths.clear()
+    logits, latent = forward_legal_in_buckets(forward_legal, features, legal, valid, 4)
+    (grad,) = torch.autograd.grad(logits.masked_fill(~valid, 0).sum(), weights)
+    assert logits.shape == legal.shape and torch.equal(latent, one_latent)
+    assert torch.allclose(logits[valid], one_logits[valid], atol=1e-6) and torch.allclose(grad, grad_one, atol=1e-5)
+    assert len(widths) == 4 and widths == sorted(widths) and widths[0] < 90 and widths[-1] == 90
+    # a batch too small to split is one call
+    widths.clear()
+    forward_legal_in_buckets(forward_legal, features[:5], legal[:5], valid[:5], 4)
+    assert len(widths) == 1
+
+
 # ------------------------------------------------------------------------------ Thin Ice
 def _thin_ice_observations(num_players: int, steps: int = 14, seed: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
     pytest.importorskip("mujoco")

@@ -335,6 +335,12 @@ class ThinIceNet(nn.Module):
     target_features: torch.Tensor  # buffers
     sym_actions: torch.Tensor
 
+    #: The update scores each row's legal actions in 4 groups of rows of like counts
+    #: (:func:`polarzoo.baselines.policies.sb3.forward_legal_in_buckets`): a call has a few legal
+    #: actions, a placement 294 or more, and padding every row to the widest made a 256-row
+    #: minibatch's update 1.4x slower (``python -m benchmarks.thin_ice_training_share``).
+    legal_buckets = 4
+
     FREQUENCIES_CM = (0.5, 1.0, 2.0, 4.0)  # Fourier feature periods' inverse scale (cm): pieces are 1.4-2.5 cm wide
 
     def __init__(

@@ -31,6 +31,7 @@ flat MLP).  The policy reads the flat, [0, 1]-scaled observation that
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,7 @@ from gymnasium import spaces
 from sb3_contrib.common.maskable.distributions import MaskableCategoricalDistribution
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
+from torch.nn import functional as F
 
 from polarzoo.baselines.policies.networks import BOARDS, FireAndIceNet, FloeNet, board_for_env, build_network  # noqa: F401
 
@@ -168,6 +170,35 @@ def legal_log_prob_entropy(
     return log_prob, -(log_p.exp() * log_p).sum(dim=-1)  # 0 past a row's legal actions: exp(0) * 0
 
 
+def forward_legal_in_buckets(
+    forward_legal: Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+    features: torch.Tensor,
+    legal: torch.Tensor,
+    valid: torch.Tensor,
+    buckets: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``forward_legal(features, legal)`` (a network's ``(legal logits, value latent)``) run on
+    ``buckets`` groups of rows sorted by their number of legal actions, each group padded only to
+    its own widest row; the logits come back at ``legal``'s width (0 where ``valid`` is False).
+    Where the counts spread widely (Thin Ice: a call has a few legal actions, a placement hundreds)
+    one padded width makes every row pay for the widest; rows do not interact, so the numbers
+    are those of one call."""
+    rows = legal.shape[0]
+    if buckets <= 1 or rows < 2 * buckets:
+        return forward_legal(features, legal)
+    counts = valid.sum(dim=1)
+    order = torch.argsort(counts, stable=True)
+    logits, latents = [], []
+    for group in order.tensor_split(buckets):
+        width = max(1, int(counts[group].max()))
+        group_logits, group_latent = forward_legal(features.index_select(0, group), legal.index_select(0, group)[:, :width])
+        logits.append(F.pad(group_logits, (0, legal.shape[1] - width)))
+        latents.append(group_latent)
+    back = torch.empty_like(order)
+    back[order] = torch.arange(rows, device=order.device)
+    return torch.cat(logits).index_select(0, back), torch.cat(latents).index_select(0, back)
+
+
 class FastMaskableCategoricalDistribution(MaskableCategoricalDistribution):
     """sb3-contrib's masked categorical distribution with :class:`MaskedCategorical` inside."""
 
@@ -239,7 +270,8 @@ class BoardPolicy(MaskableActorCriticPolicy):
         legal, valid = legal_actions(torch.as_tensor(action_masks, device=self.device), self._num_actions)
         forward_legal = getattr(self.mlp_extractor, "forward_legal", None)
         if forward_legal is not None:
-            legal_logits, latent_vf = forward_legal(features, legal)
+            buckets = getattr(self.mlp_extractor, "legal_buckets", 1)
+            legal_logits, latent_vf = forward_legal_in_buckets(forward_legal, features, legal, valid, buckets)
         else:
             logits, latent_vf = self.mlp_extractor(features)
             legal_logits = logits.gather(1, legal)
