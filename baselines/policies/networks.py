@@ -15,13 +15,11 @@ Both read the flat observation (any float scale) and return ``(logits, value_lat
 
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
 import torch
 from torch import nn
-from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from polarzoo.baselines.kits import games_with, kit_of
 from polarzoo.envs import GAMES
@@ -471,13 +469,8 @@ class ThinIceNet(nn.Module):
         # The observer's pile: self-attention over its tokens and a learned empty token.
         mine = torch.cat([self.empty.expand(batch, 1, self.dim), tokens[:, 0]], dim=1)
         padding = torch.cat([torch.zeros(batch, 1, dtype=torch.bool, device=x.device), ~valid[:, 0]], dim=1)
-        # In an update (gradients on, CPU), PyTorch's plain attention: its flash kernel's backward on 16
-        # tokens of 8 numbers a head took 1 ms a call, and the update step is 1.1x faster without it.
-        # Inference (rollouts, play) keeps the encoder layer's fused fast path.
-        plain = torch.is_grad_enabled() and x.device.type == "cpu"
-        with sdpa_kernel(SDPBackend.MATH) if plain else contextlib.nullcontext():
-            for layer in self.mix:
-                mine = layer(mine, src_key_padding_mask=padding)
+        for layer in self.mix:
+            mine = layer(mine, src_key_padding_mask=padding)
         weights = (~padding).to(x.dtype)
         mine_mean = (mine * weights[..., None]).sum(1) / weights.sum(1, keepdim=True)
         mine_max = mine.masked_fill(padding[..., None], -1e4).amax(1)
