@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -108,6 +109,55 @@ def test_board_policy_trains_masks_and_reloads_from_anywhere(env_id: str, board:
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["BoardPolicy", board]
     assert moved.stat().st_size < 5_000_000
+
+
+@pytest.mark.parametrize("env_id,board", [("fire_and_ice_v0", "fire_and_ice"), ("go_with_the_floe_v0", "go_with_the_floe")])
+def test_a_bfloat16_update_computes_the_float32_numbers_to_its_rounding_and_play_is_float32(
+    env_id: str, board: str, tmp_path
+) -> None:
+    """``update_precision="bfloat16"``: with gradients on (the update, cloning) the same weights
+    give the float32 network's logits and values to bfloat16's rounding (float32 out, gradients to
+    every trunk weight); without them (rollouts, play) the float32 numbers to the bit; a weight
+    file keeps the setting."""
+    from polarzoo.baselines.policies.networks import native_bfloat16, update_dtype
+    from polarzoo.baselines.policies.weights import load_policy, save_policy
+
+    env = SingleAgentEnv(env_id, opponents=[RandomAgent()])
+    kwargs = {"board": board, "dim": 16, "blocks": 2}
+    plain = MaskablePPO(BoardPolicy, env, seed=0, device="cpu", policy_kwargs=kwargs).policy
+    half = MaskablePPO(BoardPolicy, env, seed=0, device="cpu", policy_kwargs={**kwargs, "update_precision": "bfloat16"}).policy
+    half.load_state_dict(plain.state_dict())
+    observations = []
+    observation, _ = env.reset(seed=1)
+    rng = np.random.default_rng(1)
+    while len(observations) < 32:
+        observations.append(observation)
+        observation, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        if terminated or truncated:
+            observation, _ = env.reset()
+    features = torch.as_tensor(np.array(observations))
+    logits, value = plain.mlp_extractor(features)
+    half_logits, half_value = half.mlp_extractor(features)
+    assert half_logits.dtype == torch.float32 and half_value.dtype == torch.float32
+    assert not torch.equal(half_logits, logits)  # it did round
+    assert torch.allclose(half_logits, logits, atol=0.05) and torch.allclose(half_value, value, atol=0.05)
+    (half_logits.sum() + half_value.sum()).backward()
+    assert all(p.grad is not None for name, p in half.mlp_extractor.named_parameters() if "blocks" in name)
+    with torch.no_grad():
+        assert all(torch.equal(a, b) for a, b in zip(half.mlp_extractor(features), plain.mlp_extractor(features)))
+    path = save_policy(half, tmp_path / "half.safetensors", env_id)
+    assert load_policy(path).policy.mlp_extractor.autocast_dtype == torch.bfloat16
+    # auto: bfloat16 where the CPU has it; the pile network has no bfloat16 trunk
+    assert update_dtype("auto") == (torch.bfloat16 if native_bfloat16() else None) and update_dtype("float32") is None
+    with pytest.raises(ValueError, match="update_precision must be one of"):
+        update_dtype("float16")
+    if importlib.util.find_spec("mujoco") is None:
+        return
+    thin_ice = SingleAgentEnv("thin_ice_v0", env_kwargs={"grid": 3})
+    with pytest.raises(ValueError, match="no bfloat16 trunk"):
+        BoardPolicy(
+            thin_ice.observation_space, thin_ice.action_space, lambda _: 1e-3, board="thin_ice", update_precision="bfloat16"
+        )
 
 
 def test_board_policy_rejects_wrong_board() -> None:

@@ -15,6 +15,7 @@ Both read the flat observation (any float scale) and return ``(logits, value_lat
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -37,6 +38,41 @@ def line_incidence() -> torch.Tensor:
     for line, points in enumerate(fire_rules.LINES):
         incidence[line, points] = 1.0
     return torch.from_numpy(incidence)
+
+
+#: ``BoardPolicy(update_precision=...)``: the precision of a board network's trunk (its mixing
+#: blocks or convolutions, the bulk of its arithmetic) wherever gradients are computed, in
+#: MaskablePPO's update and in behaviour cloning.  ``"float32"``; ``"bfloat16"``: the trunk's matrix
+#: products and convolutions autocast to bfloat16 (float32 accumulation; norms, heads and logits
+#: stay float32); ``"auto"``: bfloat16 where the CPU multiplies it natively
+#: (:func:`native_bfloat16`), float32 elsewhere.  Rollouts, evaluations and play (no gradients)
+#: always run in float32, so a model plays the same whatever it was trained with.
+UPDATE_PRECISIONS = ("float32", "bfloat16", "auto")
+
+
+def native_bfloat16() -> bool:
+    """Whether this CPU has bfloat16 arithmetic (AVX512-BF16 or AMX); without it, bfloat16 is
+    emulated and slower than float32."""
+    return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+
+
+def update_dtype(precision: str) -> torch.dtype | None:
+    """The autocast dtype of a trunk with gradients on for an :data:`UPDATE_PRECISIONS` entry
+    (``None``: float32, no autocast); ``ValueError`` for another entry."""
+    if precision not in UPDATE_PRECISIONS:
+        raise ValueError(f"update_precision must be one of {UPDATE_PRECISIONS}, got {precision!r}")
+    if precision == "auto":
+        return torch.bfloat16 if native_bfloat16() else None
+    return torch.bfloat16 if precision == "bfloat16" else None
+
+
+def _autocast(network: nn.Module, device: torch.device) -> contextlib.AbstractContextManager:
+    """``network.autocast_dtype``'s autocast on ``device`` while gradients are on (the update and
+    cloning); a no-op otherwise."""
+    dtype = getattr(network, "autocast_dtype", None)
+    if dtype is None or not torch.is_grad_enabled():
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=dtype)
 
 
 class FanoBlock(nn.Module):
@@ -84,6 +120,9 @@ class FanoBlock(nn.Module):
 class FireAndIceNet(nn.Module):
     """Hole tokens -> (action logits, value latent); see the module docstring."""
 
+    #: the trunk's autocast dtype with gradients on (None: float32; :func:`update_dtype`)
+    autocast_dtype: torch.dtype | None = None
+
     def __init__(self, channels: int, dim: int = 32, blocks: int = 3, pass_action: bool = True) -> None:
         super().__init__()
         self.channels, self.dim, self.pass_action = channels, dim, pass_action
@@ -106,9 +145,10 @@ class FireAndIceNet(nn.Module):
         # hole = 7 * island + position, so hole-major is the (island, position) grid
         h = self.embed(features.reshape(-1, fire_rules.NUM_HOLES, self.channels).transpose(0, 1))
         h = h.view(fire_rules.NUM_ISLANDS, fire_rules.NUM_POSITIONS, -1, self.dim)
-        for block in self.blocks:
-            h = block(h, self.incidence)
-        return h.view(fire_rules.NUM_HOLES, -1, self.dim).transpose(0, 1)  # (B, 49, d)
+        with _autocast(self, h.device):
+            for block in self.blocks:
+                h = block(h, self.incidence)
+        return h.float().view(fire_rules.NUM_HOLES, -1, self.dim).transpose(0, 1)  # (B, 49, d)
 
     @staticmethod
     def _pool(h: torch.Tensor) -> torch.Tensor:
@@ -224,6 +264,8 @@ class FloeNet(nn.Module):
 
     mirror_actions: torch.Tensor  # buffers
     canonical_skew: torch.Tensor
+    #: the trunk's autocast dtype with gradients on (None: float32; :func:`update_dtype`)
+    autocast_dtype: torch.dtype | None = None
 
     def __init__(self, channels: int, dim: int = 32, blocks: int = 2, symmetrize: bool | str = True) -> None:
         super().__init__()
@@ -249,7 +291,9 @@ class FloeNet(nn.Module):
         self.latent_dim_vf = dim
 
     def _single(self, board: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # board: (B, C, 8 rows, 8 cols)
-        h = self.blocks(self.stem(board))
+        with _autocast(self, board.device):
+            h = self.blocks(self.stem(board))
+        h = h.float()
         # (B, 16, 8, 8) -> (B, 64 squares, 16) with square = 8 * row + col: action = 16 * square + k.
         moves = self.move_logits(h).permute(0, 2, 3, 1).flatten(1)
         pooled = torch.cat([h.mean(dim=(2, 3)), h.amax(dim=(2, 3))], dim=-1)

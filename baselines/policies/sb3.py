@@ -42,7 +42,14 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from torch import nn
 from torch.nn import functional as F
 
-from polarzoo.baselines.policies.networks import BOARDS, FireAndIceNet, FloeNet, board_for_env, build_network  # noqa: F401
+from polarzoo.baselines.policies.networks import (  # noqa: F401
+    BOARDS,
+    FireAndIceNet,
+    FloeNet,
+    board_for_env,
+    build_network,
+    update_dtype,
+)
 
 
 def gumbel_noise(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device | str = "cpu") -> torch.Tensor:
@@ -213,7 +220,10 @@ class BoardPolicy(MaskableActorCriticPolicy):
     Args (``policy_kwargs``): ``board`` (one of :data:`BOARDS`), ``dim`` (embedding width),
     ``blocks`` (mixing blocks), ``symmetrize`` (Go with the Floe: True / ``"average"``,
     ``"canonical"``, False / ``"none"``; Thin Ice: ``"canonical"`` or ``"none"``), ``pitch_mm``
-    (Thin Ice: the placement lattice's spacing, as the env's argument).
+    (Thin Ice: the placement lattice's spacing, as the env's argument), ``update_precision``
+    (Fire & Ice and the Floe: ``"float32"``, ``"bfloat16"`` or ``"auto"``, the precision of the
+    network's trunk in the update and in cloning, where gradients are on; rollouts and play stay
+    float32: :data:`~polarzoo.baselines.policies.networks.UPDATE_PRECISIONS`).
     """
 
     def __init__(
@@ -226,11 +236,14 @@ class BoardPolicy(MaskableActorCriticPolicy):
         blocks: int = 3,
         symmetrize: bool | str = True,
         pitch_mm: float = 7.0,
+        update_precision: str = "float32",
         **kwargs: Any,
     ) -> None:
         if board not in BOARDS:
             raise ValueError(f"board must be one of {BOARDS}, got {board!r}")
         self.board, self.dim, self.blocks, self.symmetrize, self.pitch_mm = board, dim, blocks, symmetrize, pitch_mm
+        self.update_precision = update_precision
+        self._update_dtype = update_dtype(update_precision)  # checks the name before the network is built
         kwargs.setdefault("ortho_init", False)  # the network initialises its own output layers
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
 
@@ -244,6 +257,12 @@ class BoardPolicy(MaskableActorCriticPolicy):
         self.mlp_extractor = build_network(
             self.board, size, self.dim, self.blocks, self.symmetrize, num_actions=self._num_actions, pitch_mm=self.pitch_mm
         )
+        if self._update_dtype is not None:
+            if not hasattr(self.mlp_extractor, "autocast_dtype"):
+                if self.update_precision == "bfloat16":
+                    raise ValueError(f"the {self.board} network has no bfloat16 trunk (update_precision: float32 or auto)")
+            else:
+                self.mlp_extractor.autocast_dtype = self._update_dtype
         if self.mlp_extractor.latent_dim_pi != self._num_actions:
             raise ValueError(
                 f"the {self.board} network gives {self.mlp_extractor.latent_dim_pi} logits, "
@@ -271,6 +290,8 @@ class BoardPolicy(MaskableActorCriticPolicy):
         forward_legal = getattr(self.mlp_extractor, "forward_legal", None)
         if forward_legal is not None:
             buckets = getattr(self.mlp_extractor, "legal_buckets", 1)
+            if isinstance(features, tuple):  # share_features_extractor=False: two flattens of one observation
+                features = features[0]
             legal_logits, latent_vf = forward_legal_in_buckets(forward_legal, features, legal, valid, buckets)
         else:
             logits, latent_vf = self.mlp_extractor(features)
@@ -280,5 +301,12 @@ class BoardPolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
-        data.update(board=self.board, dim=self.dim, blocks=self.blocks, symmetrize=self.symmetrize, pitch_mm=self.pitch_mm)
+        data.update(
+            board=self.board,
+            dim=self.dim,
+            blocks=self.blocks,
+            symmetrize=self.symmetrize,
+            pitch_mm=self.pitch_mm,
+            update_precision=self.update_precision,
+        )
         return data

@@ -175,7 +175,7 @@ def _policy_kwargs(class_name: str, kwargs: Any, where: str) -> dict[str, Any]:
         raise ModelFileError(f"{where}: its policy settings are not a JSON object")
     kwargs = dict(kwargs)
     if class_name == "BoardPolicy":
-        allowed: tuple[str, ...] = ("board", "dim", "blocks", "symmetrize", "pitch_mm", "ortho_init")
+        allowed: tuple[str, ...] = ("board", "dim", "blocks", "symmetrize", "pitch_mm", "update_precision", "ortho_init")
     else:
         allowed = MLP_SETTINGS
         if "activation_fn" in kwargs:
@@ -300,6 +300,8 @@ def architecture(policy: Any) -> dict[str, Any]:
         }
         if not policy.ortho_init:
             kwargs["ortho_init"] = False
+        if policy.update_precision != "float32":  # (a float32 policy's file is as before)
+            kwargs["update_precision"] = policy.update_precision
     else:
         class_name = type(policy).__name__
         if class_name != "MaskableActorCriticPolicy":

@@ -273,6 +273,10 @@ def train(
         tensorboard_log=str(run_dir / "tb"),
         verbose=0,
     )
+    precision = policy_kwargs.get("update_precision") if policy_kwargs else None
+    if precision is not None:
+        dtype = getattr(model.policy.mlp_extractor, "autocast_dtype", None)
+        print(f"update precision: {'bfloat16' if dtype is not None else 'float32'} (update_precision: {precision})", flush=True)
     if resume:
         if legacy:
             weights, boundary = read_legacy(run_dir, model_name, state.timesteps)
