@@ -154,3 +154,16 @@ def test_main_job_refuses_a_missing_config_before_any_run(tmp_path: Path, capsys
     err = capsys.readouterr().err
     assert exit_info.value.code == 2 and "trial.yaml: no such file" in err and "Traceback" not in err
     assert not (tmp_path / "runs").exists()
+
+
+def test_update_step_benchmark_cli(tmp_path: Path) -> None:
+    import json
+
+    out = run("-m", "benchmarks.update_step", "--envs", "fire_and_ice_v0", "--steps", "1", "--json", str(tmp_path / "step.json"))
+    assert "fire_and_ice_v0: float32" in out and "bfloat16" in out
+    record = json.loads((tmp_path / "step.json").read_text())["results"]["fire_and_ice_v0"]
+    assert record["float32"] > 0 and record["bfloat16"] > 0 and record["ratio"] > 0
+    bad = subprocess.run(
+        [sys.executable, "-m", "benchmarks.update_step", "--steps", "0"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert bad.returncode == 2 and "--steps must be at least 1" in bad.stderr

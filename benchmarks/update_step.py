@@ -1,0 +1,124 @@
+"""One MaskablePPO minibatch step of each board policy, two ways, in one process (an A/B).
+
+    python -m benchmarks.update_step --json docs/results/update_step.json
+
+A step is what the update does per minibatch: ``BoardPolicy.evaluate_actions`` on 256 rows, the
+backward pass and Adam, on one torch thread, with the game's network as its kit configures it.
+The rows come from random play (seeded), the actions are legal ones drawn at random.  The two
+sides alternate, step by step, and each side's median is reported with the ratio:
+
+* Fire & Ice and the Floe: ``update_precision`` float32 against bfloat16 (the trunk autocast to
+  bfloat16 with gradients on; on a CPU without bfloat16 arithmetic it is emulated and slower);
+* Thin Ice: the legal actions scored in one padded group (``legal_buckets = 1``, the code before)
+  against the network's own ``legal_buckets`` (groups of rows of like counts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks import write_json
+
+
+def rows(env_id: str, count: int, seed: int) -> tuple[Any, Any, Any]:
+    """``count`` (observations, masks, legal actions) from random play of ``env_id``, as tensors."""
+    import numpy as np
+    import torch
+
+    from polarzoo.wrappers import SingleAgentEnv
+
+    env = SingleAgentEnv(env_id)
+    rng = np.random.default_rng(seed)
+    observations: list[Any] = []
+    masks: list[Any] = []
+    actions: list[int] = []
+    observation, _ = env.reset(seed=seed)
+    while len(observations) < count:
+        mask = env.action_masks()
+        observations.append(observation)
+        masks.append(mask)
+        actions.append(int(rng.choice(np.flatnonzero(mask))))
+        observation, _, terminated, truncated, _ = env.step(actions[-1])
+        if terminated or truncated:
+            observation, _ = env.reset()
+    return torch.as_tensor(np.array(observations)), torch.as_tensor(np.array(masks)), torch.as_tensor(actions)
+
+
+def ab(env_id: str, steps: int, seed: int) -> dict[str, Any]:
+    """The game's two sides, alternating, ``steps`` timed steps each after two warm-ups."""
+    import torch
+    from sb3_contrib import MaskablePPO
+
+    from polarzoo.baselines.policies.networks import native_bfloat16
+    from polarzoo.baselines.training.config import TrainConfig, load_config, policy_and_kwargs
+    from polarzoo.wrappers import SingleAgentEnv
+
+    torch.manual_seed(seed)
+    config = TrainConfig.from_mapping(load_config(env_id))
+    policy_class, policy_kwargs = policy_and_kwargs(config)
+    model = MaskablePPO(policy_class, SingleAgentEnv(env_id), policy_kwargs=policy_kwargs, seed=seed, device="cpu")
+    policy, network = model.policy, model.policy.mlp_extractor
+    observations, masks, actions = rows(env_id, 256, seed)
+    sides: dict[str, dict[str, Any]]
+    if env_id == "thin_ice_v0":
+        sides = {"one group": {"legal_buckets": 1}, f"{network.legal_buckets} groups": {"legal_buckets": network.legal_buckets}}
+    else:
+        sides = {"float32": {"autocast_dtype": None}, "bfloat16": {"autocast_dtype": torch.bfloat16}}
+
+    def step() -> None:
+        values, log_prob, entropy = policy.evaluate_actions(observations, actions, masks)
+        assert entropy is not None  # (the masked distribution has one)
+        loss = values.mean() - log_prob.mean() - 0.01 * entropy.mean()
+        policy.optimizer.zero_grad()
+        loss.backward()
+        policy.optimizer.step()
+
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    for repeat in range(steps + 2):
+        for name, attributes in sides.items():
+            for attribute, value in attributes.items():
+                setattr(network, attribute, value)
+            began = time.perf_counter()
+            step()
+            if repeat >= 2:
+                times[name].append(1000 * (time.perf_counter() - began))
+    first, second = sides
+    record: dict[str, Any] = {name: round(statistics.median(ms), 1) for name, ms in times.items()}
+    record["ratio"] = round(statistics.median(a / b for a, b in zip(times[first], times[second])), 2)
+    if env_id != "thin_ice_v0":
+        record["native_bfloat16"] = native_bfloat16()
+    return record
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--envs", nargs="+", default=["fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0"])
+    parser.add_argument("--steps", type=int, default=20, help="timed steps a side (default: 20)")
+    parser.add_argument("--seed", type=int, default=0, help="the rows' and the network's seed (default: 0)")
+    parser.add_argument("--json", type=Path, help="also write the numbers here")
+    args = parser.parse_args(argv)
+    if args.steps < 1:
+        parser.error(f"--steps must be at least 1, got {args.steps}")
+    import torch
+
+    torch.set_num_threads(1)
+    results: dict[str, Any] = {}
+    for env_id in args.envs:
+        results[env_id] = ab(env_id, args.steps, args.seed)
+        sides = [key for key in results[env_id] if key not in ("ratio", "native_bfloat16")]
+        print(
+            f"{env_id}: {sides[0]} {results[env_id][sides[0]]} ms, {sides[1]} {results[env_id][sides[1]]} ms a 256-row step "
+            f"({results[env_id]['ratio']}x)",
+            flush=True,
+        )
+    results["load_1min"] = os.getloadavg()[0]
+    write_json(args.json, {"command": "python -m benchmarks.update_step", "results": results})
+
+
+if __name__ == "__main__":
+    main()
