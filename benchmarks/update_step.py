@@ -25,30 +25,6 @@ from typing import Any
 from benchmarks import write_json
 
 
-def rows(env_id: str, count: int, seed: int) -> tuple[Any, Any, Any]:
-    """``count`` (observations, masks, legal actions) from random play of ``env_id``, as tensors."""
-    import numpy as np
-    import torch
-
-    from polarzoo.wrappers import SingleAgentEnv
-
-    env = SingleAgentEnv(env_id)
-    rng = np.random.default_rng(seed)
-    observations: list[Any] = []
-    masks: list[Any] = []
-    actions: list[int] = []
-    observation, _ = env.reset(seed=seed)
-    while len(observations) < count:
-        mask = env.action_masks()
-        observations.append(observation)
-        masks.append(mask)
-        actions.append(int(rng.choice(np.flatnonzero(mask))))
-        observation, _, terminated, truncated, _ = env.step(actions[-1])
-        if terminated or truncated:
-            observation, _ = env.reset()
-    return torch.as_tensor(np.array(observations)), torch.as_tensor(np.array(masks)), torch.as_tensor(actions)
-
-
 def ab(env_id: str, steps: int, seed: int) -> dict[str, Any]:
     """The game's two sides, alternating, ``steps`` timed steps each after two warm-ups."""
     import torch
@@ -57,13 +33,14 @@ def ab(env_id: str, steps: int, seed: int) -> dict[str, Any]:
     from polarzoo.baselines.policies.networks import native_bfloat16
     from polarzoo.baselines.training.config import TrainConfig, load_config, policy_and_kwargs
     from polarzoo.wrappers import SingleAgentEnv
+    from polarzoo.wrappers.single_agent import random_play_rows
 
     torch.manual_seed(seed)
     config = TrainConfig.from_mapping(load_config(env_id))
     policy_class, policy_kwargs = policy_and_kwargs(config)
     model = MaskablePPO(policy_class, SingleAgentEnv(env_id), policy_kwargs=policy_kwargs, seed=seed, device="cpu")
     policy, network = model.policy, model.policy.mlp_extractor
-    observations, masks, actions = rows(env_id, 256, seed)
+    observations, masks, actions = (torch.as_tensor(rows) for rows in random_play_rows(SingleAgentEnv(env_id), 256, seed))
     sides: dict[str, dict[str, Any]]
     if env_id == "thin_ice_v0":
         sides = {"one group": {"legal_buckets": 1}, f"{network.legal_buckets} groups": {"legal_buckets": network.legal_buckets}}

@@ -20,6 +20,7 @@ from polarzoo.baselines.policies import BoardPolicy, FireAndIceNet, FloeNet, Mas
 from polarzoo.envs.fire_and_ice import symmetry as fire_symmetry  # noqa: E402
 from polarzoo.envs.go_with_the_floe import symmetry as floe_symmetry  # noqa: E402
 from polarzoo.wrappers import SingleAgentEnv  # noqa: E402
+from polarzoo.wrappers.single_agent import random_play_rows  # noqa: E402
 
 
 def test_fire_and_ice_net_is_equivariant_under_collineations() -> None:
@@ -127,15 +128,7 @@ def test_a_bfloat16_update_computes_the_float32_numbers_to_its_rounding_and_play
     plain = MaskablePPO(BoardPolicy, env, seed=0, device="cpu", policy_kwargs=kwargs).policy
     half = MaskablePPO(BoardPolicy, env, seed=0, device="cpu", policy_kwargs={**kwargs, "update_precision": "bfloat16"}).policy
     half.load_state_dict(plain.state_dict())
-    observations = []
-    observation, _ = env.reset(seed=1)
-    rng = np.random.default_rng(1)
-    while len(observations) < 32:
-        observations.append(observation)
-        observation, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
-        if terminated or truncated:
-            observation, _ = env.reset()
-    features = torch.as_tensor(np.array(observations))
+    features = torch.as_tensor(random_play_rows(env, 32, 1)[0])
     logits, value = plain.mlp_extractor(features)
     half_logits, half_value = half.mlp_extractor(features)
     assert half_logits.dtype == torch.float32 and half_value.dtype == torch.float32
@@ -283,18 +276,8 @@ def test_the_update_over_legal_actions_computes_what_the_full_distribution_does(
         pytest.importorskip("mujoco")
     env = SingleAgentEnv(env_id, opponents=[RandomAgent()], env_kwargs={"grid": 3} if board == "thin_ice" else None)
     model = MaskablePPO(BoardPolicy, env, seed=0, device="cpu", policy_kwargs={"board": board, "dim": 16, "blocks": 2})
-    observations, masks, actions = [], [], []
-    observation, _ = env.reset(seed=5)
-    rng = np.random.default_rng(5)
-    while len(observations) < 48:
-        mask = env.action_masks()
-        observations.append(observation)
-        masks.append(mask)
-        actions.append(int(rng.choice(np.flatnonzero(mask))))
-        observation, _, terminated, truncated, _ = env.step(actions[-1])
-        if terminated or truncated:
-            observation, _ = env.reset()
-    obs, mask = torch.as_tensor(np.array(observations)), torch.as_tensor(np.array(masks), dtype=torch.float32)
+    observations, masks, actions = random_play_rows(env, 48, 5)
+    obs, mask = torch.as_tensor(observations), torch.as_tensor(masks, dtype=torch.float32)
     taken = torch.as_tensor(actions)
     taken[0] = int(np.flatnonzero(masks[0] == 0)[0])  # not legal there
     policy = model.policy

@@ -238,3 +238,15 @@ def test_batch_vec_env_is_importable_from_the_package_as_the_docs_write_it() -> 
         from polarzoo import wrappers
 
         wrappers.Nothing  # noqa: B018
+
+
+def test_random_play_rows_are_legal_and_seeded() -> None:
+    from polarzoo.wrappers.single_agent import random_play_rows
+
+    env = SingleAgentEnv("fire_and_ice_v0")
+    observations, masks, actions = random_play_rows(env, 80, 3)
+    assert observations.shape == (80, *env.observation_space.shape) and masks.shape == (80, env.action_space.n)
+    assert masks.dtype == bool and masks[np.arange(80), actions].all()
+    again = random_play_rows(SingleAgentEnv("fire_and_ice_v0"), 80, 3)
+    assert np.array_equal(again[0], observations) and np.array_equal(again[2], actions)
+    assert not np.array_equal(random_play_rows(env, 80, 4)[2], actions)

@@ -379,3 +379,23 @@ class SingleAgentEnv(gym.Env):
     def close(self) -> None:
         for aec in self._aecs.values():
             aec.close()
+
+
+def random_play_rows(env: SingleAgentEnv, count: int, seed: int) -> tuple[NDArray, NDArray[np.bool_], NDArray[np.int64]]:
+    """``count`` rows of seeded random legal play of ``env`` (reset with ``seed``, actions drawn
+    by ``np.random.default_rng(seed)``, a new episode where one ends): the observations, action
+    masks and actions, stacked, as a policy's update or a benchmark reads them."""
+    rng = np.random.default_rng(seed)
+    observations: list[Any] = []
+    masks: list[NDArray[np.bool_]] = []
+    actions: list[int] = []
+    observation, _ = env.reset(seed=seed)
+    while len(observations) < count:
+        mask = np.asarray(env.action_masks(), dtype=bool)
+        observations.append(observation)
+        masks.append(mask)
+        actions.append(int(rng.choice(np.flatnonzero(mask))))
+        observation, _, terminated, truncated, _ = env.step(actions[-1])
+        if terminated or truncated:
+            observation, _ = env.reset()
+    return np.array(observations), np.array(masks), np.array(actions, dtype=np.int64)
