@@ -382,7 +382,7 @@ class ThinIceNet(nn.Module):
     #: The update scores each row's legal actions in 4 groups of rows of like counts
     #: (:func:`polarzoo.baselines.policies.sb3.forward_legal_in_buckets`): a call has a few legal
     #: actions, a placement 294 or more, and padding every row to the widest made a 256-row
-    #: minibatch's update step 1.4x slower (79 against 56 ms on random 2-player positions, idle).
+    #: minibatch's update step 2.1x slower (``python -m benchmarks.update_step``: 109 against 51 ms).
     legal_buckets = 4
 
     FREQUENCIES_CM = (0.5, 1.0, 2.0, 4.0)  # Fourier feature periods' inverse scale (cm): pieces are 1.4-2.5 cm wide
