@@ -52,8 +52,10 @@ UPDATE_PRECISIONS = ("float32", "bfloat16", "auto")
 
 def native_bfloat16() -> bool:
     """Whether this CPU has bfloat16 arithmetic (AVX512-BF16 or AMX); without it, bfloat16 is
-    emulated and slower than float32."""
-    return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+    emulated and slower than float32.  (PyTorch's own CPU probes, private: a build without them
+    counts as no.)"""
+    probes = (getattr(torch.cpu, name, None) for name in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"))
+    return any(bool(probe()) for probe in probes if probe is not None)
 
 
 def update_dtype(precision: str) -> torch.dtype | None:
