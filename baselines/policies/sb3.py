@@ -189,7 +189,7 @@ def forward_legal_in_buckets(
     its own widest row; the logits come back at ``legal``'s width (0 where ``valid`` is False).
     Where the counts spread widely (Thin Ice: a call has a few legal actions, a placement hundreds)
     one padded width makes every row pay for the widest; rows do not interact, so the numbers
-    are those of one call."""
+    are one call's to float rounding (the gradients' sums run in another order)."""
     rows = legal.shape[0]
     if buckets <= 1 or rows < 2 * buckets:
         return forward_legal(features, legal)
