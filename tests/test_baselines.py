@@ -254,6 +254,12 @@ def test_init_model_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     with pytest.raises(ValueError, match="no model file"):
         train.check_config(train.load_config("fire_and_ice_v0", {"init_model": str(tmp_path / "missing.zip")}))
     train.check_config(train.load_config("thin_ice_v0", {"init_model": "pretrained"}))  # shipped since the pile policy
+    # a board network setting it does not have, or an update precision it does not know: one line, before any work
+    with pytest.raises(ValueError, match=r"board_policy: unknown setting\(s\) \['dimm'\]"):
+        train.check_config(train.load_config("fire_and_ice_v0", {"board_policy": {"dimm": 32}}))
+    with pytest.raises(ValueError, match="update_precision must be one of"):
+        train.check_config(train.load_config("fire_and_ice_v0", {"board_policy": {"update_precision": "float16"}}))
+    train.check_config(train.load_config("fire_and_ice_v0", {"board_policy": {"update_precision": "auto", "ortho_init": True}}))
     with pytest.raises(ValueError, match="no pretrained model for chess_v0"):
         pretrained_path("chess_v0")
     with pytest.raises(SystemExit):

@@ -113,6 +113,26 @@ def test_a_safetensors_file_without_our_settings_is_refused(tmp_path: Path) -> N
         load_policy(tmp_path / "m.safetensors")
 
 
+def test_a_weight_file_with_an_unknown_update_precision_is_one_line(tmp_path: Path) -> None:
+    """A file whose settings name an update precision polarzoo does not have (or a setting it does
+    not know) is refused at load, in one line; its tensors are never built into anything else."""
+    from safetensors import safe_open
+    from safetensors.torch import load_file, save_file
+
+    with safe_open(str(pretrained_path(ENV)), framework="pt") as handle:
+        metadata = dict(handle.metadata())
+    tensors = load_file(str(pretrained_path(ENV)))
+    for change, words in (
+        ({"update_precision": "float16"}, "update_precision must be one of"),
+        ({"trunk": 1}, "does not know: trunk"),
+    ):
+        settings = json.loads(metadata["settings"])
+        settings["policy_kwargs"].update(change)
+        save_file(tensors, tmp_path / "m.safetensors", metadata={**metadata, "settings": json.dumps(settings)})
+        with pytest.raises(ModelFileError, match=words):
+            load_policy(tmp_path / "m.safetensors")
+
+
 def _run(args: list[str], cwd: Path, stdin: str = "") -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, input=stdin, timeout=scaled(300)

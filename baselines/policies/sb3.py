@@ -31,7 +31,8 @@ flat MLP).  The policy reads the flat, [0, 1]-scaled observation that
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import inspect
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -214,6 +215,29 @@ class FastMaskableCategoricalDistribution(MaskableCategoricalDistribution):
         return self
 
 
+#: :class:`BoardPolicy`'s own settings (beside SB3's policy keywords): what a config's
+#: ``board_policy`` sets, and with ``ortho_init`` what a weight file may carry.
+BOARD_POLICY_SETTINGS = ("board", "dim", "blocks", "symmetrize", "pitch_mm", "update_precision")
+
+
+def check_board_policy_settings(settings: Mapping[str, Any]) -> None:
+    """``ValueError`` naming the first key of ``settings`` (a config's ``board_policy``) that is
+    neither a :class:`BoardPolicy` setting nor one of SB3's policy keywords, or an
+    ``update_precision`` it does not know (before a network is built)."""
+    sb3_keywords = set(inspect.signature(MaskableActorCriticPolicy.__init__).parameters) - {
+        "self",
+        "observation_space",
+        "action_space",
+        "lr_schedule",
+        "kwargs",
+    }
+    unknown = sorted(set(settings) - set(BOARD_POLICY_SETTINGS) - sb3_keywords)
+    if unknown:
+        raise ValueError(f"board_policy: unknown setting(s) {unknown}; the board network's: {list(BOARD_POLICY_SETTINGS)}")
+    if "update_precision" in settings:
+        update_dtype(settings["update_precision"])
+
+
 class BoardPolicy(MaskableActorCriticPolicy):
     """MaskablePPO policy with a board network (see the module docstring).
 
@@ -243,7 +267,6 @@ class BoardPolicy(MaskableActorCriticPolicy):
             raise ValueError(f"board must be one of {BOARDS}, got {board!r}")
         self.board, self.dim, self.blocks, self.symmetrize, self.pitch_mm = board, dim, blocks, symmetrize, pitch_mm
         self.update_precision = update_precision
-        self._update_dtype = update_dtype(update_precision)  # checks the name before the network is built
         kwargs.setdefault("ortho_init", False)  # the network initialises its own output layers
         super().__init__(observation_space, action_space, lr_schedule, **kwargs)
 
@@ -254,15 +277,16 @@ class BoardPolicy(MaskableActorCriticPolicy):
 
     def _build_mlp_extractor(self) -> None:
         size = int(np.prod(self.observation_space.shape or ()))
+        dtype = update_dtype(self.update_precision)  # (checks the name before the network is built)
         self.mlp_extractor = build_network(
             self.board, size, self.dim, self.blocks, self.symmetrize, num_actions=self._num_actions, pitch_mm=self.pitch_mm
         )
-        if self._update_dtype is not None:
+        if dtype is not None:
             if not hasattr(self.mlp_extractor, "autocast_dtype"):
                 if self.update_precision == "bfloat16":
                     raise ValueError(f"the {self.board} network has no bfloat16 trunk (update_precision: float32 or auto)")
             else:
-                self.mlp_extractor.autocast_dtype = self._update_dtype
+                self.mlp_extractor.autocast_dtype = dtype
         if self.mlp_extractor.latent_dim_pi != self._num_actions:
             raise ValueError(
                 f"the {self.board} network gives {self.mlp_extractor.latent_dim_pi} logits, "

@@ -175,7 +175,9 @@ def _policy_kwargs(class_name: str, kwargs: Any, where: str) -> dict[str, Any]:
         raise ModelFileError(f"{where}: its policy settings are not a JSON object")
     kwargs = dict(kwargs)
     if class_name == "BoardPolicy":
-        allowed: tuple[str, ...] = ("board", "dim", "blocks", "symmetrize", "pitch_mm", "update_precision", "ortho_init")
+        from polarzoo.baselines.policies.sb3 import BOARD_POLICY_SETTINGS
+
+        allowed: tuple[str, ...] = (*BOARD_POLICY_SETTINGS, "ortho_init")
     else:
         allowed = MLP_SETTINGS
         if "activation_fn" in kwargs:

@@ -359,6 +359,10 @@ def check_config(values: Mapping[str, Any] | TrainConfig) -> TrainConfig:
     config = values if isinstance(values, TrainConfig) else TrainConfig.from_mapping(dict(values))
     if isinstance(values, TrainConfig):
         config.check()
+    if config.policy == "board":
+        from polarzoo.baselines.policies.sb3 import check_board_policy_settings  # the train extra (torch)
+
+        check_board_policy_settings(config.board_policy)
     counts = player_counts(config.env, (config.env_kwargs or {}).get("num_players"))
     if counts is not None and isinstance(config.learner_seat, dict):
         raise ValueError("learner_seat: a mapping of seat weights needs one player count, not a list of them")
