@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import write_json
+from polarzoo.baselines.kits import games_with
 
 
 def ab(env_id: str, steps: int, seed: int) -> dict[str, Any]:
@@ -42,7 +43,7 @@ def ab(env_id: str, steps: int, seed: int) -> dict[str, Any]:
     policy, network = model.policy, model.policy.mlp_extractor
     observations, masks, actions = (torch.as_tensor(rows) for rows in random_play_rows(SingleAgentEnv(env_id), 256, seed))
     sides: dict[str, dict[str, Any]]
-    if env_id == "thin_ice_v0":
+    if getattr(network, "legal_buckets", 1) > 1:  # a network that groups its rows: grouped or not
         sides = {"one group": {"legal_buckets": 1}, f"{network.legal_buckets} groups": {"legal_buckets": network.legal_buckets}}
     else:
         sides = {"float32": {"autocast_dtype": None}, "bfloat16": {"autocast_dtype": torch.bfloat16}}
@@ -67,14 +68,17 @@ def ab(env_id: str, steps: int, seed: int) -> dict[str, Any]:
     first, second = sides
     record: dict[str, Any] = {name: round(statistics.median(ms), 1) for name, ms in times.items()}
     record["ratio"] = round(statistics.median(a / b for a, b in zip(times[first], times[second])), 2)
-    if env_id != "thin_ice_v0":
+    if "bfloat16" in sides:
         record["native_bfloat16"] = native_bfloat16()
     return record
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--envs", nargs="+", default=["fire_and_ice_v0", "go_with_the_floe_v0", "thin_ice_v0"])
+    boards = games_with("network")
+    parser.add_argument(
+        "--envs", nargs="+", default=boards, choices=boards, help=f"games with a board network (default: {' '.join(boards)})"
+    )
     parser.add_argument("--steps", type=int, default=20, help="timed steps a side (default: 20)")
     parser.add_argument("--seed", type=int, default=0, help="the rows' and the network's seed (default: 0)")
     parser.add_argument("--json", type=Path, help="also write the numbers here")

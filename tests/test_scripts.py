@@ -167,3 +167,7 @@ def test_update_step_benchmark_cli(tmp_path: Path) -> None:
         [sys.executable, "-m", "benchmarks.update_step", "--steps", "0"], capture_output=True, text=True, cwd=ROOT
     )
     assert bad.returncode == 2 and "--steps must be at least 1" in bad.stderr
+    unknown = subprocess.run(
+        [sys.executable, "-m", "benchmarks.update_step", "--envs", "chess"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert unknown.returncode == 2 and "invalid choice: 'chess'" in unknown.stderr and "Traceback" not in unknown.stderr
