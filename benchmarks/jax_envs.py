@@ -1,6 +1,6 @@
 """The JAX twins: game steps per second with ``jax.lax.scan`` at B = 1, 64, 1024, 4096, beside
-the numba batch cores and pgx's ``connect_four`` in the same run; compile time apart; and the
-lockstep check of the twins against the numba cores.
+the numba batch cores and pgx's ``connect_four`` and ``othello`` in the same run (a ratio to each);
+compile time apart; and the lockstep check of the twins against the numba cores.
 
 A "step" is one game advancing one action, with a random legal action drawn inside the loop and
 finished games restarted: JAX: ``lax.scan`` over ``T`` steps of (draw, ``env.step``, auto
@@ -11,7 +11,8 @@ the median is reported.
 
     python -m benchmarks.jax_envs                         # the table (a few minutes)
     python -m benchmarks.jax_envs --lockstep-games 100000 # plus 100,000 lockstep games per twin
-    python -m benchmarks.jax_envs --sizes 1024 65536      # larger batches on an accelerator
+    python -m benchmarks.jax_envs --sizes 4096 65536      # larger batches on an accelerator
+    python -m benchmarks.jax_envs --pgx-games connect_four go_9x9   # other pgx games beside ours
 
 ``--xla-threads 1`` limits XLA's CPU thread pool to one thread (the numba cores use one core).
 """
@@ -23,6 +24,9 @@ import os
 import statistics
 import sys
 import time
+
+#: pgx's games timed beside the twins by default: a small board and a larger one
+PGX_GAMES = ("connect_four", "othello")
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -37,6 +41,13 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="games per twin checked in lockstep against the numba core (default: 0 = skip)",
     )
     parser.add_argument("--xla-threads", type=int, default=0, help="XLA CPU threads (0 = XLA's default, every core) (default: 0)")
+    parser.add_argument(
+        "--pgx-games",
+        nargs="*",
+        default=list(PGX_GAMES),
+        metavar="GAME",
+        help=f"pgx games timed beside the twins, a ratio column each (default: {' '.join(PGX_GAMES)})",
+    )
     parser.add_argument("--no-numba", action="store_true", help="skip the numba cores (e.g. on an accelerator machine)")
     return parser.parse_args(argv)
 
@@ -133,7 +144,11 @@ def main(argv: list[str] | None = None) -> None:
         flush=True,
     )
     twins = {name: jax_envs.make(name) for name in jax_envs.available_envs()}
-    twins["pgx connect_four"] = pgx.make("connect_four")
+    unknown = sorted(set(args.pgx_games) - set(pgx.available_envs()))
+    if unknown:
+        sys.exit(f"--pgx-games: pgx {pgx.__version__} has no game {unknown[0]!r}; its games: {', '.join(pgx.available_envs())}")
+    for game in args.pgx_games:
+        twins[f"pgx {game}"] = pgx.make(game)
     numba = {} if args.no_numba else {name: jax_envs.batch_core(name, 1).__class__ for name in jax_envs.available_envs()}
     for core in numba.values():
         time_numba(core, 2, 0.05, 0)  # compile / load the cached kernels
@@ -149,22 +164,21 @@ def main(argv: list[str] | None = None) -> None:
             for name, core in numba.items():
                 numba_rates.setdefault((name, size), []).append(time_numba(core, size, args.seconds, trial))
         print(f"trial {trial + 1}/{args.trials} done", file=sys.stderr, flush=True)
-    print(
-        "| game | B | JAX twin steps/s | compile s | numba core steps/s | twin / numba | pgx connect_four steps/s | twin / connect_four |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    pgx_columns = "".join(f" pgx {game} steps/s | twin / {game} |" for game in args.pgx_games)
+    print(f"| game | B | JAX twin steps/s | compile s | numba core steps/s | twin / numba |{pgx_columns}")
+    print("|---|---:|---:|---:|---:|---:|" + "---:|---:|" * len(args.pgx_games))
     for name in jax_envs.available_envs():
         for size in args.sizes:
             ours = statistics.median(rates[(name, size)])
-            c4 = statistics.median(rates[("pgx connect_four", size)])
             cell = ("-", "-")
             if numba:
                 theirs = statistics.median(numba_rates[(name, size)])
                 cell = (f"{theirs:,.0f}", f"{ours / theirs:.2f}x")
-            print(
-                f"| {name} | {size} | {ours:,.0f} | {compile_seconds[(name, size)]:.1f} | {cell[0]} | {cell[1]} | "
-                f"{c4:,.0f} | {ours / c4:.2f}x |"
-            )
+            pgx_cells = ""
+            for game in args.pgx_games:
+                yardstick = statistics.median(rates[(f"pgx {game}", size)])
+                pgx_cells += f" {yardstick:,.0f} | {ours / yardstick:.2f}x |"
+            print(f"| {name} | {size} | {ours:,.0f} | {compile_seconds[(name, size)]:.1f} | {cell[0]} | {cell[1]} |{pgx_cells}")
     if args.lockstep_games:
         print()
         for name in jax_envs.available_envs():

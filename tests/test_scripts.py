@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -171,3 +172,34 @@ def test_update_step_benchmark_cli(tmp_path: Path) -> None:
         [sys.executable, "-m", "benchmarks.update_step", "--envs", "chess"], capture_output=True, text=True, cwd=ROOT
     )
     assert unknown.returncode == 2 and "invalid choice: 'chess'" in unknown.stderr and "Traceback" not in unknown.stderr
+
+
+def test_jax_envs_refuses_a_game_pgx_lacks() -> None:
+    pytest.importorskip("pgx")
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.jax_envs", "--pgx-games", "othello", "chess9"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode != 0
+    assert "--pgx-games: pgx" in done.stderr and "no game 'chess9'" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_accelerator_checks_script_smoke(tmp_path: Path) -> None:
+    """The prepared GPU script, shrunk (SMOKE=1), runs end to end on a CPU and leaves the 8 files
+    a device run brings back, the benchmark with a column per pgx game."""
+    for module in ("jax", "pgx", "mctx", "optax"):
+        pytest.importorskip(module)
+    environ = {**os.environ, "SMOKE": "1", "OUT": str(tmp_path), "PYTHON": sys.executable}
+    done = subprocess.run(
+        ["bash", "benchmarks/accelerator_checks.sh"], cwd=ROOT, env=environ, capture_output=True, text=True, timeout=scaled(300)
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    files = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*") if path.is_file())
+    expected = ["az.log", "az/config.json", "az/evaluations.csv", "az/model.json", "az/model.npz", "device.txt"]
+    assert files == sorted([*expected, "jax_envs_benchmark.md", "tests.log"])
+    table = (tmp_path / "jax_envs_benchmark.md").read_text()
+    assert "twin / connect_four" in table and "twin / othello" in table and "mismatches 0" in table
+    assert "tests collected" in (tmp_path / "tests.log").read_text()
