@@ -677,3 +677,47 @@ def test_teacher_games_go_round_the_player_counts_padded_to_the_largest() -> Non
         "thin_ice_v0", teacher, 1, seed=5, env_kwargs={"num_players": 2}, opponents={"random": 0.5, "teacher": 0.5}
     )
     assert all((a == b).all() for a, b in zip(one, again))
+
+
+def test_final_average_makes_the_model_the_mean_of_the_final_weights_and_the_last_snapshots(tmp_path: Path) -> None:
+    """``final_average: 3``: model.zip and model.safetensors hold the mean of the final weights
+    and the last two snapshots'; the final weights alone are model_last.zip, which the checkpoint
+    (what a resume trains on from) also holds; training.json names the averaged snapshots."""
+    import numpy as np
+    from safetensors.numpy import load_file
+
+    from polarzoo.baselines.policies.weights import read_weights
+    from polarzoo.baselines.training import ppo
+
+    settings = {
+        "n_envs": 2,
+        "n_steps": 64,
+        "batch_size": 64,
+        "n_epochs": 1,
+        "eval_every": 0,
+        "snapshot_every": 128,
+        "torch_threads": 1,
+        "vec_env": "dummy",
+        "bc_games": 0,
+        "total_timesteps": 512,
+        "final_average": 3,
+    }
+    run = tmp_path / "run"
+    ppo.train(ppo.load_config("fire_and_ice_v0", settings), run, seed=5, progress_bar=False, final_eval=False)
+    assert json.loads((run / "training.json").read_text())["averaged_with"] == ["snapshot_384.zip", "snapshot_512.zip"]
+    parts = [read_weights(path)[1] for path in (run / "snapshots" / "snapshot_384.zip", run / "snapshots" / "snapshot_512.zip")]
+    last = read_weights(run / "model_last.zip")[1]
+    for path in (run / "model.zip", run / "model.safetensors"):
+        model = read_weights(path)[1]
+        for name, value in last.items():
+            np.testing.assert_array_equal(model[name], (parts[0][name] + parts[1][name] + value) / 3, err_msg=name)
+    assert any(not np.array_equal(read_weights(run / "model.zip")[1][name], value) for name, value in last.items())
+    checkpoint = load_file(run / "checkpoints" / "latest.safetensors")
+    assert all(np.array_equal(checkpoint[f"policy/{name}"], value) for name, value in last.items())
+
+
+def test_a_final_average_below_one_is_refused() -> None:
+    from polarzoo.baselines.training import ppo
+
+    with pytest.raises(ValueError, match="final_average must be a whole number >= 1"):
+        ppo.TrainConfig.from_mapping(ppo.load_config("fire_and_ice_v0", {"final_average": 0}))
