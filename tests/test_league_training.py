@@ -96,17 +96,3 @@ def test_a_missing_starting_model_is_one_line(tmp_path, capsys: pytest.CaptureFi
     with pytest.raises(SystemExit) as stop:
         main(["--env", "fire_and_ice_v0", "--init", str(tmp_path / "missing.zip"), "--out", str(tmp_path / "l")])
     assert stop.value.code == 2 and "no such model file" in capsys.readouterr().err
-
-
-def test_league_rounds_keep_their_final_weights_where_the_main_job_averages(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Fire & Ice's main job averages its last snapshots into its model (``final_average``); a
-    league round's model is its final weights (the league averages whole rounds, --average-last)."""
-    import json
-
-    from polarzoo.baselines.training import league_training
-
-    monkeypatch.setattr(league_training, "train", lambda *args, **kwargs: None)  # the configs only
-    config = LeagueConfig(env="fire_and_ice_v0")
-    for name, exploiter in (("main", False), ("exploiter", True)):
-        league_training.phase(config, tmp_path / name, "pretrained", {"heuristic": 1.0}, 2048, 0, "", exploiter=exploiter)
-        assert json.loads((tmp_path / name / "config.json").read_text())["final_average"] == 1

@@ -111,12 +111,7 @@ PPO_FIXED: dict[str, Any] = {"torch_threads": 1, "update_threads": 0, "vec_env":
 #: from scratch (no behaviour cloning), Fire & Ice against the opponent mixture its published
 #: runs used (the main job's default moved to behaviour cloning of the heuristic afterwards).
 PPO_PINNED: dict[str, dict[str, Any]] = {
-    "fire_and_ice_v0": {
-        "bc_games": 0,
-        "bc_epochs": 20,
-        "opponents": {"random": 0.4, "heuristic": 0.2, "self": 0.4},
-        "final_average": 1,  # the final weights (the main job averages its last snapshots since 0.4.0)
-    },
+    "fire_and_ice_v0": {"bc_games": 0, "bc_epochs": 20, "opponents": {"random": 0.4, "heuristic": 0.2, "self": 0.4}},
     "go_with_the_floe_v0": {"bc_games": 0},
     "thin_ice_v0": {"bc_games": 0},
     **{game: {"bc_games": 0, "env_kwargs": {"num_players": list(track.train_players)}} for game, track in TRACKS.items()},

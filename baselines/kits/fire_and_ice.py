@@ -36,10 +36,5 @@ KIT = Kit(
         "bc_games": 1000,
         "bc_epochs": 6,
         "opponents": {"random": 0.2, "heuristic": 0.4, "self": 0.4},
-        # The model is the mean of the final weights and the snapshots at 150,000, 200,000 and
-        # 250,000 timesteps: the last weights alone wander around the policy (seeds 5-14 beat the
-        # heuristic 91-99/100, the mean 96-100; results page, "Training").  Best responses, league
-        # rounds and the benchmark's PPO runs keep their final weights, as published.
-        "final_average": 4,
     },
 )

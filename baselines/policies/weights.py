@@ -540,23 +540,6 @@ def _load_trusted(path: str | Path) -> LoadedModel:
     )
 
 
-def mean_weights(paths: list[Path]) -> dict[str, np.ndarray]:
-    """The mean of the weights of ``paths`` (model files of one network: the checkpoints of one
-    lineage, whose mean is a model of its own, smoother than any of them), read as data; a tensor
-    that is not floating point is the last file's."""
-    states = [read_weights(path)[1] for path in paths]
-    last = states[-1]
-    for path, state in zip(paths, states):
-        if state.keys() != last.keys() or any(state[k].shape != last[k].shape for k in last):
-            raise ModelFileError(f"{path}: not the network of {paths[-1]}, so their weights have no mean")
-    return {
-        k: np.asarray(sum(state[k] for state in states) / len(states), dtype=last[k].dtype)
-        if np.issubdtype(last[k].dtype, np.floating)
-        else last[k]
-        for k in last
-    }
-
-
 def load_policy_weights(path: str | Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(settings, state dict of tensors)`` of a model file, for ``policy.load_state_dict``."""
     import torch

@@ -80,13 +80,6 @@ class TrainConfig:
     opponents: dict[str, float] = field(default_factory=lambda: {"random": 0.5, "heuristic": 0.2, "self": 0.3})
     snapshot_every: int = field(default=50_000, metadata={"least": 0})
     max_snapshots: int = 5
-    final_average: int = field(
-        default=1,
-        metadata={
-            "help": "the run's model: the mean of the final weights and the last final_average - 1 snapshots' "
-            "(fewer where the run keeps fewer: snapshot_every, max_snapshots); 1: the final weights"
-        },
-    )
     checkpoint_every: int = 20_000
     eval_every: int = field(default=50_000, metadata={"least": 0})
     eval_games: int = 20
@@ -169,7 +162,6 @@ ADDED_KEYS: dict[str, Any] = {
     "rollouts": "lockstep",
     "bc_opponents": {"random": 0.5, "teacher": 0.5},
     "learning_rate_end": None,
-    "final_average": 1,
 }
 
 

@@ -57,7 +57,7 @@ from polarzoo.baselines.cli.runs import (
 )
 from polarzoo.baselines.cli.runs import seed as seed_type
 from polarzoo.baselines.kits import kit_of
-from polarzoo.baselines.policies.weights import load_policy, mean_weights, save_policy
+from polarzoo.baselines.policies.weights import load_policy, read_weights, save_policy
 from polarzoo.baselines.training.config import InitModelError, load_config, model_file
 from polarzoo.baselines.training.exploit import agent_training_timesteps, best_response_games, overall
 from polarzoo.baselines.training.ppo import train
@@ -167,7 +167,6 @@ def phase(
             "total_timesteps": timesteps,
             **seats,
             "snapshot_every": 0,
-            "final_average": 1,  # each round's final weights (the league averages rounds itself: --average-last)
             "eval_every": 0,
             "bc_games": 0,
             "init_model": init_model,
@@ -348,12 +347,17 @@ def write_progress(league: League) -> None:
 
 def average_models(paths: list[Path], out: Path) -> None:
     """``out``: an SB3 zip whose policy weights are the mean of ``paths``' (main agents of one
-    lineage, each a fine-tune of the one before; :func:`~polarzoo.baselines.policies.weights.mean_weights`,
-    read as data) and whose other parts are the last one's."""
+    lineage, each a fine-tune of the one before: their mean is a model of its own, smoother than
+    any of them; a tensor that is not floating point is the last one's) and whose other parts are
+    the last one's.  The weights are read as data (:func:`~polarzoo.baselines.policies.weights.read_weights`)."""
     import numpy as np
     import torch
 
-    mean = mean_weights(paths)
+    states = [read_weights(path)[1] for path in paths]
+    last = states[-1]
+    mean = {
+        k: sum(state[k] for state in states) / len(states) if np.issubdtype(last[k].dtype, np.floating) else last[k] for k in last
+    }
     weights = io.BytesIO()
     torch.save({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in mean.items()}, weights)
     written = io.BytesIO()

@@ -33,7 +33,7 @@ from polarzoo.baselines.cli.runs import (
 )
 from polarzoo.baselines.evaluation.evaluate import evaluate
 from polarzoo.baselines.evaluation.tournament import seat_names
-from polarzoo.baselines.policies.weights import ModelFileError, load_policy_weights, mean_weights, save_policy
+from polarzoo.baselines.policies.weights import ModelFileError, load_policy_weights, save_policy
 from polarzoo.baselines.training.checkpoints import (  # noqa: F401 (public here too: the trainer's checkpoints)
     capture_update_boundary,
     drop_later_evaluations,
@@ -202,24 +202,6 @@ class LinearLearningRate:
         return f"LinearLearningRate(start={self.start}, end={self.end})"
 
 
-def average_final_weights(model: Any, config: TrainConfig, snapshots: list[str], run_dir: Path) -> list[str]:
-    """``final_average`` > 1: ``model``'s policy takes the mean of its final weights and those of
-    the run's last ``final_average - 1`` snapshots (fewer where it keeps fewer), the final weights
-    alone kept as ``model_last.zip``; returns the averaged snapshots' names.  Late PPO weights
-    wander around a policy; their mean is steadier than the last of them (results page,
-    "Training").  The checkpoint keeps the final weights: a resumed run trains on from them."""
-    import torch
-
-    sources = [Path(path) for path in snapshots][-(config.final_average - 1) :] if config.final_average > 1 else []
-    if not sources:
-        return []
-    last = run_dir / "model_last.zip"
-    save_model(model, last)
-    mean = mean_weights([*sources, last])
-    model.policy.load_state_dict({name: torch.as_tensor(array) for name, array in mean.items()}, strict=True)
-    return [path.name for path in sources]
-
-
 def learning_rate_schedule(config: TrainConfig) -> float | LinearLearningRate:
     """MaskablePPO's ``learning_rate``: the config's constant, or a line from it to
     ``learning_rate_end`` over the budget (SB3 reads the progress from the timesteps, so a resumed
@@ -360,7 +342,6 @@ def train(
     state.train_seconds = seconds_before + elapsed
     # learn() ends after an update: an exact point to continue from (a larger --total-timesteps)
     save_checkpoint(run_dir, model, state, capture_update_boundary(model, callback.counters(), state))
-    averaged = average_final_weights(model, config, state.snapshots, run_dir)
     save_model(model, run_dir / "model.zip")
     # the shareable copy: weights and settings only (a zip's pickles run code when loaded)
     save_policy(model, run_dir / "model.safetensors", env_id=config.env)
@@ -375,8 +356,6 @@ def train(
         "seconds_this_part": elapsed,
         # this part's periodic evaluations (inside "seconds"): the rest is the training's own
         "evaluation_seconds": round(callback.eval_seconds, 2),
-        # the snapshots averaged with the final weights into the model (final_average)
-        "averaged_with": averaged,
     }
     atomic_write(run_dir / "training.json", json.dumps(record, indent=2))
     resumed = f" ({elapsed:.0f} s in this part)" if seconds_before or steps_before else ""
@@ -384,11 +363,6 @@ def train(
         f"trained {model.num_timesteps} timesteps in {state.train_seconds:.0f} s{resumed} ({fps:.0f} fps); "
         f"model: {run_dir / 'model.zip'} (weights only, to share: {run_dir / 'model.safetensors'})"
     )
-    if averaged:
-        print(
-            f"the model is the mean of the final weights and {len(averaged)} snapshot(s), {', '.join(averaged)} "
-            f"(final_average: {config.final_average}); the final weights alone: {run_dir / 'model_last.zip'}"
-        )
     if state.physics_failures:
         print(
             f"{state.physics_failures} episodes were truncated by a physics failure (rolled back; see tb rollout/physics_failures)"
