@@ -325,12 +325,5 @@ class BoardPolicy(MaskableActorCriticPolicy):
 
     def _get_constructor_parameters(self) -> dict[str, Any]:
         data = super()._get_constructor_parameters()
-        data.update(
-            board=self.board,
-            dim=self.dim,
-            blocks=self.blocks,
-            symmetrize=self.symmetrize,
-            pitch_mm=self.pitch_mm,
-            update_precision=self.update_precision,
-        )
+        data.update({name: getattr(self, name) for name in BOARD_POLICY_SETTINGS})
         return data
