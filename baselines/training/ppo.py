@@ -1,7 +1,7 @@
 """Train a MaskablePPO agent on one of our games, against random / heuristic opponents and a
 growing pool of its own frozen snapshots; then evaluate it.
 
-    python -m polarzoo.baselines.train --env fire_and_ice_v0                  # default config (~10 min)
+    python -m polarzoo.baselines.train --env fire_and_ice_v0                  # the main job (~3 min)
     python -m polarzoo.baselines.train --env go_with_the_floe_v0 --total-timesteps 20000
     python -m polarzoo.baselines.train --resume runs/fire_and_ice_v0-20261129-141500
 
