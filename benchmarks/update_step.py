@@ -10,7 +10,10 @@ sides alternate, step by step, and each side's median is reported with the ratio
 * Fire & Ice and the Floe: ``update_precision`` float32 against bfloat16 (the trunk autocast to
   bfloat16 with gradients on; on a CPU without bfloat16 arithmetic it is emulated and slower);
 * Thin Ice: the legal actions scored in one padded group (``legal_buckets = 1``, the code before)
-  against the network's own ``legal_buckets`` (groups of rows of like counts).
+  against the network's own ``legal_buckets`` (groups of rows of like counts);
+* with ``--compile`` (Fire & Ice and the Floe): the trunk's blocks as they are against the same
+  blocks through ``torch.compile`` (TorchInductor's C++ kernels, shapes fixed), float32 both; the
+  compilation (the first steps) is timed apart.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -26,10 +30,11 @@ from benchmarks import write_json
 from polarzoo.baselines.kits import games_with
 
 
-def ab(env_id: str, steps: int, seed: int) -> dict[str, Any]:
+def ab(env_id: str, steps: int, seed: int, compiled: bool = False) -> dict[str, Any]:
     """The game's two sides, alternating, ``steps`` timed steps each after two warm-ups."""
     import torch
     from sb3_contrib import MaskablePPO
+    from torch import nn
 
     from polarzoo.baselines.policies.networks import native_bfloat16
     from polarzoo.baselines.training.config import TrainConfig, load_config, policy_and_kwargs
@@ -43,7 +48,16 @@ def ab(env_id: str, steps: int, seed: int) -> dict[str, Any]:
     policy, network = model.policy, model.policy.mlp_extractor
     observations, masks, actions = (torch.as_tensor(rows) for rows in random_play_rows(SingleAgentEnv(env_id), 256, seed))
     sides: dict[str, dict[str, Any]]
-    if getattr(network, "legal_buckets", 1) > 1:  # a network that groups its rows: grouped or not
+    if compiled:
+        eager = network.blocks
+        # the same parameters either way (a compiled module wraps its original)
+        fast = (
+            nn.ModuleList(torch.compile(block, dynamic=False) for block in eager)
+            if isinstance(eager, nn.ModuleList)
+            else torch.compile(eager, dynamic=False)
+        )
+        sides = {"eager": {"blocks": eager}, "compiled": {"blocks": fast}}
+    elif getattr(network, "legal_buckets", 1) > 1:  # a network that groups its rows: grouped or not
         sides = {"one group": {"legal_buckets": 1}, f"{network.legal_buckets} groups": {"legal_buckets": network.legal_buckets}}
     else:
         sides = {"float32": {"autocast_dtype": None}, "bfloat16": {"autocast_dtype": torch.bfloat16}}
@@ -57,6 +71,7 @@ def ab(env_id: str, steps: int, seed: int) -> dict[str, Any]:
         policy.optimizer.step()
 
     times: dict[str, list[float]] = {name: [] for name in sides}
+    warm_up: dict[str, float] = dict.fromkeys(sides, 0.0)
     for repeat in range(steps + 2):
         for name, attributes in sides.items():
             for attribute, value in attributes.items():
@@ -65,11 +80,15 @@ def ab(env_id: str, steps: int, seed: int) -> dict[str, Any]:
             step()
             if repeat >= 2:
                 times[name].append(1000 * (time.perf_counter() - began))
+            else:
+                warm_up[name] += time.perf_counter() - began
     first, second = sides
     record: dict[str, Any] = {name: round(statistics.median(ms), 1) for name, ms in times.items()}
     record["ratio"] = round(statistics.median(a / b for a, b in zip(times[first], times[second])), 2)
     if "bfloat16" in sides:
         record["native_bfloat16"] = native_bfloat16()
+    if compiled:
+        record["warm_up_seconds"] = {name: round(seconds, 1) for name, seconds in warm_up.items()}
     return record
 
 
@@ -81,24 +100,30 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--steps", type=int, default=20, help="timed steps a side (default: 20)")
     parser.add_argument("--seed", type=int, default=0, help="the rows' and the network's seed (default: 0)")
+    parser.add_argument(
+        "--compile", action="store_true", help="eager trunk blocks against torch.compile'd ones (Fire & Ice and the Floe)"
+    )
     parser.add_argument("--json", type=Path, help="also write the numbers here")
     args = parser.parse_args(argv)
     if args.steps < 1:
         parser.error(f"--steps must be at least 1, got {args.steps}")
+    if args.compile and "thin_ice_v0" in args.envs:
+        parser.error("--compile compares Fire & Ice's and the Floe's trunks: name them with --envs")
     import torch
 
     torch.set_num_threads(1)
     results: dict[str, Any] = {}
     for env_id in args.envs:
-        results[env_id] = ab(env_id, args.steps, args.seed)
-        sides = [key for key in results[env_id] if key not in ("ratio", "native_bfloat16")]
+        results[env_id] = ab(env_id, args.steps, args.seed, args.compile)
+        sides = [key for key in results[env_id] if key not in ("ratio", "native_bfloat16", "warm_up_seconds")]
         print(
             f"{env_id}: {sides[0]} {results[env_id][sides[0]]} ms, {sides[1]} {results[env_id][sides[1]]} ms a 256-row step "
             f"({results[env_id]['ratio']}x)",
             flush=True,
         )
     results["load_1min"] = os.getloadavg()[0]
-    write_json(args.json, {"command": "python -m benchmarks.update_step", "results": results})
+    command = "python -m benchmarks.update_step " + " ".join(argv if argv is not None else sys.argv[1:])
+    write_json(args.json, {"command": command.strip(), "results": results})
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -134,6 +135,55 @@ def test_solitaire_eval_cli(tmp_path: Path) -> None:
     assert "| solver | 2 | 2 |" in out and (tmp_path / "solitaire.json").exists() and (tmp_path / "model.zip").exists()
 
 
+@pytest.mark.slow
+def test_thin_ice_cores_cli(tmp_path: Path) -> None:
+    """A short default Thin Ice training at 3 players: the env workers' CPU time is counted."""
+    import json
+
+    pytest.importorskip("mujoco")
+    out = run(
+        "-m",
+        "benchmarks.thin_ice_cores",
+        "--players",
+        "3",
+        "--rollouts",
+        "async",
+        "--timesteps",
+        "512",
+        "--json",
+        str(tmp_path / "c.json"),
+    )
+    (row,) = json.loads((tmp_path / "c.json").read_text())["rows"]
+    assert "| 3 | async |" in out and row["players"] == 3 and row["n_envs"] == 4
+    assert row["cpu_seconds_env_workers"] > 0 and row["cpu_seconds_trainer"] > 0
+    assert row["busy_cores"] == pytest.approx(
+        (row["cpu_seconds_trainer"] + row["cpu_seconds_env_workers"]) / row["wall_seconds"], abs=0.01
+    )
+
+
+def test_thin_ice_cores_counts_a_child_process_and_refuses_a_bad_table() -> None:
+    from benchmarks.thin_ice_cores import process_tree_ticks
+
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("reads /proc (Linux)")
+    # a child that burns CPU for a moment is in the tree, with its ticks
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\ninput()"],
+        stdin=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + scaled(30)
+        while process_tree_ticks(os.getpid()).get(child.pid, 0) < 20 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process_tree_ticks(os.getpid()).get(child.pid, 0) >= 20
+    finally:
+        child.communicate(b"\n", timeout=scaled(30))
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.thin_ice_cores", "--players", "7"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode == 2 and "Thin Ice seats 2 to 6 players, got 7" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_thin_ice_training_share_refuses_a_budget_below_one() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.thin_ice_training_share", "--timesteps", "0"], capture_output=True, text=True, cwd=ROOT
@@ -172,6 +222,44 @@ def test_update_step_benchmark_cli(tmp_path: Path) -> None:
         [sys.executable, "-m", "benchmarks.update_step", "--envs", "chess"], capture_output=True, text=True, cwd=ROOT
     )
     assert unknown.returncode == 2 and "invalid choice: 'chess'" in unknown.stderr and "Traceback" not in unknown.stderr
+
+
+def test_update_step_compile_refuses_thin_ice() -> None:
+    done = subprocess.run([sys.executable, "-m", "benchmarks.update_step", "--compile"], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2 and "--compile compares Fire & Ice's and the Floe's trunks" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_update_step_compiles_the_trunk(tmp_path: Path) -> None:
+    """The eager and the torch.compile'd trunk are both timed (Inductor's cache in tmp_path)."""
+    import json
+    import shutil
+
+    if shutil.which("g++") is None and shutil.which("c++") is None:
+        pytest.skip("torch.compile on a CPU needs a C++ compiler")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.update_step",
+            "--envs",
+            "go_with_the_floe_v0",
+            "--compile",
+            "--steps",
+            "1",
+            "--json",
+            str(tmp_path / "c.json"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor")},
+        timeout=scaled(600),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads((tmp_path / "c.json").read_text())["results"]["go_with_the_floe_v0"]
+    assert record["eager"] > 0 and record["compiled"] > 0 and record["warm_up_seconds"]["compiled"] > 0
 
 
 def test_jax_envs_refuses_a_game_pgx_lacks() -> None:
