@@ -14,6 +14,10 @@ sides alternate, step by step, and each side's median is reported with the ratio
 * with ``--compile`` (Fire & Ice and the Floe): the trunk's blocks as they are against the same
   blocks through ``torch.compile`` (TorchInductor's C++ kernels, shapes fixed), float32 both; the
   compilation (the first steps) is timed apart.
+
+Each game's line also gives a step's arithmetic (its matrix products and convolutions, forward
+and backward, by ``torch.utils.flop_counter``) and the rate the first side reaches: how near the
+core's arithmetic speed the update already runs.
 """
 
 from __future__ import annotations
@@ -24,10 +28,12 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from benchmarks import write_json
 from polarzoo.baselines.kits import games_with
+
+NOT_SIDES = ("ratio", "native_bfloat16", "warm_up_seconds")
 
 
 def ab(env_id: str, steps: int, seed: int, compiled: bool = False) -> dict[str, Any]:
@@ -35,6 +41,7 @@ def ab(env_id: str, steps: int, seed: int, compiled: bool = False) -> dict[str, 
     import torch
     from sb3_contrib import MaskablePPO
     from torch import nn
+    from torch.utils.flop_counter import FlopCounterMode
 
     from polarzoo.baselines.policies.networks import native_bfloat16
     from polarzoo.baselines.training.config import TrainConfig, load_config, policy_and_kwargs
@@ -49,13 +56,13 @@ def ab(env_id: str, steps: int, seed: int, compiled: bool = False) -> dict[str, 
     observations, masks, actions = (torch.as_tensor(rows) for rows in random_play_rows(SingleAgentEnv(env_id), 256, seed))
     sides: dict[str, dict[str, Any]]
     if compiled:
-        eager = network.blocks
-        # the same parameters either way (a compiled module wraps its original)
-        fast = (
-            nn.ModuleList(torch.compile(block, dynamic=False) for block in eager)
-            if isinstance(eager, nn.ModuleList)
-            else torch.compile(eager, dynamic=False)
-        )
+        eager = cast(nn.Module, network.blocks)
+
+        def compiled_module(module: nn.Module) -> nn.Module:
+            # the same parameters either way: a compiled module wraps its original
+            return cast(nn.Module, torch.compile(module, dynamic=False))
+
+        fast = nn.ModuleList(map(compiled_module, eager)) if isinstance(eager, nn.ModuleList) else compiled_module(eager)
         sides = {"eager": {"blocks": eager}, "compiled": {"blocks": fast}}
     elif getattr(network, "legal_buckets", 1) > 1:  # a network that groups its rows: grouped or not
         sides = {"one group": {"legal_buckets": 1}, f"{network.legal_buckets} groups": {"legal_buckets": network.legal_buckets}}
@@ -70,6 +77,14 @@ def ab(env_id: str, steps: int, seed: int, compiled: bool = False) -> dict[str, 
         loss.backward()
         policy.optimizer.step()
 
+    # The arithmetic of one step on the first side (matrix products and convolutions, forward and
+    # backward, as torch's FLOP counter counts them): with the median time, how near the core's
+    # arithmetic speed the step runs.
+    for attribute, value in next(iter(sides.values())).items():
+        setattr(network, attribute, value)
+    with FlopCounterMode(display=False) as counter:
+        step()
+    flops = counter.get_total_flops()
     times: dict[str, list[float]] = {name: [] for name in sides}
     warm_up: dict[str, float] = dict.fromkeys(sides, 0.0)
     for repeat in range(steps + 2):
@@ -85,6 +100,8 @@ def ab(env_id: str, steps: int, seed: int, compiled: bool = False) -> dict[str, 
     first, second = sides
     record: dict[str, Any] = {name: round(statistics.median(ms), 1) for name, ms in times.items()}
     record["ratio"] = round(statistics.median(a / b for a, b in zip(times[first], times[second])), 2)
+    record["gflop_a_step"] = round(flops / 1e9, 3)
+    record[f"gflop_per_second_{first}"] = round(flops / 1e6 / record[first], 1)
     if "bfloat16" in sides:
         record["native_bfloat16"] = native_bfloat16()
     if compiled:
@@ -115,10 +132,13 @@ def main(argv: list[str] | None = None) -> None:
     results: dict[str, Any] = {}
     for env_id in args.envs:
         results[env_id] = ab(env_id, args.steps, args.seed, args.compile)
-        sides = [key for key in results[env_id] if key not in ("ratio", "native_bfloat16", "warm_up_seconds")]
+        record = results[env_id]
+        first, second = (
+            key for key in record if isinstance(record[key], float) and key not in NOT_SIDES and not key.startswith("gflop")
+        )
         print(
-            f"{env_id}: {sides[0]} {results[env_id][sides[0]]} ms, {sides[1]} {results[env_id][sides[1]]} ms a 256-row step "
-            f"({results[env_id]['ratio']}x)",
+            f"{env_id}: {first} {record[first]} ms, {second} {record[second]} ms a 256-row step ({record['ratio']}x); "
+            f"{record['gflop_a_step']} GFLOP a step, {record[f'gflop_per_second_{first}']} GFLOP/s {first}",
             flush=True,
         )
     results["load_1min"] = os.getloadavg()[0]
