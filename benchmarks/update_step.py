@@ -109,6 +109,21 @@ def ab(env_id: str, steps: int, seed: int, compiled: bool = False) -> dict[str, 
     return record
 
 
+def matmul_rate(size: int = 1024, repeats: int = 20) -> float:
+    """GFLOP/s of a large float32 matrix product on this thread (the median of ``repeats``): the
+    core's arithmetic speed as torch reaches it, the yardstick for a step's rate."""
+    import torch
+
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    a @ b  # warm-up
+    seconds = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        a @ b
+        seconds.append(time.perf_counter() - began)
+    return round(2 * size**3 / statistics.median(seconds) / 1e9, 1)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     boards = games_with("network")
@@ -141,6 +156,10 @@ def main(argv: list[str] | None = None) -> None:
             f"{record['gflop_a_step']} GFLOP a step, {record[f'gflop_per_second_{first}']} GFLOP/s {first}",
             flush=True,
         )
+    results["matmul_gflop_per_second"] = matmul_rate()
+    print(
+        f"the core's arithmetic, a 1024 x 1024 float32 matrix product: {results['matmul_gflop_per_second']} GFLOP/s", flush=True
+    )
     results["load_1min"] = os.getloadavg()[0]
     command = "python -m benchmarks.update_step " + " ".join(argv if argv is not None else sys.argv[1:])
     write_json(args.json, {"command": command.strip(), "results": results})

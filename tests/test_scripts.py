@@ -216,6 +216,7 @@ def test_update_step_benchmark_cli(tmp_path: Path) -> None:
     assert record["float32"] > 0 and record["bfloat16"] > 0 and record["ratio"] > 0
     # a step of the kit's network is about 1.3 GFLOP (256 rows, forward and backward)
     assert 0.5 < record["gflop_a_step"] < 5 and "GFLOP/s float32" in out
+    assert json.loads((tmp_path / "step.json").read_text())["results"]["matmul_gflop_per_second"] > 0
     bad = subprocess.run(
         [sys.executable, "-m", "benchmarks.update_step", "--steps", "0"], capture_output=True, text=True, cwd=ROOT
     )
