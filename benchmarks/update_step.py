@@ -33,8 +33,6 @@ from typing import Any, cast
 from benchmarks import write_json
 from polarzoo.baselines.kits import games_with
 
-NOT_SIDES = ("ratio", "native_bfloat16", "warm_up_seconds")
-
 
 def ab(env_id: str, steps: int, seed: int, compiled: bool = False) -> dict[str, Any]:
     """The game's two sides, alternating, ``steps`` timed steps each after two warm-ups."""
@@ -98,7 +96,8 @@ def ab(env_id: str, steps: int, seed: int, compiled: bool = False) -> dict[str, 
             else:
                 warm_up[name] += time.perf_counter() - began
     first, second = sides
-    record: dict[str, Any] = {name: round(statistics.median(ms), 1) for name, ms in times.items()}
+    record: dict[str, Any] = {"sides": [first, second]}
+    record.update({name: round(statistics.median(ms), 1) for name, ms in times.items()})
     record["ratio"] = round(statistics.median(a / b for a, b in zip(times[first], times[second])), 2)
     record["gflop_a_step"] = round(flops / 1e9, 3)
     record[f"gflop_per_second_{first}"] = round(flops / 1e6 / record[first], 1)
@@ -148,9 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     for env_id in args.envs:
         results[env_id] = ab(env_id, args.steps, args.seed, args.compile)
         record = results[env_id]
-        first, second = (
-            key for key in record if isinstance(record[key], float) and key not in NOT_SIDES and not key.startswith("gflop")
-        )
+        first, second = record["sides"]
         print(
             f"{env_id}: {first} {record[first]} ms, {second} {record[second]} ms a 256-row step ({record['ratio']}x); "
             f"{record['gflop_a_step']} GFLOP a step, {record[f'gflop_per_second_{first}']} GFLOP/s {first}",
