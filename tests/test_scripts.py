@@ -182,6 +182,12 @@ def test_thin_ice_cores_counts_a_child_process_and_refuses_a_bad_table() -> None
         [sys.executable, "-m", "benchmarks.thin_ice_cores", "--players", "7"], capture_output=True, text=True, cwd=ROOT
     )
     assert done.returncode == 2 and "Thin Ice seats 2 to 6 players, got 7" in done.stderr and "Traceback" not in done.stderr
+    budget = subprocess.run(
+        [sys.executable, "-m", "benchmarks.thin_ice_cores", "--timesteps", "0"], capture_output=True, text=True, cwd=ROOT
+    )
+    assert (
+        budget.returncode == 2 and "--timesteps must be at least 1, got 0" in budget.stderr and "Traceback" not in budget.stderr
+    )
 
 
 def test_thin_ice_training_share_refuses_a_budget_below_one() -> None:
