@@ -151,9 +151,12 @@ def legal_actions(masks: torch.Tensor, num_actions: int) -> tuple[torch.Tensor, 
     """The legal actions of each row of ``masks`` (any dtype, nonzero = legal), packed to the left:
     ``(legal, valid)``, both ``(rows, most legal actions of a row)``; ``legal`` holds the action
     ids (0 where ``valid`` is False, past a row's last legal action)."""
-    masks = masks.reshape(-1, num_actions) != 0
-    counts = masks.sum(dim=1)
+    masks = masks.reshape(-1, num_actions)
+    if masks.dtype != torch.bool:
+        masks = masks != 0
     rows, actions = masks.nonzero(as_tuple=True)
+    # counted from the nonzero entries: a sum over the mask would copy it to int64 first
+    counts = torch.bincount(rows, minlength=masks.shape[0])
     slots = torch.arange(rows.numel(), device=masks.device) - (counts.cumsum(0) - counts)[rows]
     width = max(1, int(counts.max())) if counts.numel() else 1
     legal = torch.zeros((masks.shape[0], width), dtype=torch.long, device=masks.device)
