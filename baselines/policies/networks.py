@@ -143,17 +143,14 @@ class FireAndIceNet(nn.Module):
         self.latent_dim_pi = fire_rules.NUM_MOVE_ACTIONS + (1 if pass_action else 0)
         self.latent_dim_vf = dim
 
-    def _hole_major_tokens(self, features: torch.Tensor) -> torch.Tensor:  # -> (49, B, d), contiguous
+    def _tokens(self, features: torch.Tensor) -> torch.Tensor:
         # hole = 7 * island + position, so hole-major is the (island, position) grid
         h = self.embed(features.reshape(-1, fire_rules.NUM_HOLES, self.channels).transpose(0, 1))
         h = h.view(fire_rules.NUM_ISLANDS, fire_rules.NUM_POSITIONS, -1, self.dim)
         with _autocast(self, h.device):
             for block in self.blocks:
                 h = block(h, self.incidence)
-        return h.float().view(fire_rules.NUM_HOLES, -1, self.dim)
-
-    def _tokens(self, features: torch.Tensor) -> torch.Tensor:
-        return self._hole_major_tokens(features).transpose(0, 1)  # (B, 49, d)
+        return h.float().view(fire_rules.NUM_HOLES, -1, self.dim).transpose(0, 1)  # (B, 49, d)
 
     @staticmethod
     def _pool(h: torch.Tensor) -> torch.Tensor:
@@ -173,16 +170,15 @@ class FireAndIceNet(nn.Module):
     def forward_legal(self, features: torch.Tensor, legal: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``(the logits of the actions in legal, value latent)``: ``forward``'s logits gathered
         at ``legal`` (B, L), scoring only those pairs of holes (a few dozen of 2,402)."""
-        h = self._hole_major_tokens(features)  # (49, B, d): the trunk's own layout, no transposing copy
-        batch = h.shape[1]
-        pooled = torch.cat([h.mean(dim=0), h.amax(dim=0)], dim=-1)
+        h = self._tokens(features)
+        pooled = self._pool(h)
         moves = fire_rules.NUM_MOVE_ACTIONS
         pairs = legal.clamp(max=moves - 1)
-        # rows of the (49 * B, d) tables (row = hole * B + b): index_select (its backward a
-        # row-wise index_add) is many times faster than gather with an expanded index
-        rows = torch.arange(batch, device=h.device).unsqueeze(1)
-        queries = self.query(h).view(-1, self.dim).index_select(0, (pairs // fire_rules.NUM_HOLES * batch + rows).reshape(-1))
-        keys = self.key(h).view(-1, self.dim).index_select(0, (pairs % fire_rules.NUM_HOLES * batch + rows).reshape(-1))
+        # rows of the (B * 49, d) tables: index_select (its backward a row-wise index_add) is
+        # many times faster than gather with an expanded index
+        base = torch.arange(0, h.shape[0] * fire_rules.NUM_HOLES, fire_rules.NUM_HOLES, device=h.device).unsqueeze(1)
+        queries = self.query(h).reshape(-1, self.dim).index_select(0, (base + pairs // fire_rules.NUM_HOLES).reshape(-1))
+        keys = self.key(h).reshape(-1, self.dim).index_select(0, (base + pairs % fire_rules.NUM_HOLES).reshape(-1))
         logits = (queries * keys).sum(-1).view(legal.shape) / math.sqrt(self.dim)
         if self.pass_action:
             logits = torch.where(legal == moves, self.pass_logit(self.pooled(pooled)), logits)
