@@ -300,6 +300,22 @@ def test_the_update_over_legal_actions_computes_what_the_full_distribution_does(
     assert all(set(legal[row][valid[row]].tolist()) == set(np.flatnonzero(masks[row]).tolist()) for row in range(len(masks)))
 
 
+@pytest.mark.parametrize("dtype", [torch.bool, torch.float32, torch.int8])
+def test_legal_actions_packs_each_rows_legal_ids_to_the_left_whatever_the_masks_dtype(dtype: torch.dtype) -> None:
+    """By hand: a row with three legal actions, a row with none (all padding), a row with one;
+    and a batch of no rows."""
+    from polarzoo.baselines.policies.sb3 import legal_actions
+
+    masks = torch.tensor([[0, 1, 0, 1, 1], [0, 0, 0, 0, 0], [1, 0, 0, 0, 0]]).to(dtype)
+    legal, valid = legal_actions(masks, 5)
+    assert legal.tolist() == [[1, 3, 4], [0, 0, 0], [0, 0, 0]]
+    assert valid.tolist() == [[True, True, True], [False, False, False], [True, False, False]]
+    # a flat mask of several rows reads the same
+    assert torch.equal(legal_actions(masks.reshape(-1), 5)[0], legal)
+    legal, valid = legal_actions(torch.zeros((0, 5), dtype=dtype), 5)
+    assert legal.shape == valid.shape == (0, 1)
+
+
 def test_legal_actions_in_buckets_give_one_calls_numbers_with_narrower_rows() -> None:
     """Rows grouped by their number of legal actions, each group padded to its own widest row:
     the logits and latents of one call over all rows, in the rows' order, and the gradient too."""
