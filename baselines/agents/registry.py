@@ -229,7 +229,7 @@ def model_files(spec: str | AgentSpec, env_id: str) -> list[Path]:
             files += [Path(path), Path(path).with_suffix(".json")]
         elif part.path is not None:
             files.append(Path(part.path))
-        elif part.kind in ("pretrained", "az", "search", "vsearch"):
+        elif part.plays_network:
             files.append(pretrained_path(env_id))
     return files
 

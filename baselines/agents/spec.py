@@ -53,7 +53,9 @@ class SpecError(ValueError):
 class Kind:
     """One entry of the grammar: ``budget`` (the name of its optional count, or ``None``),
     ``path`` (``"none"``, ``"optional"`` after the budget, or ``"required"``), ``nests`` (it
-    takes a whole spec as its argument), ``default``: the budget when none is written."""
+    takes a whole spec as its argument), ``default``: the budget when none is written;
+    ``network``: it plays a MaskablePPO policy network (the file its path names, else the game's
+    shipped ``pretrained``), so that network's file and training record are its own."""
 
     name: str
     budget: str | None = None
@@ -61,6 +63,7 @@ class Kind:
     path: str = "none"
     nests: bool = False
     runs_code: bool = False
+    network: bool = False
 
 
 #: The grammar: one entry a kind.
@@ -68,14 +71,20 @@ KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in (
         Kind("random"),
-        Kind("pretrained"),
+        Kind("pretrained", network=True),
         Kind("heuristic", budget="placements to try", default=6),
         Kind("mcts", budget="simulations", default=200),
-        Kind("az", budget="simulations", default=100, path="optional"),
-        Kind("search", budget="placements to try (Go with the Floe: White moves to search)", default=None, path="optional"),
-        Kind("vsearch", budget="placements to try", default=4, path="optional"),
+        Kind("az", budget="simulations", default=100, path="optional", network=True),
+        Kind(
+            "search",
+            budget="placements to try (Go with the Floe: White moves to search)",
+            default=None,
+            path="optional",
+            network=True,
+        ),
+        Kind("vsearch", budget="placements to try", default=4, path="optional", network=True),
         Kind("az-jax", budget="simulations", default=None, path="required"),
-        Kind("model", path="required"),
+        Kind("model", path="required", network=True),
         Kind("oracle", nests=True),
         Kind("score-oracle", nests=True),
         Kind("proc", runs_code=True),
@@ -106,6 +115,13 @@ class AgentSpec:
         if self.kind in ("module", "proc"):
             return Trust.RUNS_CODE
         return Trust.READS_FILE if self.path is not None else Trust.BUILTIN
+
+    @property
+    def plays_network(self) -> bool:
+        """Whether this part plays a policy network (:attr:`Kind.network`): ``path``'s, or the
+        shipped one where ``path`` is ``None``."""
+        kind = KINDS.get(self.kind)
+        return kind is not None and kind.network
 
     @property
     def trust(self) -> Trust:
