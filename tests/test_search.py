@@ -129,6 +129,50 @@ def test_a_pickled_az_agent_carries_its_file_not_its_tensors() -> None:
         env.step(move)
 
 
+class _RowByRow:
+    """A stand-in for the network that scores each position by itself (no float rounding shared
+    between rows): a prior and a value from the board alone, and a count of the passes."""
+
+    def __init__(self) -> None:
+        self.passes: list[int] = []
+
+    def batch(self, states, masks):  # noqa: ANN001, ANN201
+        self.passes.append(len(states))
+        priors, values = [], []
+        for state, mask in zip(states, masks):
+            weights = (1.0 + (np.arange(len(mask)) * 7 + int(np.sum(state.board))) % 5) * mask
+            priors.append(weights / weights.sum())
+            values.append(float(np.tanh(int(np.sum(state.board * np.arange(len(state.board)))) % 9 - 4)))
+        return priors, values
+
+
+@pytest.mark.parametrize("env_id", sorted(GAMES))
+def test_az_searches_several_games_in_lock_step(env_id: str) -> None:
+    """``act_batch`` (what ``OpponentBatchingVecEnv`` calls) runs the games' searches side by side,
+    one pass of the network a simulation for all of them, and each game gets the move its own
+    search chooses."""
+    rules = GAMES[env_id]
+    agent = AlphaZeroAgent(_untrained(env_id), env_id, simulations=12)
+    agent.evaluate = _RowByRow()
+    envs = [SimpleNamespace(state=state, rules=rules) for state in _positions(rules, "block", 6, seed=3)]
+    alone = [agent.act(env, "x", np.random.default_rng(index)) for index, env in enumerate(envs)]
+    passes_alone = len(agent.evaluate.passes)
+    agent.evaluate.passes.clear()
+    together = agent.act_batch(envs, ["x"] * len(envs), [np.random.default_rng(index) for index in range(len(envs))])
+    assert together == alone
+    assert len(agent.evaluate.passes) <= 1 + agent.simulations < passes_alone
+    assert agent.evaluate.passes[0] == len(envs)  # the roots, in one pass
+
+
+def test_az_agents_of_one_file_and_budget_share_a_batch() -> None:
+    from polarzoo.baselines.agents import make_agent
+
+    first, second = make_agent("az:4", "fire_and_ice_v0"), make_agent("az:4", "fire_and_ice_v0")
+    assert first.batch_key == second.batch_key is not None
+    assert make_agent("az:8", "fire_and_ice_v0").batch_key != first.batch_key
+    assert AlphaZeroAgent(first.model, "fire_and_ice_v0", simulations=4).batch_key is None
+
+
 # ------------------------------------------------------------------------------ Thin Ice search:K
 def _thin_ice_nest_position():  # noqa: ANN202
     """A 2-player Thin Ice game where player_0 must add an S and has an M upright in the middle of

@@ -3,7 +3,8 @@
 Each env of a ``DummyVecEnv`` of :class:`~polarzoo.wrappers.SingleAgentEnv` plays its opponents'
 moves one env at a time; an opponent that runs a network (a frozen snapshot of the learner, in
 self-play) then runs it on one board per call, which costs nearly as much as a batch of 16
-(PyTorch's per-operation overhead dominates at that size).  ``OpponentBatchingVecEnv`` steps all
+(PyTorch's per-operation overhead dominates at that size), and a search (``az:N``) runs a
+network pass a simulation.  ``OpponentBatchingVecEnv`` steps all
 envs together: it asks every env for its step through
 :meth:`SingleAgentEnv.step_requests <polarzoo.wrappers.SingleAgentEnv.step_requests>`, which pauses
 whenever an opponent with ``act_batch(envs, agents, rngs)`` must move, answers all paused envs

@@ -6,13 +6,15 @@ move with the most visits is played.  Each expanded node also looks at its child
 so a win in one is always seen (the node is then worth +1 to its mover without asking the
 network), and a reply that wins for the opponent makes the move that allows it worth -1 after a
 single visit.  No noise is added: with the same model and position the choice is deterministic
-(ties are broken by the seeded generator passed to ``act``).
+(ties are broken by the seeded generator passed to ``act``).  ``act_batch`` searches several
+games in lock step, one forward pass a simulation for all their new leaves (what
+:class:`~polarzoo.wrappers.opponent_batching.OpponentBatchingVecEnv` calls in training).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -47,21 +49,30 @@ class PolicyValue:
         self.flat = len(model.observation_space.shape) == 1
         self.scale = observation_scale(raw_space)
 
-    @torch.no_grad()
     def __call__(self, state: Any, mask: np.ndarray) -> tuple[np.ndarray, float]:
-        observation = self.encode(state, state.to_move)
+        priors, values = self.batch([state], [mask])
+        return priors[0], values[0]
+
+    @torch.no_grad()
+    def batch(self, states: Sequence[Any], masks: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[float]]:
+        """Priors and values of several positions in one forward pass (a batch of one is the
+        same computation as :meth:`__call__`'s)."""
+        observations = np.stack([self.encode(state, state.to_move) for state in states])
         if self.flat:
-            observation = observation.ravel().astype(np.float32) * self.scale
-        tensor = torch.as_tensor(observation[None], dtype=torch.float32)
+            observations = observations.reshape(len(states), -1).astype(np.float32) * self.scale
+        tensor = torch.as_tensor(observations, dtype=torch.float32)
         policy = self.policy
         features = policy.extract_features(tensor)
         latent_pi, latent_vf = policy.mlp_extractor(features)
-        logits = policy.action_net(latent_pi)[0].numpy().astype(np.float64)
-        value = float(policy.value_net(latent_vf)[0, 0])
-        legal = mask.astype(bool)
-        logits = np.where(legal, logits, -np.inf)
-        prior = np.exp(logits - logits.max())
-        return prior / prior.sum(), max(-1.0, min(1.0, value))
+        all_logits = policy.action_net(latent_pi).numpy().astype(np.float64)
+        all_values = policy.value_net(latent_vf)[:, 0].numpy()
+        priors, values = [], []
+        for logits, value, mask in zip(all_logits, all_values, masks):
+            logits = np.where(mask.astype(bool), logits, -np.inf)
+            prior = np.exp(logits - logits.max())
+            priors.append(prior / prior.sum())
+            values.append(max(-1.0, min(1.0, float(value))))
+        return priors, values
 
 
 class _Node:
@@ -127,25 +138,81 @@ class AlphaZeroAgent:
         self.__dict__.update(unpickled(state["path"], settings, lambda: type(self).from_path(state["path"], *settings)))
         self.name, self.c_puct = state["name"], state["c_puct"]
 
+    @property
+    def batch_key(self) -> tuple[Any, ...] | None:
+        """What makes two searches play the same (their model file and settings): agents with equal
+        keys search in lock step with one forward pass a simulation
+        (:class:`polarzoo.wrappers.opponent_batching.OpponentBatchingVecEnv`); ``None`` for an
+        in-memory model (then only the object itself)."""
+        if self.path is None:
+            return None
+        return ("AlphaZeroAgent", self.path, self.env_id, self.simulations, self.c_puct)
+
     def act(self, env: Any, agent: str, rng: np.random.Generator) -> int:
-        rules = env.rules
-        root = _Node(env.state.copy())
-        self._expand(root, rules)
-        if root.terminal_value is not None and root.terminal_value > 0:
-            return int(root.actions[self._winning_child(root)])
-        if len(root.actions) == 1:
-            return int(root.actions[0])
+        return self.act_batch([env], [agent], [rng])[0]
+
+    def act_batch(self, envs: Sequence[Any], agents: Sequence[str], rngs: Sequence[np.random.Generator]) -> list[int]:
+        """One move in each of several games: their searches run in lock step, every simulation's
+        new leaves evaluated in one forward pass.  Each tree's simulations follow one another as
+        in a search of its own, so a game's move is the one :meth:`act` chooses, up to the float
+        rounding of a larger batch."""
+        rules = [env.rules for env in envs]
+        roots = [_Node(env.state.copy()) for env in envs]
+        self._expand_all(roots, rules)
+        moves = [-1] * len(envs)
+        searching = []
+        for game, root in enumerate(roots):
+            if root.terminal_value is not None and root.terminal_value > 0:
+                moves[game] = int(root.actions[self._winning_child(root)])
+            elif len(root.actions) == 1:
+                moves[game] = int(root.actions[0])
+            else:
+                searching.append(game)
         for _ in range(self.simulations):
-            self._simulate(root, rules)
-        # The most visited move not proven to lose (then the best prior), seeded tie-break.
-        score = root.visits + root.prior * 1e-3 + 1e-9 * rng.random(len(root.visits))
-        if not root.lost.all():
-            score = np.where(root.lost, -np.inf, score)
-        return int(root.actions[int(np.argmax(score))])
+            leaves: list[tuple[list[tuple[_Node, int]], _Node, int]] = []
+            for game in searching:
+                path, leaf, value = self._descend(roots[game])
+                if leaf is None:
+                    self._back_up(path, value)
+                else:
+                    leaves.append((path, leaf, game))
+            values = self._expand_all([leaf for _, leaf, _ in leaves], [rules[game] for _, _, game in leaves])
+            for (path, _, _), value in zip(leaves, values):
+                self._back_up(path, value)
+        for game in searching:
+            root = roots[game]
+            # The most visited move not proven to lose (then the best prior), seeded tie-break.
+            score = root.visits + root.prior * 1e-3 + 1e-9 * rngs[game].random(len(root.visits))
+            if not root.lost.all():
+                score = np.where(root.lost, -np.inf, score)
+            moves[game] = int(root.actions[int(np.argmax(score))])
+        return moves
 
     # ---- search --------------------------------------------------------------------------
-    def _expand(self, node: _Node, rules: Any) -> float:
-        """Expand ``node``; return its value for its mover."""
+    def _expand_all(self, nodes: Sequence[_Node], rules: Sequence[Any]) -> list[float]:
+        """Expand ``nodes`` (one forward pass for those the network must score); return each
+        one's value for its mover."""
+        values = [0.0] * len(nodes)
+        scored: list[tuple[int, np.ndarray]] = []
+        for index, (node, node_rules) in enumerate(zip(nodes, rules)):
+            mask = self._expand_children(node, node_rules)
+            if node.terminal_value is not None:
+                values[index] = node.terminal_value
+            else:
+                scored.append((index, mask))
+        if scored:
+            priors, network_values = self.evaluate.batch(
+                [nodes[index].state for index, _ in scored], [mask for _, mask in scored]
+            )
+            for (index, _), prior, value in zip(scored, priors, network_values):
+                nodes[index].prior = prior[nodes[index].actions]
+                values[index] = value
+        return values
+
+    def _expand_children(self, node: _Node, rules: Any) -> np.ndarray:
+        """Create ``node``'s children and return its legal-action mask.  A win in one child is
+        certain (no network needed): the node is then worth +1 to its mover and its prior is on
+        the winning moves; otherwise its prior is left to the network."""
         state = node.state
         mask = rules.legal_action_mask(state)
         node.actions = np.flatnonzero(mask)
@@ -153,7 +220,6 @@ class AlphaZeroAgent:
         node.visits = np.zeros(count)
         node.value_sum = np.zeros(count)
         node.lost = np.zeros(count, dtype=bool)  # edges proven to lose for this node's mover
-        # Children's outcomes: a win in one is certain (no network needed).
         winning = []
         for i, action in enumerate(node.actions):
             child = _Node(rules.apply_inplace(state.copy(), int(action)))  # legal by the mask: no re-check
@@ -166,10 +232,7 @@ class AlphaZeroAgent:
             node.terminal_value = 1.0
             node.prior = np.zeros(count)
             node.prior[winning] = 1.0 / len(winning)
-            return 1.0
-        prior, value = self.evaluate(state, mask)
-        node.prior = prior[node.actions]
-        return value
+        return mask
 
     @staticmethod
     def _winning_child(node: _Node) -> int:
@@ -179,16 +242,18 @@ class AlphaZeroAgent:
         """A value for the child's mover, seen by the parent's mover (zero-sum, two players)."""
         return child_value if child.mover == parent.mover else -child_value
 
-    def _simulate(self, root: _Node, rules: Any) -> None:
+    def _descend(self, root: _Node) -> tuple[list[tuple[_Node, int]], _Node | None, float]:
+        """One simulation's way down by PUCT: the edges taken, and the leaf the network must
+        expand (``None`` where the way ends in a known value, then given)."""
         path: list[tuple[_Node, int]] = []
         node = root
         while True:
             if node.terminal_value is not None and node.actions is not None and node.terminal_value > 0:
-                value = node.terminal_value  # proven win for this node's mover
-                break
+                return path, None, node.terminal_value  # proven win for this node's mover
             if node.actions is None:
-                value = node.terminal_value if node.terminal_value is not None else self._expand(node, rules)
-                break
+                if node.terminal_value is not None:
+                    return path, None, node.terminal_value
+                return path, node, 0.0
             total = node.visits.sum()
             q = np.where(node.visits > 0, node.value_sum / np.maximum(node.visits, 1), 0.0)
             score = q + self.c_puct * node.prior * math.sqrt(total + 1) / (1 + node.visits)
@@ -198,9 +263,10 @@ class AlphaZeroAgent:
             path.append((node, index))
             node = node.children[index]
             if node.terminal_value is not None and node.actions is None:  # game over here
-                value = node.terminal_value
-                break
-        # Back up: each edge stores the value for the mover at its parent.
+                return path, None, node.terminal_value
+
+    def _back_up(self, path: list[tuple[_Node, int]], value: float) -> None:
+        """Each edge stores the value for the mover at its parent."""
         for parent, index in reversed(path):
             child = parent.children[index]
             value = self._child_value(parent, child, value)
