@@ -239,3 +239,22 @@ def test_apply_is_pure_over_arbitrary_legal_sequences(choices: list[int]) -> Non
         assert state == snapshot
         assert np.count_nonzero(new_state.board) == 1 + new_state.moves_made
         state = new_state
+
+
+def test_winners_after_matches_apply_for_every_legal_action() -> None:
+    """A search's look at all its children (``winners_after``, one stack of boards) gives the
+    winner ``apply`` leaves, through whole random games (the supplies running out, either colour
+    winning, a move that hands the opponent the win)."""
+    rng = np.random.default_rng(0)
+    seen: set[int] = set()
+    for game in range(20):
+        state = rules.initial_state()
+        if game % 2:
+            state.supply[:] = 15  # random games end before 25 pegs a side run out
+        while not state.is_terminal and state.plies < 100:  # pegs without a supply only move
+            legal = rules.legal_actions(state)
+            expected = [rules.apply(state, int(action)).winner for action in legal]
+            assert rules.winners_after(state, legal).tolist() == expected
+            seen.update(expected)
+            state = rules.apply(state, int(rng.choice(legal)))
+    assert seen == {-1, FIRE, ICE}

@@ -337,3 +337,17 @@ def test_every_action_id_has_a_notation_and_an_off_board_move_is_a_value_error()
         assert "??" in rules.action_to_notation(action, env.state)
         with pytest.raises(ValueError, match=f"illegal action {action}"):
             env.step(action)
+
+
+def test_winners_after_matches_apply_for_every_legal_action() -> None:
+    rng = np.random.default_rng(0)
+    seen: set[int] = set()
+    for _ in range(10):
+        state = rules.initial_state()
+        while not state.is_terminal:
+            legal = rules.legal_actions(state)
+            expected = [rules.apply(state, int(action)).winner for action in legal]
+            assert rules.winners_after(state, legal).tolist() == expected
+            seen.update(expected)
+            state = rules.apply(state, int(rng.choice(legal)))
+    assert seen == {-1, BLACK, WHITE}

@@ -171,7 +171,7 @@ class AlphaZeroAgent:
         for _ in range(self.simulations):
             leaves: list[tuple[list[tuple[_Node, int]], _Node, int]] = []
             for game in searching:
-                path, leaf, value = self._descend(roots[game])
+                path, leaf, value = self._descend(roots[game], rules[game])
                 if leaf is None:
                     self._back_up(path, value)
                 else:
@@ -210,9 +210,10 @@ class AlphaZeroAgent:
         return values
 
     def _expand_children(self, node: _Node, rules: Any) -> np.ndarray:
-        """Create ``node``'s children and return its legal-action mask.  A win in one child is
+        """Set up ``node``'s edges and return its legal-action mask.  A win in one child is
         certain (no network needed): the node is then worth +1 to its mover and its prior is on
-        the winning moves; otherwise its prior is left to the network."""
+        the winning moves; otherwise its prior is left to the network.  The children themselves
+        are made when a simulation first takes their edge (:meth:`_child`)."""
         state = node.state
         mask = rules.legal_action_mask(state)
         node.actions = np.flatnonzero(mask)
@@ -220,19 +221,23 @@ class AlphaZeroAgent:
         node.visits = np.zeros(count)
         node.value_sum = np.zeros(count)
         node.lost = np.zeros(count, dtype=bool)  # edges proven to lose for this node's mover
-        winning = []
-        for i, action in enumerate(node.actions):
-            child = _Node(rules.apply_inplace(state.copy(), int(action)))  # legal by the mask: no re-check
-            if child.state.winner >= 0:
-                child.terminal_value = float(rules.returns(child.state)[child.mover])
-                if child.state.winner == node.mover:
-                    winning.append(i)
-            node.children[i] = child
-        if winning:
+        winning = np.flatnonzero(rules.winners_after(state, node.actions) == node.mover)
+        if len(winning):
             node.terminal_value = 1.0
             node.prior = np.zeros(count)
             node.prior[winning] = 1.0 / len(winning)
         return mask
+
+    @staticmethod
+    def _child(node: _Node, index: int, rules: Any) -> _Node:
+        """The position after ``node``'s edge ``index``, made on first use."""
+        child = node.children.get(index)
+        if child is None:
+            child = _Node(rules.apply_inplace(node.state.copy(), int(node.actions[index])))  # legal by the mask
+            if child.state.winner >= 0:
+                child.terminal_value = float(rules.returns(child.state)[child.mover])
+            node.children[index] = child
+        return child
 
     @staticmethod
     def _winning_child(node: _Node) -> int:
@@ -242,7 +247,7 @@ class AlphaZeroAgent:
         """A value for the child's mover, seen by the parent's mover (zero-sum, two players)."""
         return child_value if child.mover == parent.mover else -child_value
 
-    def _descend(self, root: _Node) -> tuple[list[tuple[_Node, int]], _Node | None, float]:
+    def _descend(self, root: _Node, rules: Any) -> tuple[list[tuple[_Node, int]], _Node | None, float]:
         """One simulation's way down by PUCT: the edges taken, and the leaf the network must
         expand (``None`` where the way ends in a known value, then given)."""
         path: list[tuple[_Node, int]] = []
@@ -261,7 +266,7 @@ class AlphaZeroAgent:
                 score[node.lost] = -np.inf
             index = int(np.argmax(score))
             path.append((node, index))
-            node = node.children[index]
+            node = self._child(node, index, rules)
             if node.terminal_value is not None and node.actions is None:  # game over here
                 return path, None, node.terminal_value
 

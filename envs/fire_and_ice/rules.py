@@ -306,6 +306,23 @@ def apply_inplace_with_control(state: State, action: int) -> NDArray[np.int8] | 
     return control
 
 
+def winners_after(state: State, actions: NDArray[np.integer]) -> NDArray[np.int8]:
+    """The winner (or -1) after each of ``actions`` (legal in ``state``), from one stack of the
+    boards they leave, without making the states (a search's look at all its children)."""
+    actions = np.asarray(actions, dtype=np.intp)
+    winners = np.full(len(actions), state.winner, dtype=np.int8)  # a pass changes no board
+    moves = actions != PASS
+    if moves.any():
+        sources, destinations = np.divmod(actions[moves], NUM_HOLES)
+        boards = np.repeat(state.board[None], len(sources), axis=0)
+        rows = np.arange(len(sources))
+        opponent = 1 - state.to_move
+        boards[rows, destinations] = state.to_move + 1
+        boards[rows, sources] = opponent + 1 if state.supply[opponent] > 0 else EMPTY
+        winners[moves] = winners_from_control(island_control(boards))
+    return winners
+
+
 def apply(state: State, action: int) -> State:
     """Return the state after ``action``; raises ``ValueError`` if it is illegal. Pure."""
     check_action(state, int(action))
