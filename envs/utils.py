@@ -1,7 +1,8 @@
 """What the layers above ``envs/`` (and users writing a game of their own) use from the envs'
 shared pieces, under public names: the turn-based AEC base class and its checks, render helpers,
-the optional-extras check, outcome helpers, bounded readers of data from outside (JSON with
-limits, regular files under a size cap), object state as data (checkpoints without pickle) and seeding helpers.
+the optional-extras check, outcome helpers, the winners after a node's moves (for searches),
+bounded readers of data from outside (JSON with limits, regular files under a size cap), object
+state as data (checkpoints without pickle) and seeding helpers.
 ``polarzoo.envs._common`` holds their implementations and may change; these names stay.
 
 >>> from polarzoo.envs.utils import TurnBasedAECEnv, check_choice, wilson_interval
@@ -19,6 +20,7 @@ from polarzoo.envs._common.aec import (
     default_wrappers,
     turn_based_parallel,
 )
+from polarzoo.envs._common.board_rules import winners_after
 from polarzoo.envs._common.extras import MissingExtra, require
 from polarzoo.envs._common.outcome import wilson_interval, zero_sum_returns
 from polarzoo.envs._common.render import HumanWindow, no_display_reason, require_pygame
@@ -59,5 +61,6 @@ __all__ = [
     "require_pygame",
     "turn_based_parallel",
     "wilson_interval",
+    "winners_after",
     "zero_sum_returns",
 ]

@@ -244,7 +244,9 @@ def test_apply_is_pure_over_arbitrary_legal_sequences(choices: list[int]) -> Non
 def test_winners_after_matches_apply_for_every_legal_action() -> None:
     """A search's look at all its children (``winners_after``, one stack of boards) gives the
     winner ``apply`` leaves, through whole random games (the supplies running out, either colour
-    winning, a move that hands the opponent the win)."""
+    winning, a move that hands the opponent the win), and the shared ``winners_after`` asks it."""
+    from polarzoo.envs.utils import winners_after
+
     rng = np.random.default_rng(0)
     seen: set[int] = set()
     for game in range(20):
@@ -254,7 +256,7 @@ def test_winners_after_matches_apply_for_every_legal_action() -> None:
         while not state.is_terminal and state.plies < 100:  # pegs without a supply only move
             legal = rules.legal_actions(state)
             expected = [rules.apply(state, int(action)).winner for action in legal]
-            assert rules.winners_after(state, legal).tolist() == expected
+            assert rules.winners_after(state, legal).tolist() == expected == winners_after(rules, state, legal).tolist()
             seen.update(expected)
             state = rules.apply(state, int(rng.choice(legal)))
     assert seen == {-1, FIRE, ICE}

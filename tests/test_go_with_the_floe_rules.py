@@ -340,6 +340,10 @@ def test_every_action_id_has_a_notation_and_an_off_board_move_is_a_value_error()
 
 
 def test_winners_after_matches_apply_for_every_legal_action() -> None:
+    """The Floe has no ``winners_after`` of its own: the shared one plays each move on a copy."""
+    from polarzoo.envs.utils import winners_after
+
+    assert not hasattr(rules, "winners_after")
     rng = np.random.default_rng(0)
     seen: set[int] = set()
     for _ in range(10):
@@ -347,7 +351,7 @@ def test_winners_after_matches_apply_for_every_legal_action() -> None:
         while not state.is_terminal:
             legal = rules.legal_actions(state)
             expected = [rules.apply(state, int(action)).winner for action in legal]
-            assert rules.winners_after(state, legal).tolist() == expected
+            assert winners_after(rules, state, legal).tolist() == expected
             seen.update(expected)
             state = rules.apply(state, int(rng.choice(legal)))
     assert seen == {-1, BLACK, WHITE}

@@ -24,7 +24,7 @@ from polarzoo.baselines.agents.policy import PolicyAgent
 from polarzoo.baselines.kits import games_with, kit_of, load
 from polarzoo.baselines.policies.weights import load_policy
 from polarzoo.envs import GAMES
-from polarzoo.envs.utils import require
+from polarzoo.envs.utils import require, winners_after
 
 torch = require("torch", "the az:N search")
 
@@ -221,7 +221,7 @@ class AlphaZeroAgent:
         node.visits = np.zeros(count)
         node.value_sum = np.zeros(count)
         node.lost = np.zeros(count, dtype=bool)  # edges proven to lose for this node's mover
-        winning = np.flatnonzero(rules.winners_after(state, node.actions) == node.mover)
+        winning = np.flatnonzero(winners_after(rules, state, node.actions) == node.mover)
         if len(winning):
             node.terminal_value = 1.0
             node.prior = np.zeros(count)

@@ -1,5 +1,5 @@
 """What the two-player board games' rules cores share: the state's equality and end test, the
-returns, the legal-move mask and move text (pure numpy)."""
+returns, the legal-move mask, the winners after a node's moves and move text (pure numpy)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,17 @@ def winner_returns(state: Any) -> NDArray[np.float32]:
     """Per-colour returns of a two-player state with a ``winner`` (-1 while the game goes on): +1
     winner, -1 loser, zeros while the game goes on (a rules module's ``returns``)."""
     return zero_sum_returns(state.winner)
+
+
+def winners_after(rules: Any, state: Any, actions: Any) -> NDArray[np.int8]:
+    """The winner (or -1) after each of ``actions`` (legal in ``state``): a search's look at all
+    of a node's children.  The rules module's own ``winners_after(state, actions)`` where it has
+    one (Fire & Ice: one stack of boards), else each action played on a copy of ``state`` with
+    its ``apply_inplace``."""
+    own = getattr(rules, "winners_after", None)
+    if own is not None:
+        return np.asarray(own(state, actions), dtype=np.int8)
+    return np.array([rules.apply_inplace(state.copy(), int(action)).winner for action in actions], dtype=np.int8)
 
 
 def move_mask(state: Any, moves: Any, num_actions: int, pass_action: int) -> NDArray[np.int8]:

@@ -357,12 +357,6 @@ def apply(state: State, action: int) -> State:
     return apply_inplace(state.copy(), int(action))
 
 
-def winners_after(state: State, actions: NDArray[np.integer]) -> NDArray[np.int8]:
-    """The winner (or -1) after each of ``actions`` (legal in ``state``): a search's look at all
-    its children (the same end test as :func:`apply_inplace`, on a copy for each)."""
-    return np.array([apply_inplace(state.copy(), int(action)).winner for action in actions], dtype=np.int8)
-
-
 #: per-colour returns: +1 winner, -1 loser, zeros while the game goes on
 returns = winner_returns
 
